@@ -205,13 +205,23 @@ def test_long_numeric_time_sort_is_stable_and_ids_stay_integers():
 def test_long_without_example_id_is_chunked_and_the_last_chunk_is_shorter(caplog):
     df = pd.DataFrame({"t": np.arange(25)[::-1], "x": np.arange(25.0)[::-1]})
     with caplog.at_level(logging.WARNING, logger="dgan.frames"):
-        arrays, out = round_trip(df, time_column="t", df_style="long", max_sequence_len=10)
+        arrays, out = round_trip(df, time_column="t", df_style="LONG", max_sequence_len=10)
 
     assert "No example_id_column" in caplog.text and "3 examples" in caplog.text
     assert [len(f) for f in arrays.features] == [10, 10, 5]
     assert arrays.features[1][:, 0].tolist() == list(np.arange(10.0, 20.0))  # sorted by time
     assert out["t"].tolist() == list(range(10)) * 2 + list(range(5))  # grid of the first chunk
     assert list(out.columns) == ["t", "x"]
+
+
+def test_chunked_attributes_must_be_constant_within_each_chunk():
+    df = pd.DataFrame({"site": ["x"] * 4 + ["y"] * 3, "v": np.arange(7.0)})
+    with pytest.raises(DataError, match=r"'site' is not constant within example\(s\) chunk 1 "):
+        dataframe_to_arrays(df, attribute_columns=["site"], df_style="long", max_sequence_len=3)
+    arrays = dataframe_to_arrays(
+        df, attribute_columns=["site"], df_style="long", max_sequence_len=4
+    )
+    assert arrays.attributes[:, 0].tolist() == ["x", "y"]
 
 
 def test_long_attribute_that_varies_within_an_example_names_example_and_column():
@@ -491,7 +501,7 @@ def test_repair_raises_when_too_many_examples_would_be_dropped():
 
 
 def test_repair_raises_when_no_example_is_left_even_if_all_may_be_dropped():
-    with pytest.raises(DataError, match="drop 1 of 1"):
+    with pytest.raises(DataError, match="drop 1 of 1 examples \\(100%\\), leaving none"):
         repair_missing_values(
             [np.full((3, 1), np.nan)],
             [0],

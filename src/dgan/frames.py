@@ -242,9 +242,9 @@ def _resolve_roles(
     if not isinstance(df, pd.DataFrame):
         raise ParameterError(f"df must be a pandas DataFrame, got {type(df).__name__}.")
     problems: list[str] = []
-    try:
-        style = DfStyle(df_style)
-    except ValueError:
+    try:  # "LONG" and "long" alike, as users type it
+        style = DfStyle(df_style.lower() if type(df_style) is str else df_style)
+    except (ValueError, AttributeError):
         problems.append(f"df_style must be DfStyle.WIDE or DfStyle.LONG, got {df_style!r}.")
         style = DfStyle.WIDE
     if isinstance(max_sequence_len, bool) or not isinstance(max_sequence_len, int):
@@ -424,7 +424,10 @@ def _long_to_arrays(df: pd.DataFrame, roles: _Roles, max_sequence_len: int):
         labels = [repr(_plain(i)) for i in ids]
     else:
         codes = np.arange(n_rows) // max_sequence_len
-        labels = [f"chunk {k} (rows {k * max_sequence_len}..)" for k in range(codes[-1] + 1)]
+        labels = [
+            f"chunk {k} (rows {k * max_sequence_len}-{min((k + 1) * max_sequence_len, n_rows) - 1})"
+            for k in range(codes[-1] + 1)
+        ]
         sorted_by = " (sorted by time)" if roles.time is not None else ""
         logger.warning(
             f"No example_id_column given: splitting the {n_rows} rows{sorted_by} into "
@@ -765,9 +768,14 @@ def repair_missing_values(
     n, n_dropped = len(features), int((~kept).sum())
     why = _drop_reasons_text(dropped, max_nan_fraction, max_consecutive_nans)
     if n and (n_dropped / n > max_dropped_fraction or n_dropped == n):
+        too_many = (
+            f"more than max_dropped_fraction={max_dropped_fraction}"
+            if n_dropped / n > max_dropped_fraction
+            else "leaving none to train on"
+        )
         raise DataError(
             f"Missing-value repair would drop {n_dropped} of {n} examples ({n_dropped / n:.0%}), "
-            f"more than max_dropped_fraction={max_dropped_fraction}: {why}. To interpolate "
+            f"{too_many}: {why}. To interpolate "
             f"instead of dropping, raise max_nan_fraction (now {max_nan_fraction}) or "
             f"max_consecutive_nans (now {max_consecutive_nans}); to accept the loss, raise "
             "max_dropped_fraction; or fill the NaNs in your data before training."
