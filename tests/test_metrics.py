@@ -15,6 +15,7 @@ from dgan.errors import DataError, ParameterError
 from dgan.metrics import (
     METRIC_DESCRIPTIONS,
     SeriesData,
+    _encode_pair,  # the one private helper tested: memory bound
     attribute_feature_relation,
     autocorrelation_distance,
     check_same_columns,
@@ -132,9 +133,13 @@ def test_from_arrays_infers_discrete_columns_and_applies_lengths():
 def test_columns_must_match_between_real_and_synthetic(metrics_toy_data):
     real = metrics_toy_data(20)
     renamed = SeriesData(
-        real.features, ["level", "flow", "mode"], real.feature_discrete, real.attributes,
-        real.attribute_names, real.attribute_discrete,
-    )  # fmt: skip
+        real.features,
+        ["level", "flow", "mode"],
+        real.feature_discrete,
+        real.attributes,
+        real.attribute_names,
+        real.attribute_discrete,
+    )
     with pytest.raises(DataError, match="same columns"):
         check_same_columns(real, renamed)
     with pytest.raises(DataError, match="same columns"):
@@ -288,21 +293,17 @@ def test_tstr_rejects_a_target_that_is_not_a_discrete_attribute(metrics_toy_data
 # --- the entry point ------------------------------------------------------------------------
 
 
-def test_evaluate_returns_plain_json_with_a_reading_for_every_metric(metrics_toy_data):
-    real, synthetic = metrics_toy_data(80), metrics_toy_data(70)
-    before = copy.deepcopy((real.features, real.attributes))
-    result = evaluate(real, synthetic, seed=3)
+def test_evaluate_returns_plain_json_with_a_reading_for_every_metric(metrics_toy_evaluation):
+    _, _, result = metrics_toy_evaluation
     json.dumps(result, allow_nan=False)  # no numpy types, no NaN
     assert set(result) == {"info", *METRIC_DESCRIPTIONS}
-    assert result["info"] == {"n_real": 80, "n_synthetic": 70, "seed": 3}
+    assert result["info"] == {"n_real": 60, "n_synthetic": 50, "seed": 0}
     for name in METRIC_DESCRIPTIONS:
         assert isinstance(result[name]["score"], float), name
         assert result[name]["better"] in ("lower", "higher")
         assert ("lower is better" in METRIC_DESCRIPTIONS[name]) == (
             result[name]["better"] == "lower"
         )
-    for after, original in zip((real.features, real.attributes), before, strict=True):
-        assert repr(after) == repr(original)  # inputs untouched
 
 
 def test_evaluate_tolerates_categories_present_on_one_side_only(metrics_toy_data):
@@ -312,10 +313,13 @@ def test_evaluate_tolerates_categories_present_on_one_side_only(metrics_toy_data
     features = [x.copy() for x in real.features]
     features[0][:, 2] = 7  # a number among the strings of a discrete feature
     synthetic = _replace(real, features=features, attributes=attributes)
+    before = copy.deepcopy((real.features, real.attributes, synthetic.features, attributes))
     result = evaluate(real, synthetic)
     relation = result["attribute_feature_relation"]["per_attribute"]["kind"]
     assert relation["missing_categories"] == ["spiky"]
     assert result["marginals"]["attributes"]["kind"]["value"] > 0
+    after = (real.features, real.attributes, synthetic.features, synthetic.attributes)
+    assert repr(after) == repr(before)  # the caller's arrays are untouched
 
 
 def test_evaluate_without_attributes_skips_what_needs_them(metrics_rng):
@@ -327,3 +331,19 @@ def test_evaluate_without_attributes_skips_what_needs_them(metrics_rng):
     assert result["feature_correlation"]["score"] is None  # one feature: no pairs
     assert result["tstr"]["task"] == "next_step"
     json.dumps(result, allow_nan=False)
+
+
+def test_many_categories_are_pooled_for_the_classifiers(metrics_rng):
+    ids = np.array([f"id{i}" for i in range(500)], dtype=object)
+    features = np.empty((40, 6, 2), dtype=object)
+    features[..., 0] = metrics_rng.normal(size=(40, 6))
+    features[..., 1] = metrics_rng.choice(ids, size=(40, 6))
+    attributes = metrics_rng.choice(ids, size=(40, 1))
+    data = SeriesData.from_arrays(features, attributes)
+    real_enc, _ = _encode_pair(data, data)
+    assert real_enc.steps.shape[2] <= 1 + 50  # continuous + capped one-hot, not 500 wide
+    assert real_enc.static["attribute_0"].shape[1] <= 50
+    result = train_synthetic_test_real(data, data)  # target classes are not pooled
+    assert result["task"] == "classification"
+    if result["score"] is None:  # 500 classes in 40 series: nothing to learn, and it says so
+        assert result["real_accuracy"] == 0 and "choose another" in result["reason"]

@@ -754,8 +754,11 @@ def _encode_pair(real: SeriesData, synthetic: SeriesData) -> tuple[_Encoded, _En
     for name, discrete in zip(real.feature_names, real.feature_discrete, strict=True):
         columns = [side.feature_column(name) for side in sides]
         if discrete:
-            pooled = factorize_pair(np.concatenate(columns[0]), np.concatenate(columns[1]))
-            n_categories = len(pooled[2])
+            real_codes, synth_codes, labels = factorize_pair(
+                np.concatenate(columns[0]), np.concatenate(columns[1])
+            )
+            pooled = _cap_categories(real_codes, synth_codes, len(labels))
+            n_categories = int(max(pooled[0].max(), pooled[1].max())) + 1
             for k in range(2):
                 codes = np.split(pooled[k], np.cumsum(sides[k].lengths)[:-1])
                 padded = _pad(codes, longest, fill=n_categories)
@@ -801,9 +804,10 @@ def _encode_attributes(real: SeriesData, synthetic: SeriesData) -> tuple[dict, d
         real_values, synth_values = real.attribute_column(name), synthetic.attribute_column(name)
         if discrete:
             real_codes, synth_codes, labels[name] = factorize_pair(real_values, synth_values)
-            codes[name] = (real_codes, synth_codes)
-            eye = np.eye(len(labels[name]), dtype=np.float32)
-            static[name] = (eye[real_codes], eye[synth_codes])  # (N, K) one-hot
+            codes[name] = (real_codes, synth_codes)  # targets keep every category
+            capped = _cap_categories(real_codes, synth_codes, len(labels[name]))
+            eye = np.eye(int(max(capped[0].max(), capped[1].max())) + 1, dtype=np.float32)
+            static[name] = (eye[capped[0]], eye[capped[1]])  # (N, K) one-hot
         else:
             mean, scale = real_values.mean(), _real_scale(real_values)
             static[name] = tuple(
@@ -811,6 +815,26 @@ def _encode_attributes(real: SeriesData, synthetic: SeriesData) -> tuple[dict, d
                 for v in (real_values, synth_values)
             )
     return static, codes, labels
+
+
+_MAX_ONE_HOT = 50
+"""Classifier inputs one-hot encode at most this many categories per variable."""
+
+
+def _cap_categories(
+    real_codes: np.ndarray, synth_codes: np.ndarray, n_categories: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Keep the most frequent categories (over both sides); pool the rest into one.
+
+    Bounds the one-hot width, and so memory, for variables with thousands of categories.
+    """
+    if n_categories <= _MAX_ONE_HOT:
+        return real_codes, synth_codes
+    counts = np.bincount(np.concatenate([real_codes, synth_codes]), minlength=n_categories)
+    keep = np.argsort(-counts, kind="stable")[: _MAX_ONE_HOT - 1]
+    mapping = np.full(n_categories, _MAX_ONE_HOT - 1, dtype=np.int64)  # "other"
+    mapping[keep] = np.arange(keep.size)
+    return mapping[real_codes], mapping[synth_codes]
 
 
 def _pad(series: Sequence[np.ndarray], length: int, fill: float) -> np.ndarray:
@@ -1100,7 +1124,7 @@ def _classify(real_enc, synth_enc, target, train_rows, test_rows, seed) -> dict[
     )
     real_target = real_enc.attribute_codes[target]
     majority = np.bincount(real_target[train_rows], minlength=n_classes).argmax()
-    return {
+    result = {
         "task": "classification",
         "target": target,
         "synthetic_accuracy": _number(synthetic_accuracy),
@@ -1109,6 +1133,12 @@ def _classify(real_enc, synth_enc, target, train_rows, test_rows, seed) -> dict[
         "score": _number(synthetic_accuracy / real_accuracy) if real_accuracy > 0 else None,
         "better": "higher",
     }
+    if result["score"] is None:
+        result["reason"] = (
+            f"Trained on real data, the model predicts no held-out {target!r} right, so there "
+            "is no baseline to compare with; choose another target_attribute."
+        )
+    return result
 
 
 def _next_step(real_enc, synth_enc, train_rows, test_rows, seed) -> dict[str, Any]:
@@ -1130,13 +1160,16 @@ def _next_step(real_enc, synth_enc, train_rows, test_rows, seed) -> dict[str, An
         per_step=True,
         seed=seed,
     )
-    return {
+    result = {
         "task": "next_step",
         "synthetic_mae": _number(synthetic_mae),
         "real_mae": _number(real_mae),
         "score": _number(real_mae / synthetic_mae) if synthetic_mae > 0 else None,
         "better": "higher",
     }
+    if result["score"] is None:
+        result["reason"] = "The model trained on synthetic data predicts real data exactly."
+    return result
 
 
 def _train_both_test_real(
