@@ -7,7 +7,7 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from dgan.metrics import SeriesData
+from dgan.metrics import SeriesData, evaluate
 
 KINDS = np.array(["calm", "wavy", "spiky"], dtype=object)
 
@@ -59,3 +59,14 @@ def metrics_rng() -> np.random.Generator:
 def metrics_toy_data(metrics_rng) -> Callable[..., SeriesData]:
     """Factory: ``metrics_toy_data(n=200)`` draws a fresh `make_metrics_toy_data` sample."""
     return lambda n=200: make_metrics_toy_data(metrics_rng, n)
+
+
+@pytest.fixture(scope="session")
+def metrics_toy_evaluation() -> tuple[SeriesData, SeriesData, dict]:
+    """``(real, synthetic, evaluate(real, synthetic))`` on small toy data, computed once.
+
+    Shared by several tests because evaluate trains small models; do not modify it.
+    """
+    rng = np.random.default_rng(7)
+    real, synthetic = make_metrics_toy_data(rng, 60), make_metrics_toy_data(rng, 50)
+    return real, synthetic, evaluate(real, synthetic)
