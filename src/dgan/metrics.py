@@ -74,7 +74,7 @@ METRIC_DESCRIPTIONS: dict[str, str] = {
 # --------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class SeriesData:
     """Time series examples with their attributes, as the metrics and the report read them.
 
@@ -92,8 +92,8 @@ class SeriesData:
         ...     attributes=np.array([["car"], ["bike"]], dtype=object),
         ...     attribute_names=["vehicle"], attribute_discrete=[True],
         ... )
-        >>> data.lengths.tolist()
-        [5, 3]
+        >>> data
+        SeriesData(2 series of length 3..5, features=['speed'], attributes=['vehicle' (discrete)])
     """
 
     features: list[np.ndarray]
@@ -164,6 +164,14 @@ class SeriesData:
             attribute_discrete=[bool(d) for d in (attribute_discrete or [])],
         )
 
+    def __repr__(self) -> str:
+        lengths = self.lengths
+        return (
+            f"SeriesData({self.n_examples} series of length {lengths.min()}..{lengths.max()}, "
+            f"features={_described(self.feature_names, self.feature_discrete)}, "
+            f"attributes={_described(self.attribute_names, self.attribute_discrete)})"
+        )
+
     @property
     def n_examples(self) -> int:
         """Number of examples (series).
@@ -232,6 +240,11 @@ class SeriesData:
             attribute_names=list(self.attribute_names),
             attribute_discrete=list(self.attribute_discrete),
         )
+
+
+def _described(names: list[str], discrete: list[bool]) -> str:
+    parts = [f"{n!r} (discrete)" if d else repr(n) for n, d in zip(names, discrete, strict=True)]
+    return "[" + ", ".join(parts) + "]"
 
 
 def _looks_discrete(values: np.ndarray) -> bool:
