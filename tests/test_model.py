@@ -51,8 +51,8 @@ def test_inf_and_nan_attributes_are_located():
         _train(features, attributes=attributes)
     message = str(info.value)
     assert "2 problems" in message
-    assert "feature 0 has infinite values in example [7]" in message
-    assert "attribute 0 is continuous and has NaN in examples [2, 5]" in message
+    assert "feature 0 is +/-inf at 1 time step(s) in 1 example(s) (indices [7])" in message
+    assert "attribute 0 is NaN in 2 example(s) (indices [2, 5])" in message
 
 
 def test_callers_arrays_are_not_modified(rng):

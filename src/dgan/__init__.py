@@ -5,7 +5,7 @@ Example:
     >>> model = DGAN(DGANConfig(max_sequence_len=20, sample_len=5))
 """
 
-from dgan import errors
+from dgan import datasets, errors
 from dgan.config import DfStyle, DGANConfig, Normalization, OutputType
 from dgan.model import DGAN
 from dgan.training import ProgressInfo
@@ -17,6 +17,7 @@ __all__ = [
     "Normalization",
     "OutputType",
     "ProgressInfo",
+    "datasets",
     "errors",
 ]
 __version__ = "0.1.0"

@@ -28,7 +28,6 @@ the model calls them for `train_numpy` and `train_dataframe` alike.
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, NamedTuple
@@ -39,6 +38,7 @@ from pandas.api import types as ptypes
 
 from dgan.config import DfStyle, OutputType
 from dgan.errors import DataError, ParameterError, SerializationError, raise_all
+from dgan.missing import check_finite, plain, preview
 
 logger = logging.getLogger(__name__)
 
@@ -276,11 +276,11 @@ def _resolve_roles(
             discrete.add(c)
     return _Roles(
         style=style,
-        attributes=[_plain(c) for c in attributes],
-        features=[_plain(c) for c in features],
-        example_id=_plain(example_id_column),
-        time=_plain(time_column),
-        discrete={_plain(c) for c in discrete},
+        attributes=[plain(c) for c in attributes],
+        features=[plain(c) for c in features],
+        example_id=plain(example_id_column),
+        time=plain(time_column),
+        discrete={plain(c) for c in discrete},
     )
 
 
@@ -295,7 +295,7 @@ def _argument_problems(df: pd.DataFrame, lists: dict, singles: dict, style: DfSt
     if unknown:
         problems.append(
             f"Column(s) not in the DataFrame: {'; '.join(unknown)}. The DataFrame has columns "
-            f"{_preview(list(df.columns), 20)}; check the spelling."
+            f"{preview(list(df.columns), 20)}; check the spelling."
         )
     attributes, features = lists["attribute_columns"] or [], lists["feature_columns"] or []
     if overlap := [c for c in attributes if c in features]:
@@ -371,7 +371,7 @@ def _check_data(df: pd.DataFrame, roles: _Roles, max_sequence_len: int) -> None:
         if c is not None and (n_missing := int(df[c].isna().sum())):
             rows = np.flatnonzero(df[c].isna().to_numpy())
             problems.append(
-                f"{role} {c!r} is missing in {n_missing} rows (positions {_preview(rows)}); "
+                f"{role} {c!r} is missing in {n_missing} rows (positions {preview(rows)}); "
                 "fill or drop those rows."
             )
     if roles.time is not None:
@@ -396,8 +396,8 @@ def _check_data(df: pd.DataFrame, roles: _Roles, max_sequence_len: int) -> None:
             continuous = [c for c in roles.features if c not in roles.discrete]
             problems.append(
                 "In a WIDE frame the feature columns are the time steps of one feature, so "
-                f"they must all be discrete or all continuous; discrete: {_preview(discrete)}, "
-                f"continuous: {_preview(continuous)}. Convert them to one dtype, or list "
+                f"they must all be discrete or all continuous; discrete: {preview(discrete)}, "
+                f"continuous: {preview(continuous)}. Convert them to one dtype, or list "
                 "them all in discrete_columns."
             )
     raise_all(problems, DataError, "the training DataFrame")
@@ -421,7 +421,7 @@ def _long_to_arrays(df: pd.DataFrame, roles: _Roles, max_sequence_len: int):
         codes, ids = pd.factorize(df[roles.example_id])  # examples in order of first appearance
         order = order[np.argsort(codes[order], kind="stable")]
         codes = codes[order]
-        labels = [repr(_plain(i)) for i in ids]
+        labels = [repr(plain(i)) for i in ids]
     else:
         codes = np.arange(n_rows) // max_sequence_len
         labels = [
@@ -530,7 +530,7 @@ def attributes_frame_to_array(df: pd.DataFrame, layout: FrameLayout) -> np.ndarr
     if id_column is not None and id_column in df.columns and df[id_column].duplicated().any():
         codes, ids = pd.factorize(df[id_column])
         order = np.argsort(codes, kind="stable")
-        labels = [repr(_plain(i)) for i in ids]
+        labels = [repr(plain(i)) for i in ids]
         grouped = df[layout.attribute_columns].iloc[order]
         raise_all(_varying_attributes(grouped, codes[order], labels), DataError, "attributes")
         first_rows = np.unique(codes, return_index=True)[1]  # first row of each example
@@ -611,7 +611,7 @@ def _check_generated(attributes, features: list[np.ndarray], layout: FrameLayout
     bad = [i for i, f in enumerate(features) if np.ndim(f) != 2 or np.shape(f)[1] != n_features]
     if bad:
         problems.append(
-            f"Feature arrays must have shape (T_i, {n_features}); examples {_preview(bad)} "
+            f"Feature arrays must have shape (T_i, {n_features}); examples {preview(bad)} "
             f"do not (the first has shape {np.shape(features[bad[0]])})."
         )
     raise_all(problems, ParameterError, "the generated arrays")
@@ -704,217 +704,6 @@ def _time_values(layout: FrameLayout, lengths: np.ndarray) -> pd.Series:
     return grid.iloc[positions].reset_index(drop=True)
 
 
-# ---------------------------------------------------------------- missing values
-
-
-def repair_missing_values(
-    features: Sequence[np.ndarray],
-    continuous_feature_indices: Sequence[int],
-    *,
-    max_nan_fraction: float,
-    max_consecutive_nans: int,
-    max_dropped_fraction: float,
-    feature_names: Sequence[ColumnName] | None = None,
-) -> tuple[list[np.ndarray], np.ndarray, str]:
-    """Interpolate short NaN gaps in continuous features; drop examples with too many.
-
-    An example is dropped when, in any continuous feature, it is entirely NaN, more than
-    ``max_nan_fraction`` of its steps are NaN, or it has a run of more than
-    ``max_consecutive_nans`` NaNs. Other NaNs are filled by linear interpolation between
-    the neighbouring valid values (the nearest valid value at the edges). NaN in
-    discrete features is left alone: it is a category.
-
-    Returns:
-        ``(repaired, kept, summary)``: ``repaired`` holds the kept examples only, in
-        order (examples without NaN are the input arrays themselves, repaired ones are
-        copies); ``kept`` is a bool array over the input examples (use it to filter the
-        attributes); ``summary`` says what was done, in one line. The input arrays are
-        never modified. Drops are logged as a warning.
-
-    Raises:
-        DataError: more than ``max_dropped_fraction`` of the examples would be dropped,
-            or none would be left; the message says how many, why, and what to raise.
-
-    Example:
-        >>> x = np.array([[1.0], [np.nan], [3.0]])
-        >>> repaired, kept, _ = repair_missing_values(
-        ...     [x], [0], max_nan_fraction=0.5, max_consecutive_nans=1, max_dropped_fraction=0.5
-        ... )
-        >>> repaired[0].ravel().tolist(), kept.tolist()
-        ([1.0, 2.0, 3.0], [True])
-    """
-    continuous = list(continuous_feature_indices)
-    names = _names(feature_names, "feature")
-    kept = np.ones(len(features), dtype=bool)
-    dropped: dict[str, list[int]] = {"all_nan": [], "fraction": [], "run": []}
-    repaired: list[np.ndarray] = []
-    n_repaired = 0
-    for i, example in enumerate(features):
-        values = _as_float(np.asarray(example)[:, continuous], [names(j) for j in continuous])
-        missing = np.isnan(values)  # (T_i, C)
-        if not missing.any():
-            repaired.append(example)
-            continue
-        reason = _drop_reason(missing, max_nan_fraction, max_consecutive_nans)
-        if reason is not None:
-            kept[i] = False
-            dropped[reason].append(i)
-            continue
-        fixed = np.array(example, copy=True)
-        fixed[:, continuous] = _interpolate(values, missing)
-        repaired.append(fixed)
-        n_repaired += 1
-
-    n, n_dropped = len(features), int((~kept).sum())
-    why = _drop_reasons_text(dropped, max_nan_fraction, max_consecutive_nans)
-    if n and (n_dropped / n > max_dropped_fraction or n_dropped == n):
-        too_many = (
-            f"more than max_dropped_fraction={max_dropped_fraction}"
-            if n_dropped / n > max_dropped_fraction
-            else "leaving none to train on"
-        )
-        raise DataError(
-            f"Missing-value repair would drop {n_dropped} of {n} examples ({n_dropped / n:.0%}), "
-            f"{too_many}: {why}. To interpolate "
-            f"instead of dropping, raise max_nan_fraction (now {max_nan_fraction}) or "
-            f"max_consecutive_nans (now {max_consecutive_nans}); to accept the loss, raise "
-            "max_dropped_fraction; or fill the NaNs in your data before training."
-        )
-    summary = f"Interpolated NaNs in {n_repaired} of {n} examples; dropped {n_dropped}"
-    summary += f": {why}." if n_dropped else "."
-    if n_dropped:
-        logger.warning(summary)
-    elif n_repaired:
-        logger.info(summary)
-    return repaired, kept, summary
-
-
-def _drop_reason(missing: np.ndarray, max_nan_fraction: float, max_run: int) -> str | None:
-    """Why an example with NaN mask ``missing`` (T, C) must be dropped, or None."""
-    if missing.all(axis=0).any():
-        return "all_nan"
-    if (missing.mean(axis=0) > max_nan_fraction).any():
-        return "fraction"
-    if any(_longest_run(missing[:, j]) > max_run for j in range(missing.shape[1])):
-        return "run"
-    return None
-
-
-def _longest_run(mask: np.ndarray) -> int:
-    edges = np.diff(np.concatenate([[0], mask.astype(np.int8), [0]]))
-    starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
-    return int((ends - starts).max(initial=0))
-
-
-def _interpolate(values: np.ndarray, missing: np.ndarray) -> np.ndarray:
-    """Linear interpolation over time of each column; edges take the nearest valid value."""
-    out = values.copy()
-    steps = np.arange(len(values))
-    for j in np.flatnonzero(missing.any(axis=0)):
-        gap, valid = missing[:, j], ~missing[:, j]
-        out[gap, j] = np.interp(steps[gap], steps[valid], values[valid, j])
-    return out
-
-
-def _drop_reasons_text(dropped: dict[str, list[int]], max_nan_fraction, max_run) -> str:
-    texts = {
-        "all_nan": "a continuous feature entirely NaN",
-        "fraction": f"more than max_nan_fraction={max_nan_fraction} of a continuous feature NaN",
-        "run": f"a run of more than max_consecutive_nans={max_run} NaNs",
-    }
-    return ", ".join(
-        f"{len(indices)} with {texts[reason]} (examples {_preview(indices)})"
-        for reason, indices in dropped.items()
-        if indices
-    )
-
-
-def check_finite(
-    *,
-    attributes: np.ndarray | None = None,
-    attribute_types: Sequence[OutputType] | None = None,
-    features: Sequence[np.ndarray] | None = None,
-    feature_types: Sequence[OutputType] | None = None,
-    attribute_names: Sequence[ColumnName] | None = None,
-    feature_names: Sequence[ColumnName] | None = None,
-) -> None:
-    """Raise one DataError for every unusable value in attributes and features.
-
-    Problems: NaN in a continuous attribute (it cannot be repaired like a time series),
-    +/-inf anywhere, non-numeric values in a continuous variable. NaN in features is left
-    to `repair_missing_values`; NaN in discrete variables is a category.
-    """
-    problems = []
-    if attributes is not None:
-        attributes = np.asarray(attributes)
-        _check_types_given("attribute", attribute_types, attributes.shape[1])
-        names = _names(attribute_names, "attribute")
-        for j, kind in enumerate(attribute_types):
-            problems += _column_problems(attributes[:, j], kind, names(j), None)
-    if features is not None and len(features):
-        rows = np.concatenate([np.asarray(f) for f in features])  # (sum T_i, F)
-        _check_types_given("feature", feature_types, rows.shape[1])
-        names = _names(feature_names, "feature")
-        example_of_row = np.repeat(np.arange(len(features)), [len(f) for f in features])
-        for j, kind in enumerate(feature_types):
-            problems += _column_problems(rows[:, j], kind, names(j), example_of_row)
-    raise_all(problems, DataError, "the training data")
-
-
-def _check_types_given(kind: str, types, n_columns: int) -> None:
-    if types is None or len(types) != n_columns:
-        raise ParameterError(
-            f"check_finite needs one {kind}_types entry per {kind} column: {n_columns} "
-            f"column(s), got {types!r}."
-        )
-
-
-def _column_problems(values, kind: OutputType, name: str, example_of_row) -> list[str]:
-    """Problems of one attribute column (``example_of_row`` None) or feature column."""
-    is_attribute = example_of_row is None
-    if kind is OutputType.CONTINUOUS:
-        try:
-            numbers = _as_float(values, [name])
-        except DataError as e:
-            return [str(e)]
-        infinite = np.isinf(numbers)
-        # NaN in features is repair_missing_values' business; in attributes it is fatal.
-        nan = np.isnan(numbers) if is_attribute else np.zeros_like(infinite)
-    else:  # discrete: NaN is a category, but a float infinity is surely a mistake
-        infinite = np.fromiter(
-            (isinstance(v, (float, np.floating)) and math.isinf(v) for v in values),
-            dtype=bool,
-            count=len(values),
-        )
-        nan = np.zeros_like(infinite)
-    fix_inf = (
-        "replace it with finite values (or NaN, which is repaired in continuous features) "
-        "or drop those examples"
-    )
-    fix_nan = (
-        f"continuous attributes cannot be missing: fill them (e.g. df[{name}].fillna(...)), "
-        "drop those examples, or list the column in discrete_columns so that missing is a "
-        "category"
-    )
-    checks = [(infinite, "+/-inf", fix_inf), (nan, "NaN", fix_nan)]
-    problems = []
-    for mask, label, fix in checks:
-        if not mask.any():
-            continue
-        if is_attribute:
-            examples = np.flatnonzero(mask)
-            where = f"in {examples.size} example(s) (indices {_preview(examples)})"
-        else:
-            examples = np.unique(example_of_row[mask])
-            where = (
-                f"at {int(mask.sum())} time step(s) in {examples.size} example(s) "
-                f"(indices {_preview(examples)})"
-            )
-        kind_name = "Attribute" if is_attribute else "Feature"
-        problems.append(f"{kind_name} {name} is {label} {where}; {fix}.")
-    return problems
-
-
 # ------------------------------------------------------------------------ helpers
 
 
@@ -942,13 +731,13 @@ def _column_spec(series: pd.Series, name: ColumnName) -> ColumnSpec:
     dtype = series.dtype
     if isinstance(dtype, pd.CategoricalDtype):
         return ColumnSpec(
-            name=_plain(name),
+            name=plain(name),
             dtype="category",
             categories=[_json_value(v) for v in dtype.categories],
             categories_dtype=str(dtype.categories.dtype),
             ordered=bool(dtype.ordered),
         )
-    return ColumnSpec(name=_plain(name), dtype=str(dtype))
+    return ColumnSpec(name=plain(name), dtype=str(dtype))
 
 
 def _output_type(column: ColumnName, roles: _Roles) -> OutputType:
@@ -1016,43 +805,14 @@ def _is_json_name(name: Any) -> bool:
     return isinstance(name, (str, int, np.integer)) and not isinstance(name, (bool, np.bool_))
 
 
-def _plain(name: Any) -> Any:
-    """Column names and labels as plain Python values (numpy ints -> int)."""
-    return name.item() if isinstance(name, np.generic) else name
-
-
-def _as_float(values: np.ndarray, names: list[str]) -> np.ndarray:
-    try:
-        return np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError) as e:
-        raise DataError(
-            f"Continuous variable(s) {', '.join(names)} hold non-numeric values ({e}); "
-            "convert them to numbers or declare them discrete (discrete_columns / "
-            "OutputType.DISCRETE)."
-        ) from e
-
-
-def _names(names: Sequence[ColumnName] | None, kind: str):
-    """A function giving the display name of variable j."""
-    return lambda j: repr(names[j]) if names is not None else f"{kind} {j}"
-
-
 def _name_list(arg: str, value, problems: list[str]) -> list | None:
     if value is None:
         return None
     if isinstance(value, (str, int)):
         problems.append(f"{arg} must be a list of column names, got {value!r}; use [{value!r}].")
         return None
-    names = [_plain(v) for v in value]
+    names = [plain(v) for v in value]
     duplicated = sorted({repr(n) for n in names if names.count(n) > 1})
     if duplicated:
         problems.append(f"{arg} names {', '.join(duplicated)} more than once.")
     return names
-
-
-def _preview(items, limit: int = _SHOW) -> str:
-    """'[1, 2, 3, ...] (12 in all)'-style list for messages."""
-    items = [_plain(i) for i in items]
-    if len(items) <= limit:
-        return str(items)
-    return f"{str(items[:limit])[:-1]}, ...] ({len(items)} in all)"

@@ -16,19 +16,42 @@ from __future__ import annotations
 
 import copy
 import logging
+import math
+import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import torch
 
-from dgan.config import DGANConfig, OutputType
-from dgan.encoding import DataEncoder, EncodedData
-from dgan.errors import DataError, NotTrainedError, ParameterError
+from dgan.config import DfStyle, DGANConfig, OutputType
+from dgan.encoding import ContinuousEncoder, DataEncoder, EncodedData
+from dgan.errors import DataError, NotTrainedError, ParameterError, SerializationError
+from dgan.frames import (
+    FrameLayout,
+    arrays_to_dataframe,
+    attributes_frame_to_array,
+    dataframe_to_arrays,
+)
+from dgan.missing import repair_missing_values
 from dgan.networks import Critic, Generator
 from dgan.precision import PrecisionPolicy
+from dgan.serialization import (
+    flatten_state_dict,
+    join_optimizer_state,
+    read_model_file,
+    split_optimizer_state,
+    unflatten_state_dict,
+    write_model_file,
+)
 from dgan.training import Batch, ProgressInfo, Trainer
-from dgan.validation import TrainingArrays, validate_training_arrays
+from dgan.validation import (
+    TrainingArrays,
+    validate_condition_attributes,
+    validate_training_arrays,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +77,7 @@ class DGAN:
         self.config = copy.deepcopy(config)  # later changes to the caller's object stay theirs
         self.history: list[dict[str, Any]] = []
         self.encoder: DataEncoder | None = None
+        self.data_frame_layout: FrameLayout | None = None
         self.generator: Generator | None = None
         self.critic: Critic | None = None
         self.attribute_critic: Critic | None = None
@@ -109,12 +133,82 @@ class DGAN:
         )
         self._train(arrays, progress_callback, progress_bar)
 
+    def train_dataframe(
+        self,
+        df: pd.DataFrame,
+        attribute_columns: list[str] | None = None,
+        feature_columns: list[str] | None = None,
+        example_id_column: str | None = None,
+        time_column: str | None = None,
+        discrete_columns: list[str] | None = None,
+        df_style: DfStyle = DfStyle.WIDE,
+        progress_callback: Callable[[ProgressInfo], None] | None = None,
+        *,
+        progress_bar: bool | None = None,
+    ) -> None:
+        """Train on a DataFrame in WIDE (one row per example) or LONG (one row per step) form.
+
+        Args:
+            df: the training data; it is not modified.
+            attribute_columns: columns of fixed per-example values (None: no attributes).
+            feature_columns: time-series columns; None takes every other column. In WIDE
+                style each feature column is one time step of a single feature.
+            example_id_column: LONG style: the column that tells examples apart. Without
+                it, rows are cut into consecutive chunks of max_sequence_len.
+            time_column: LONG style: the column that orders each example's rows
+                (numbers or datetimes); generated frames get the training time grid.
+            discrete_columns: numeric columns to treat as discrete (strings, bools and
+                categoricals are discrete anyway).
+            df_style: `DfStyle.WIDE` or `DfStyle.LONG` (or "wide"/"long").
+            progress_callback, progress_bar: as in `train_numpy`.
+
+        Example:
+            >>> import pandas as pd
+            >>> from dgan import DGAN, DGANConfig
+            >>> df = pd.DataFrame({"kind": ["a", "b"] * 10, "t0": range(20), "t1": range(20)})
+            >>> model = DGAN(DGANConfig(max_sequence_len=2, sample_len=1, epochs=1, cuda=False))
+            >>> model.train_dataframe(df, attribute_columns=["kind"], progress_bar=False)
+            >>> list(model.generate_dataframe(3).columns)
+            ['kind', 't0', 't1']
+        """
+        converted = dataframe_to_arrays(
+            df,
+            attribute_columns=attribute_columns,
+            feature_columns=feature_columns,
+            example_id_column=example_id_column,
+            time_column=time_column,
+            discrete_columns=discrete_columns,
+            df_style=df_style,
+            max_sequence_len=self.config.max_sequence_len,
+        )
+        layout = converted.layout
+        trained_layout = self.data_frame_layout
+        if trained_layout is not None and layout.column_order != trained_layout.column_order:
+            raise DataError(
+                f"This model was trained on columns {self.data_frame_layout.column_order}; "
+                f"continue training with the same columns, not {layout.column_order}."
+            )
+        arrays = validate_training_arrays(
+            converted.features,
+            converted.feature_types,
+            converted.attributes,
+            converted.attribute_types if converted.attributes is not None else None,
+            self.config.max_sequence_len,
+            feature_names=layout.feature_columns,
+            attribute_names=layout.attribute_columns or None,
+        )
+        self._train(arrays, progress_callback, progress_bar, layout.feature_columns)
+        if self.data_frame_layout is None:
+            self.data_frame_layout = layout
+
     def _train(
         self,
         arrays: TrainingArrays,
         progress_callback: Callable[[ProgressInfo], None] | None,
         progress_bar: bool | None,
+        feature_names: list[str] | None = None,
     ) -> None:
+        arrays = self._repair_missing(arrays, feature_names)
         if not self.is_built:
             self.encoder = DataEncoder.fit(
                 self.config,
@@ -136,6 +230,23 @@ class DGAN:
         )
         offset = len(self.history)
         self.history.extend({**h, "epoch": h["epoch"] + offset} for h in history)
+
+    def _repair_missing(self, arrays: TrainingArrays, feature_names) -> TrainingArrays:
+        """Interpolate short NaN gaps in continuous features; drop hopeless examples."""
+        continuous = [i for i, t in enumerate(arrays.feature_types) if t == OutputType.CONTINUOUS]
+        if not continuous:
+            return arrays
+        c = self.config
+        features, kept, _ = repair_missing_values(
+            arrays.features,
+            continuous,
+            max_nan_fraction=c.max_nan_fraction,
+            max_consecutive_nans=c.max_consecutive_nans,
+            max_dropped_fraction=c.max_dropped_fraction,
+            feature_names=feature_names,
+        )
+        attributes = None if arrays.attributes is None else arrays.attributes[kept]
+        return TrainingArrays(features, arrays.feature_types, attributes, arrays.attribute_types)
 
     def _build(self) -> None:
         """Create networks, optimizers and RNGs for the fitted encoder."""
@@ -200,13 +311,16 @@ class DGAN:
         n: int | None = None,
         attribute_noise: np.ndarray | torch.Tensor | None = None,
         feature_noise: np.ndarray | torch.Tensor | None = None,
+        attributes: np.ndarray | None = None,
     ) -> AttributesAndFeatures:
         """Generate ``n`` synthetic examples in the original units.
 
         Args:
-            n: number of examples; may be omitted when noise is given.
+            n: number of examples; may be omitted when noise or attributes are given.
             attribute_noise: (n, attribute_noise_dim) noise, for reproducible output.
             feature_noise: (n, max_sequence_len // sample_len, feature_noise_dim) noise.
+            attributes: (n, attributes) values to condition on, in original units: the
+                series (and their ranges) are generated for these attributes.
 
         Returns:
             ``(attributes, features)``: an (n, attributes) array, or None for a model
@@ -221,11 +335,80 @@ class DGAN:
             >>> [s.shape for s in series]
             [(4, 1), (4, 1), (4, 1)]
         """
-        if not self.is_built:
-            raise NotTrainedError("The model is not trained yet; call train_numpy() first.")
+        self._require_built()
+        condition = None
+        if attributes is not None:
+            condition = self._encode_condition(attributes)
+            if n is not None and n != len(condition):
+                raise ParameterError(
+                    f"n={n} but {len(condition)} attribute rows were given; omit n or give "
+                    "one attribute row per example."
+                )
+            n = len(condition)
         attribute_noise, feature_noise = self._check_noise(n, attribute_noise, feature_noise)
-        encoded = self._generate_encoded(len(attribute_noise), attribute_noise, feature_noise)
+        encoded = self._generate_encoded(
+            len(attribute_noise), attribute_noise, feature_noise, condition
+        )
         return self.encoder.inverse(encoded)
+
+    def _require_built(self) -> None:
+        if not self.is_built:
+            raise NotTrainedError(
+                "The model is not trained yet; call train_numpy() or train_dataframe() first."
+            )
+
+    def _encode_condition(self, attributes) -> torch.Tensor:
+        if self.encoder.attribute_encoders is None:
+            raise ParameterError(
+                "This model was trained without attributes, so it cannot be conditioned on "
+                "them; generate without attributes."
+            )
+        types = [
+            OutputType.CONTINUOUS if isinstance(e, ContinuousEncoder) else OutputType.DISCRETE
+            for e in self.encoder.attribute_encoders
+        ]
+        names = self.data_frame_layout.attribute_columns if self.data_frame_layout else None
+        values = validate_condition_attributes(attributes, types, names)
+        encoded = self.encoder.transform_attributes(values, len(values))
+        return torch.from_numpy(encoded).to(self.device)
+
+    def generate_dataframe(
+        self,
+        n: int | None = None,
+        attribute_noise: np.ndarray | torch.Tensor | None = None,
+        feature_noise: np.ndarray | torch.Tensor | None = None,
+        attributes: pd.DataFrame | None = None,
+    ) -> pd.DataFrame:
+        """Generate a DataFrame with the training frame's columns, order and dtypes.
+
+        Args:
+            n, attribute_noise, feature_noise: as in `generate_numpy`.
+            attributes: a frame with the attribute columns (one row per example, or a
+                LONG frame with an example id column) to condition generation on.
+
+        Example:
+            >>> import pandas as pd
+            >>> from dgan import DGAN, DGANConfig
+            >>> df = pd.DataFrame({"kind": ["a", "b"] * 10, "t0": range(20), "t1": range(20)})
+            >>> model = DGAN(DGANConfig(max_sequence_len=2, sample_len=1, epochs=1, cuda=False))
+            >>> model.train_dataframe(df, attribute_columns=["kind"], progress_bar=False)
+            >>> wanted = pd.DataFrame({"kind": ["b", "b"]})
+            >>> model.generate_dataframe(attributes=wanted)["kind"].tolist()
+            ['b', 'b']
+        """
+        self._require_built()
+        if self.data_frame_layout is None:
+            raise ParameterError(
+                "This model was trained with train_numpy(), so it knows no DataFrame layout; "
+                "use generate_numpy(), or train with train_dataframe()."
+            )
+        given = None
+        if attributes is not None:
+            given = attributes_frame_to_array(attributes, self.data_frame_layout)
+        generated_attributes, features = self.generate_numpy(
+            n, attribute_noise, feature_noise, attributes=given
+        )
+        return arrays_to_dataframe(generated_attributes, features, self.data_frame_layout)
 
     def _check_noise(self, n, attribute_noise, feature_noise) -> tuple[torch.Tensor, ...]:
         c = self.config
@@ -273,7 +456,11 @@ class DGAN:
         )
 
     def _generate_encoded(
-        self, n: int, attribute_noise: torch.Tensor, feature_noise: torch.Tensor
+        self,
+        n: int,
+        attribute_noise: torch.Tensor,
+        feature_noise: torch.Tensor,
+        condition: torch.Tensor | None = None,
     ) -> EncodedData:
         """Run the generator in eval mode, in batches, and restore its previous mode."""
         was_training = self.generator.training
@@ -283,7 +470,10 @@ class DGAN:
             with torch.inference_mode():
                 for start in range(0, n, self.config.batch_size):
                     stop = start + self.config.batch_size
-                    out = self.generator(attribute_noise[start:stop], feature_noise[start:stop])
+                    given = None if condition is None else condition[start:stop]
+                    out = self.generator(
+                        attribute_noise[start:stop], feature_noise[start:stop], given
+                    )
                     for store, tensor in zip(parts, out, strict=True):
                         store.append(tensor)
         finally:
@@ -296,3 +486,105 @@ class DGAN:
 
         attrs, additional, feats = (gather(p) for p in parts)
         return EncodedData(attrs, additional, feats, self.encoder.lengths_from_flags(feats))
+
+    # ----- save / load ----------------------------------------------------------------
+    def save(self, path: str | os.PathLike) -> Path:
+        """Save the trained model (and its training state) to one file; never a pickle.
+
+        Weights, optimizer moments and RNG states go in safetensors; config, encoders,
+        DataFrame layout and history as JSON. Continue training or generate after `load`.
+
+        Example:
+            >>> import tempfile, numpy as np
+            >>> from dgan import DGAN, DGANConfig
+            >>> model = DGAN(DGANConfig(max_sequence_len=4, sample_len=2, epochs=1, cuda=False))
+            >>> model.train_numpy(np.random.default_rng(0).random((8, 4, 1)), progress_bar=False)
+            >>> path = model.save(tempfile.mkdtemp() + "/model.dgan")
+            >>> DGAN.load(path).generate_numpy(2)[1][0].shape
+            (4, 1)
+        """
+        self._require_built()
+        import dgan  # for the version, which __init__ defines
+
+        tensors: dict[str, torch.Tensor] = {}
+        optimizers = {}
+        for name, module, opt in self._trainable():
+            tensors |= flatten_state_dict(name, module.state_dict())
+            opt_tensors, optimizers[name] = split_optimizer_state(
+                f"optimizer.{name}", opt.state_dict()
+            )
+            tensors |= opt_tensors
+        tensors[f"rng.{self.device.type}.train"] = self._trainer.rng.get_state()
+        tensors[f"rng.{self.device.type}.generate"] = self._generation_rng.get_state()
+        state = {
+            "dgan_version": dgan.__version__,
+            "torch_version": torch.__version__,
+            "config": self.config.to_json_dict(),
+            "encoder": self.encoder.to_json(),
+            "data_frame_layout": None
+            if self.data_frame_layout is None
+            else self.data_frame_layout.to_json_dict(),
+            "history": _json_safe(self.history),
+            "optimizers": optimizers,
+            "steps_done": self._trainer.steps_done,
+        }
+        return write_model_file(path, tensors, state)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike, map_location: str | torch.device | None = None) -> DGAN:
+        """Load a model written by `save`; ``map_location`` picks the device (e.g. "cpu").
+
+        Without ``map_location`` the model goes to CUDA when its config asks for it and a
+        GPU is present, else to the CPU, so a model trained on a GPU loads anywhere.
+        Files that are truncated, corrupt, pickles or from a newer dgan raise
+        `SerializationError` without executing anything.
+        """
+        tensors, state = read_model_file(path)
+        try:
+            model = cls(DGANConfig.from_json_dict(state["config"]))
+            if map_location is not None:
+                model.device = torch.device(map_location)
+            model.encoder = DataEncoder.from_json(state["encoder"])
+            if state["data_frame_layout"] is not None:
+                model.data_frame_layout = FrameLayout.from_json_dict(state["data_frame_layout"])
+            model._build()
+            for name, module, opt in model._trainable():
+                module.load_state_dict(unflatten_state_dict(name, tensors))
+                opt.load_state_dict(
+                    join_optimizer_state(f"optimizer.{name}", tensors, state["optimizers"][name])
+                )
+            for stream, rng in (("train", model._trainer.rng), ("generate", model._generation_rng)):
+                saved = tensors.get(f"rng.{model.device.type}.{stream}")
+                if saved is not None:  # RNG states do not carry across device types
+                    rng.set_state(saved)
+            model._trainer.steps_done = state["steps_done"]
+            model.history = state["history"]
+        except (KeyError, TypeError, ValueError, RuntimeError) as e:
+            if isinstance(e, SerializationError):
+                raise
+            raise SerializationError(
+                f"{str(path)!r} holds an incomplete or inconsistent dgan model ({e}); "
+                "save it again with DGAN.save()."
+            ) from e
+        return model
+
+    def _trainable(self) -> list[tuple[str, torch.nn.Module, torch.optim.Optimizer]]:
+        t = self._trainer
+        parts = [
+            ("generator", self.generator, t.generator_opt),
+            ("critic", self.critic, t.critic_opt),
+        ]
+        if self.attribute_critic is not None:
+            parts.append(("attribute_critic", self.attribute_critic, t.attribute_critic_opt))
+        return parts
+
+
+def _json_safe(value: Any) -> Any:
+    """Non-finite floats (a diverged loss) become None, as JSON has no NaN."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    return value

@@ -14,6 +14,7 @@ import numpy as np
 
 from dgan.config import OutputType
 from dgan.errors import DataError, ParameterError, raise_all
+from dgan.missing import check_finite
 
 
 @dataclass
@@ -24,14 +25,6 @@ class TrainingArrays:
     feature_types: list[OutputType]
     attributes: np.ndarray | None  # (N, A); float64, or object if any discrete
     attribute_types: list[OutputType] | None
-
-
-def _where(mask: np.ndarray, limit: int = 5) -> str:
-    """'examples [3, 17, ...]' for the first rows where ``mask`` (N, ...) holds."""
-    rows = np.flatnonzero(mask.reshape(mask.shape[0], -1).any(axis=1))
-    shown = ", ".join(str(r) for r in rows[:limit])
-    more = f", ... ({len(rows)} in all)" if len(rows) > limit else ""
-    return f"example{'s' if len(rows) > 1 else ''} [{shown}{more}]"
 
 
 def _as_float(values: np.ndarray) -> np.ndarray | None:
@@ -139,6 +132,8 @@ def validate_training_arrays(
     attributes,
     attribute_types,
     max_sequence_len: int,
+    feature_names: Sequence[str | int] | None = None,
+    attribute_names: Sequence[str | int] | None = None,
 ) -> TrainingArrays:
     """Check the user's data; return validated copies or raise one error listing all.
 
@@ -189,6 +184,14 @@ def validate_training_arrays(
             attribute_types = infer_types([attrs[:, i] for i in range(attrs.shape[1])])
         attrs = _convert_attributes(attrs, attribute_types, problems)
     raise_all(problems, DataError, "input")
+    check_finite(
+        attributes=attrs,
+        attribute_types=attribute_types,
+        features=features_out,
+        feature_types=feature_types,
+        attribute_names=attribute_names,
+        feature_names=feature_names,
+    )
     return TrainingArrays(features_out, feature_types, attrs, attribute_types)
 
 
@@ -212,11 +215,6 @@ def _convert_series(series, types, problems) -> list[np.ndarray]:
                 "declare it OutputType.DISCRETE or convert it to numbers."
             )
             continue
-        infinite = np.array([np.isinf(v).any() for v in values])
-        if infinite.any():
-            problems.append(
-                f"feature {i} has infinite values in {_where(infinite)}; replace or drop them."
-            )
         for s, v in zip(out, values, strict=True):
             s[:, i] = v
     return out
@@ -236,16 +234,29 @@ def _convert_attributes(attrs, types, problems) -> np.ndarray:
                 "declare it OutputType.DISCRETE or convert it to numbers."
             )
             continue
-        if np.isnan(values).any():
-            problems.append(
-                f"attribute {i} is continuous and has NaN in {_where(np.isnan(values))}; fill "
-                "or drop those examples, or declare the attribute discrete (NaN becomes a "
-                "category)."
-            )
-        if np.isinf(values).any():
-            problems.append(
-                f"attribute {i} has infinite values in {_where(np.isinf(values))}; "
-                "replace or drop them."
-            )
         out[:, i] = values
     return out
+
+
+def validate_condition_attributes(
+    attributes, attribute_types: list[OutputType], attribute_names=None
+) -> np.ndarray:
+    """Check attribute values given to condition generation on; return a converted copy.
+
+    Example:
+        >>> validate_condition_attributes([[1.5]], [OutputType.CONTINUOUS])
+        array([[1.5]])
+    """
+    attrs = np.array(attributes, dtype=object)
+    if attrs.ndim != 2 or attrs.shape[1] != len(attribute_types) or attrs.shape[0] == 0:
+        raise DataError(
+            f"attributes to condition on must be a 2-d array of shape (n, "
+            f"{len(attribute_types)}) with n >= 1, got shape {attrs.shape}."
+        )
+    problems: list[str] = []
+    converted = _convert_attributes(attrs, attribute_types, problems)
+    raise_all(problems, DataError, "attributes")
+    check_finite(
+        attributes=converted, attribute_types=attribute_types, attribute_names=attribute_names
+    )
+    return converted

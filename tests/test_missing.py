@@ -1,0 +1,108 @@
+"""Tests of dgan.missing: non-finite checks and missing-value repair."""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dgan.config import OutputType
+from dgan.errors import DataError
+from dgan.missing import check_finite, repair_missing_values
+
+C, D = OutputType.CONTINUOUS, OutputType.DISCRETE
+REPAIR_DEFAULTS = dict(max_nan_fraction=0.5, max_consecutive_nans=2, max_dropped_fraction=0.5)
+
+
+def test_repair_interpolates_short_gaps_exactly_and_leaves_inputs_alone():
+    example = np.array(
+        [[np.nan, "a"], [1.0, np.nan], [np.nan, "b"], [np.nan, "a"], [4.0, "b"], [np.nan, "a"]],
+        dtype=object,
+    )
+    clean = np.array([[1.0, "a"]] * 6, dtype=object)
+    before = example.copy()
+    repaired, kept, summary = repair_missing_values(
+        [example, clean], [0], max_nan_fraction=0.7, max_consecutive_nans=2, max_dropped_fraction=0
+    )
+    assert repaired[0][:, 0].tolist() == [1.0, 1.0, 2.0, 3.0, 4.0, 4.0]
+    assert repaired[0][1, 1] is np.nan  # discrete NaN is a category, not repaired
+    assert repaired[1] is clean
+    assert kept.tolist() == [True, True]
+    assert summary == "Interpolated NaNs in 1 of 2 examples; dropped 0."
+    pd.testing.assert_frame_equal(pd.DataFrame(example), pd.DataFrame(before))
+
+
+def test_repair_drops_examples_by_reason_and_logs_counts(caplog):
+    ok = np.arange(10.0)[:, None]
+    gap = ok.copy()
+    gap[[2, 7]] = np.nan  # repaired
+    all_nan = np.full((10, 1), np.nan)
+    many = ok.copy()
+    many[::2] = np.nan  # 50% NaN, no run longer than 1
+    run = ok.copy()
+    run[3:6] = np.nan  # run of 3 > 2
+    short = np.array([[1.0], [np.nan]])  # variable length: 50% of its 2 steps
+    features = [ok, gap, all_nan, many, run, ok, ok, ok, short]
+    with caplog.at_level(logging.WARNING, logger="dgan.frames"):
+        repaired, kept, summary = repair_missing_values(
+            features, [0], max_nan_fraction=0.4, max_consecutive_nans=2, max_dropped_fraction=0.5
+        )
+    assert kept.tolist() == [True, True, False, False, False, True, True, True, False]
+    assert len(repaired) == 5 and repaired[1][:, 0].tolist() == list(np.arange(10.0))
+    assert "dropped 4" in summary
+    assert "1 with a continuous feature entirely NaN (examples [2])" in summary
+    assert "2 with more than max_nan_fraction=0.4" in summary and "[3, 8]" in summary
+    assert "1 with a run of more than max_consecutive_nans=2 NaNs (examples [4])" in summary
+    assert summary in caplog.text
+
+
+def test_repair_raises_when_too_many_examples_would_be_dropped():
+    bad = np.full((4, 2), np.nan)
+    good = np.ones((4, 2))
+    with pytest.raises(DataError) as error:
+        repair_missing_values(
+            [bad, bad, good], [0, 1], **REPAIR_DEFAULTS, feature_names=["speed", "heading"]
+        )
+    message = str(error.value)
+    assert "drop 2 of 3 examples (67%)" in message
+    assert "max_dropped_fraction=0.5" in message and "raise max_nan_fraction" in message
+
+
+def test_repair_raises_when_no_example_is_left_even_if_all_may_be_dropped():
+    with pytest.raises(DataError, match="drop 1 of 1 examples \\(100%\\), leaving none"):
+        repair_missing_values(
+            [np.full((3, 1), np.nan)],
+            [0],
+            max_nan_fraction=0.5,
+            max_consecutive_nans=2,
+            max_dropped_fraction=1.0,
+        )
+
+
+def test_check_finite_reports_inf_and_nan_with_names_and_indices():
+    attributes = np.array([[1.0, "x"], [np.nan, np.nan], [np.inf, "y"]], dtype=object)
+    features = [np.array([[1.0], [np.nan]]), np.array([[-np.inf], [np.inf], [0.0]])]
+    with pytest.raises(DataError) as error:
+        check_finite(
+            attributes=attributes,
+            attribute_types=[C, D],
+            features=features,
+            feature_types=[C],
+            attribute_names=["age", "city"],
+            feature_names=["speed"],
+        )
+    message = str(error.value)
+    assert "3 problems" in message
+    assert "attribute 'age' is +/-inf in 1 example(s) (indices [2])" in message
+    assert "attribute 'age' is NaN in 1 example(s) (indices [1])" in message
+    assert "DataFrame.fillna" in message
+    assert "feature 'speed' is +/-inf at 2 time step(s) in 1 example(s) (indices [1])" in message
+    assert "city" not in message  # NaN in a discrete attribute is a category
+
+
+def test_check_finite_accepts_clean_data_and_flags_inf_in_discrete_values():
+    check_finite(attributes=np.array([[1.0, np.nan]], dtype=object), attribute_types=[C, D])
+    with pytest.raises(DataError, match="feature 0 is \\+/-inf"):
+        check_finite(features=[np.array([["a"], [np.inf]], dtype=object)], feature_types=[D])
