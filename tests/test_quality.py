@@ -34,7 +34,8 @@ def structure_problems(attributes: np.ndarray, series: np.ndarray) -> list[str]:
 
 
 @pytest.mark.slow
-def test_generated_data_reproduces_attribute_feature_structure():
+@pytest.mark.parametrize("precision", ["fp32", "fp16", "bf16"])
+def test_generated_data_reproduces_attribute_feature_structure(precision):
     attributes, features = sine_dataset(1000, length=20, seed=1)
     # The checks themselves must reject a model that outputs noise (and pass real data).
     noise_rng = np.random.default_rng(0)
@@ -43,10 +44,17 @@ def test_generated_data_reproduces_attribute_feature_structure():
     assert structure_problems(attributes, features[:, :, 0]) == []
 
     config = DGANConfig(
-        max_sequence_len=20, sample_len=5, batch_size=100, epochs=100, cuda=False, seed=0
+        max_sequence_len=20,
+        sample_len=5,
+        batch_size=100,
+        epochs=100,
+        cuda=False,
+        seed=0,
+        precision=precision,
     )
     model = DGAN(config)
     types = [OutputType.DISCRETE, OutputType.CONTINUOUS]
     model.train_numpy(features, attributes=attributes, attribute_types=types, progress_bar=False)
     generated_attrs, generated = model.generate_numpy(1000)
     assert structure_problems(generated_attrs, np.stack(generated)[:, :, 0]) == []
+    assert {h["precision"] for h in model.history} == {precision}  # no guard fallback

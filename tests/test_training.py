@@ -42,7 +42,7 @@ def test_training_step_never_reads_device_values(rng, monkeypatch):
     model.train_numpy(features, attributes=attributes, attribute_types=TYPES, progress_bar=False)
     trainer = model._trainer
     batch = model._to_device(model.encoder.transform(list(features), attributes.astype(object)))
-    sums = torch.zeros(4)
+    sums, counters = torch.zeros(4), torch.zeros(3, dtype=torch.long)
 
     package_dir = str(Path(dgan.__file__).parent)
     reads = []
@@ -60,7 +60,7 @@ def test_training_step_never_reads_device_values(rng, monkeypatch):
 
     for name in ("item", "tolist", "cpu", "numpy", "__bool__", "__float__", "__int__"):
         monkeypatch.setattr(torch.Tensor, name, guard(name))
-    trainer.train_step(batch.head(8), sums)
+    trainer.train_step(batch.head(8), sums, counters)
     monkeypatch.undo()
     assert reads == []
     assert torch.isfinite(sums).all()

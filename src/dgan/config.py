@@ -133,6 +133,28 @@ class DGANConfig:
     max_dropped_fraction: float = 0.5
     """If NaN repair would drop more than this fraction of examples, raise DataError."""
 
+    # --- Precision (see docs/precision.md) ---
+    precision: str | None = None
+    """"fp32", "fp16" (loss-scaled), "bf16" or "auto" (bf16 where native, else fp16 on
+    CUDA, else fp32). None: "fp16" if mixed_precision_training else "fp32"."""
+    loss_scale: str | float = "dynamic"
+    """fp16 loss scaling: "dynamic", or a number for a static scale."""
+    init_scale: float = 2.0**14
+    """First dynamic loss scale; 2**16 overflows the gradient penalty's fp16 gradients."""
+    growth_factor: float = 2.0
+    """Dynamic scaling: multiply the scale by this after growth_interval clean steps."""
+    backoff_factor: float = 0.5
+    """Dynamic scaling: multiply the scale by this after a step with inf/NaN gradients."""
+    growth_interval: int = 2000
+    """Dynamic scaling: clean steps before the scale grows."""
+    max_grad_norm: float | None = None
+    """Clip each network's gradient norm to this (measured after unscaling), or None."""
+    gradient_penalty_precision: str = "fp32"
+    """"fp32": the penalty's critic pass and norm in full precision; "autocast": in the
+    training precision (faster, less exact)."""
+    divergence_guard: bool = True
+    """Roll back to the last good state and continue one precision safer on NaN/inf."""
+
     def __post_init__(self) -> None:
         self._coerce_enums()
         raise_all(self._problems(), ParameterError, "DGANConfig")
@@ -211,6 +233,7 @@ class DGANConfig:
                 f"max_sequence_len={self.max_sequence_len} is not divisible by "
                 f"sample_len={self.sample_len}; choose sample_len from {divisors}."
             )
+        problems += self._precision_problems()
         if self.seed is not None and (
             isinstance(self.seed, bool) or not isinstance(self.seed, int)
         ):
@@ -221,6 +244,57 @@ class DGANConfig:
                 "set dp_enabled=False."
             )
         return problems
+
+    def _precision_problems(self) -> list[str]:
+        problems = []
+        choices = ("fp32", "fp16", "bf16", "auto")
+        if self.precision is not None and self.precision not in choices:
+            problems.append(f"precision must be one of {choices} or None, got {self.precision!r}.")
+        if self.loss_scale != "dynamic" and not (
+            isinstance(self.loss_scale, (int, float))
+            and not isinstance(self.loss_scale, bool)
+            and self.loss_scale > 0
+        ):
+            problems.append(
+                f"loss_scale must be 'dynamic' or a positive number, got {self.loss_scale!r}."
+            )
+        if not (isinstance(self.init_scale, (int, float)) and self.init_scale > 0):
+            problems.append(f"init_scale must be a positive number, got {self.init_scale!r}.")
+        if not (isinstance(self.growth_factor, (int, float)) and self.growth_factor > 1):
+            problems.append(f"growth_factor must be > 1, got {self.growth_factor!r}.")
+        if not (isinstance(self.backoff_factor, (int, float)) and 0 < self.backoff_factor < 1):
+            problems.append(f"backoff_factor must be in (0, 1), got {self.backoff_factor!r}.")
+        if isinstance(self.growth_interval, bool) or not (
+            isinstance(self.growth_interval, int) and self.growth_interval > 0
+        ):
+            problems.append(
+                f"growth_interval must be a positive integer, got {self.growth_interval!r}."
+            )
+        if self.max_grad_norm is not None and not (
+            isinstance(self.max_grad_norm, (int, float)) and self.max_grad_norm > 0
+        ):
+            problems.append(
+                f"max_grad_norm must be a positive number or None, got {self.max_grad_norm!r}."
+            )
+        if self.gradient_penalty_precision not in ("fp32", "autocast"):
+            problems.append(
+                "gradient_penalty_precision must be 'fp32' or 'autocast', got "
+                f"{self.gradient_penalty_precision!r}."
+            )
+        return problems
+
+    @property
+    def effective_precision(self) -> str:
+        """The precision asked for, with gretel's mixed_precision_training=True meaning fp16.
+
+        Example:
+            >>> DGANConfig(max_sequence_len=4, sample_len=2,
+            ...            mixed_precision_training=True).effective_precision
+            'fp16'
+        """
+        if self.precision is not None:
+            return self.precision
+        return "fp16" if self.mixed_precision_training else "fp32"
 
     def to_dict(self) -> dict[str, Any]:
         """Return the fields as a dict usable as ``DGANConfig(**config.to_dict())``.

@@ -37,7 +37,7 @@ from dgan.frames import (
 )
 from dgan.missing import repair_missing_values
 from dgan.networks import Critic, Generator
-from dgan.precision import PrecisionPolicy
+from dgan.precision import Precision, PrecisionPolicy, resolve_precision
 from dgan.serialization import (
     flatten_state_dict,
     join_optimizer_state,
@@ -284,7 +284,7 @@ class DGAN:
             self.generator,
             self.critic,
             self.attribute_critic,
-            PrecisionPolicy(self.device),
+            PrecisionPolicy.from_config(c, self.device),
             self._make_rng(0),
         )
         self._generation_rng = self._make_rng(1)
@@ -312,6 +312,7 @@ class DGAN:
         attribute_noise: np.ndarray | torch.Tensor | None = None,
         feature_noise: np.ndarray | torch.Tensor | None = None,
         attributes: np.ndarray | None = None,
+        precision: str | None = None,
     ) -> AttributesAndFeatures:
         """Generate ``n`` synthetic examples in the original units.
 
@@ -321,6 +322,8 @@ class DGAN:
             feature_noise: (n, max_sequence_len // sample_len, feature_noise_dim) noise.
             attributes: (n, attributes) values to condition on, in original units: the
                 series (and their ranges) are generated for these attributes.
+            precision: run the generator under "fp16", "bf16", "auto" or "fp32"
+                autocast (default: fp32). Output is always float data in original units.
 
         Returns:
             ``(attributes, features)``: an (n, attributes) array, or None for a model
@@ -346,8 +349,9 @@ class DGAN:
                 )
             n = len(condition)
         attribute_noise, feature_noise = self._check_noise(n, attribute_noise, feature_noise)
+        policy = PrecisionPolicy(self.device, resolve_precision(precision or "fp32", self.device))
         encoded = self._generate_encoded(
-            len(attribute_noise), attribute_noise, feature_noise, condition
+            len(attribute_noise), attribute_noise, feature_noise, condition, policy
         )
         return self.encoder.inverse(encoded)
 
@@ -378,11 +382,12 @@ class DGAN:
         attribute_noise: np.ndarray | torch.Tensor | None = None,
         feature_noise: np.ndarray | torch.Tensor | None = None,
         attributes: pd.DataFrame | None = None,
+        precision: str | None = None,
     ) -> pd.DataFrame:
         """Generate a DataFrame with the training frame's columns, order and dtypes.
 
         Args:
-            n, attribute_noise, feature_noise: as in `generate_numpy`.
+            n, attribute_noise, feature_noise, precision: as in `generate_numpy`.
             attributes: a frame with the attribute columns (one row per example, or a
                 LONG frame with an example id column) to condition generation on.
 
@@ -406,7 +411,7 @@ class DGAN:
         if attributes is not None:
             given = attributes_frame_to_array(attributes, self.data_frame_layout)
         generated_attributes, features = self.generate_numpy(
-            n, attribute_noise, feature_noise, attributes=given
+            n, attribute_noise, feature_noise, attributes=given, precision=precision
         )
         return arrays_to_dataframe(generated_attributes, features, self.data_frame_layout)
 
@@ -460,14 +465,16 @@ class DGAN:
         n: int,
         attribute_noise: torch.Tensor,
         feature_noise: torch.Tensor,
-        condition: torch.Tensor | None = None,
+        condition: torch.Tensor | None,
+        policy: PrecisionPolicy,
     ) -> EncodedData:
-        """Run the generator in eval mode, in batches, and restore its previous mode."""
+        """Run the generator in eval mode under ``policy``, in batches; restore its mode."""
         was_training = self.generator.training
         self.generator.eval()
+        policy.configure(self.generator)
         parts: list[list[torch.Tensor | None]] = [[], [], []]
         try:
-            with torch.inference_mode():
+            with torch.inference_mode(), policy.autocast():
                 for start in range(0, n, self.config.batch_size):
                     stop = start + self.config.batch_size
                     given = None if condition is None else condition[start:stop]
@@ -478,6 +485,7 @@ class DGAN:
                         store.append(tensor)
         finally:
             self.generator.train(was_training)
+            self._trainer.policy.configure(self.generator)  # back to the training policy
 
         def gather(store):
             if store[0] is None:
@@ -527,6 +535,11 @@ class DGAN:
             "history": _json_safe(self.history),
             "optimizers": optimizers,
             "steps_done": self._trainer.steps_done,
+            "precision": {
+                "in_effect": self._trainer.policy.name,
+                "critic_scaler": self._trainer.policy.critic_scaler.state_dict(),
+                "generator_scaler": self._trainer.policy.generator_scaler.state_dict(),
+            },
         }
         return write_model_file(path, tensors, state)
 
@@ -558,6 +571,7 @@ class DGAN:
                 if saved is not None:  # RNG states do not carry across device types
                     rng.set_state(saved)
             model._trainer.steps_done = state["steps_done"]
+            model._restore_precision(state["precision"])
             model.history = state["history"]
         except (KeyError, TypeError, ValueError, RuntimeError) as e:
             if isinstance(e, SerializationError):
@@ -567,6 +581,26 @@ class DGAN:
                 "save it again with DGAN.save()."
             ) from e
         return model
+
+    def _restore_precision(self, saved: dict[str, Any]) -> None:
+        """Continue in the precision training had reached (a guard may have lowered it)."""
+        trainer = self._trainer
+        in_effect = Precision(saved["in_effect"])
+        if in_effect != trainer.policy.precision:
+            try:
+                resolve_precision(in_effect, self.device)  # can this device run it?
+                trainer.set_policy(trainer.policy.with_precision(in_effect))
+            except ParameterError:
+                logger.warning(
+                    "The model was training in %s, which %s cannot run; continuing in %s.",
+                    in_effect.value,
+                    self.device,
+                    trainer.policy.name,
+                )
+                return
+        if trainer.policy.critic_scaler.is_enabled() and saved["critic_scaler"]:
+            trainer.policy.critic_scaler.load_state_dict(saved["critic_scaler"])
+            trainer.policy.generator_scaler.load_state_dict(saved["generator_scaler"])
 
     def _trainable(self) -> list[tuple[str, torch.nn.Module, torch.optim.Optimizer]]:
         t = self._trainer

@@ -18,6 +18,7 @@ For variable-length data the last two feature columns are a generation flag
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 
 import torch
 from torch import nn
@@ -148,6 +149,9 @@ class Generator(nn.Module):
                         param[feature_num_units : 2 * feature_num_units].fill_(1.0)
                     elif name.startswith("bias_hh"):
                         param[feature_num_units : 2 * feature_num_units].fill_(0.0)
+        # The precision policy may swap in a runner that keeps the LSTM in fp32 where the
+        # device cannot run it safely in reduced precision (see precision.py).
+        self.lstm_runner: Callable | None = None
         self.head = nn.Linear(feature_num_units, sample_len * self.feature_dim)
         self.feature_activation = OutputActivation(feature_slices)
 
@@ -171,7 +175,7 @@ class Generator(nn.Module):
         lstm_in = torch.cat(
             [c.unsqueeze(1).expand(-1, steps, -1) for c in conditioning] + [feature_noise], dim=2
         )  # (B, T/S, A + AA + noise)
-        hidden, _ = self.lstm(lstm_in)  # (B, T/S, H)
+        hidden, _ = (self.lstm_runner or self.lstm)(lstm_in)  # (B, T/S, H)
         logits = self.head(hidden)  # (B, T/S, S*F)
         logits = logits.reshape(logits.shape[0], steps * self.sample_len, self.feature_dim)
         features = self.feature_activation(logits)  # (B, T, F)

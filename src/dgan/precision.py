@@ -1,45 +1,281 @@
-"""Numeric precision policy: the only module that knows about autocast and loss scaling.
+"""Numeric precision: the only module that knows about autocast, loss scaling and bf16/fp16.
 
-The training loop reads the same in every precision: it enters ``policy.autocast()``,
-scales losses with the policy's scalers and asks the policy for the gradient penalty.
-A disabled `torch.amp.GradScaler` is a no-op, so fp32 runs through the same code.
+A `PrecisionPolicy` is built once from the config (`PrecisionPolicy.from_config`). The
+training loop reads the same in every precision: it enters ``policy.autocast()``, calls
+``policy.backward_and_step(...)`` and asks the policy for the gradient penalty. In fp32
+and bf16 the scalers are disabled `torch.amp.GradScaler`s, which are no-ops.
+
+Platform facts handled here (DESIGN.md decision 8):
+
+* On CUDA, autocast runs cuDNN's LSTM in fp16 even when bf16 is asked for, and there is
+  then no loss scaler to protect its gradients; on some CPUs oneDNN has no fp16 or bf16
+  LSTM at all. `lstm_runs_safely` probes the device once and, where the LSTM would not run
+  in the policy's dtype, the generator runs its LSTM in fp32 (`run_in_fp32`).
+* fp16 gradients of the gradient penalty overflow at GradScaler's default initial scale
+  of 2**16 (the scaled output gradient exceeds 65504), so dgan starts at 2**14.
 """
 
 from __future__ import annotations
 
 import contextlib
+import copy
+import functools
+import logging
 from collections.abc import Callable, Sequence
+from enum import Enum
 
 import torch
+
+from dgan.errors import ParameterError
+
+logger = logging.getLogger(__name__)
 
 Parts = Sequence[torch.Tensor | None]
 
 
-class PrecisionPolicy:
-    """How one training run computes: autocast dtype (or none) and the loss scalers.
+class Precision(str, Enum):
+    """Numeric precision of training (and, optionally, generation)."""
+
+    FP32 = "fp32"
+    FP16 = "fp16"
+    BF16 = "bf16"
+    AUTO = "auto"
+
+    @property
+    def dtype(self) -> torch.dtype | None:
+        """The autocast dtype, or None for plain fp32."""
+        return {Precision.FP16: torch.float16, Precision.BF16: torch.bfloat16}.get(self)
+
+
+def bf16_is_native(device: torch.device) -> bool:
+    """True where bf16 matrix maths runs in hardware (Ampere+ GPUs), not emulated."""
+    if device.type == "cuda":
+        return torch.cuda.is_bf16_supported(including_emulation=False)
+    return False  # CPU bf16 autocast works everywhere, but is emulated on most CPUs
+
+
+@functools.cache
+def _autocast_works(device_type: str, dtype: torch.dtype) -> bool:
+    """Can this device run a Linear layer forward and backward under autocast(dtype)?"""
+    try:
+        layer = torch.nn.Linear(4, 4).to(device_type)
+        with torch.autocast(device_type, dtype=dtype):
+            out = layer(torch.randn(2, 4, device=device_type))
+        out.float().sum().backward()
+        return out.dtype == dtype
+    except RuntimeError:
+        return False
+
+
+@functools.cache
+def lstm_runs_safely(device_type: str, dtype: torch.dtype) -> bool:
+    """Does ``nn.LSTM`` under autocast(dtype) run, forward and backward, in ``dtype``?
+
+    False where it fails (oneDNN without fp16/bf16 LSTM) or silently runs in another
+    dtype (cuDNN's fp16 LSTM under bf16 autocast, whose gradients no scaler protects).
+    """
+    try:
+        lstm = torch.nn.LSTM(4, 8, batch_first=True).to(device_type)
+        with torch.autocast(device_type, dtype=dtype):
+            out, _ = lstm(torch.randn(2, 3, 4, device=device_type))
+        out.float().sum().backward()
+        return out.dtype == dtype
+    except RuntimeError:
+        return False
+
+
+def run_in_fp32(module: torch.nn.Module, *inputs: torch.Tensor):
+    """Run ``module`` in fp32 with autocast off (inputs cast up), inside an autocast region."""
+    with torch.autocast(inputs[0].device.type, enabled=False):
+        return module(*(x.float() for x in inputs))
+
+
+def resolve_precision(requested: str | Precision, device: torch.device) -> Precision:
+    """Turn the requested precision into one this device can run, or raise.
+
+    "auto" is bf16 where the GPU has native bf16, else fp16 on CUDA, else fp32. An
+    explicit request the device cannot honour raises ParameterError naming the fix.
 
     Example:
-        >>> policy = PrecisionPolicy(torch.device("cpu"))
+        >>> resolve_precision("auto", torch.device("cpu"))
+        <Precision.FP32: 'fp32'>
+    """
+    try:
+        precision = Precision(str(getattr(requested, "value", requested)).lower())
+    except ValueError:
+        names = ", ".join(repr(p.value) for p in Precision)
+        raise ParameterError(f"precision must be one of {names}, got {requested!r}.") from None
+    if precision == Precision.AUTO:
+        if device.type != "cuda":
+            return Precision.FP32
+        return Precision.BF16 if bf16_is_native(device) else Precision.FP16
+    if precision == Precision.BF16 and device.type == "cuda" and not bf16_is_native(device):
+        raise ParameterError(
+            f"precision='bf16' was asked for, but {torch.cuda.get_device_name(device)} only "
+            "emulates bf16 (slower than fp32); use precision='fp16' or 'auto'."
+        )
+    if precision.dtype is not None and not _autocast_works(device.type, precision.dtype):
+        raise ParameterError(
+            f"precision={precision.value!r} is not supported on this {device.type} device "
+            "(autocast failed); use precision='fp32', or train on a CUDA GPU (cuda=True)."
+        )
+    return precision
+
+
+# Which precision to fall back to after a divergence, safest last.
+def fallback_precision(current: Precision, device: torch.device) -> Precision | None:
+    """fp16 -> bf16 (where native) -> fp32 -> None (nothing safer is left)."""
+    if current == Precision.FP16 and bf16_is_native(device):
+        return Precision.BF16
+    if current in (Precision.FP16, Precision.BF16):
+        return Precision.FP32
+    return None
+
+
+class PrecisionPolicy:
+    """How one training run computes: autocast dtype, loss scalers, gradient penalty.
+
+    Args:
+        device: the training device.
+        precision: a resolved `Precision` (not AUTO).
+        loss_scale: "dynamic" or a number (a static scale); used by fp16 only.
+        init_scale, growth_factor, backoff_factor, growth_interval: dynamic scaling.
+        max_grad_norm: clip each network's gradient norm (after unscaling), or None.
+        gradient_penalty_precision: "fp32" (penalty's critic pass and norm in full
+            precision) or "autocast".
+
+    Example:
+        >>> policy = PrecisionPolicy(torch.device("cpu"), Precision.FP32)
         >>> with policy.autocast():
         ...     y = torch.ones(2) * 2
-        >>> y.dtype
-        torch.float32
+        >>> y.dtype, policy.critic_scaler.is_enabled()
+        (torch.float32, False)
     """
 
-    def __init__(self, device: torch.device, name: str = "fp32"):
+    def __init__(
+        self,
+        device: torch.device,
+        precision: Precision = Precision.FP32,
+        *,
+        loss_scale: str | float = "dynamic",
+        init_scale: float = 2.0**14,
+        growth_factor: float = 2.0,
+        backoff_factor: float = 0.5,
+        growth_interval: int = 2000,
+        max_grad_norm: float | None = None,
+        gradient_penalty_precision: str = "fp32",
+    ):
+        if precision == Precision.AUTO:
+            raise ValueError("resolve 'auto' with resolve_precision() first")
         self.device = device
-        self.name = name
-        self.autocast_dtype: torch.dtype | None = None
-        # One scaler for the critics' joint loss and one for the generator: the two are
-        # stepped independently, so each needs its own skip/backoff decision.
-        self.critic_scaler = torch.amp.GradScaler(device.type, enabled=False)
-        self.generator_scaler = torch.amp.GradScaler(device.type, enabled=False)
+        self.precision = precision
+        self.max_grad_norm = max_grad_norm
+        self.gradient_penalty_precision = gradient_penalty_precision
+        self.settings = dict(
+            loss_scale=loss_scale,
+            init_scale=init_scale,
+            growth_factor=growth_factor,
+            backoff_factor=backoff_factor,
+            growth_interval=growth_interval,
+            max_grad_norm=max_grad_norm,
+            gradient_penalty_precision=gradient_penalty_precision,
+        )
+        scaled = precision == Precision.FP16
+        self.static_scale = None if loss_scale == "dynamic" else float(loss_scale)
+        start = init_scale if self.static_scale is None else self.static_scale
+
+        def scaler() -> torch.amp.GradScaler:
+            return torch.amp.GradScaler(
+                device.type,
+                init_scale=start,
+                growth_factor=growth_factor,
+                backoff_factor=backoff_factor,
+                growth_interval=growth_interval,
+                enabled=scaled,
+            )
+
+        # One scaler per independently stepped loss: the critics' (one backward of their
+        # summed losses, both critic optimizers stepped, one update) and the generator's.
+        # Their losses differ in size and overflow at different scales; a shared scaler
+        # would let a critic overflow skip a healthy generator step, and update() must run
+        # once per scaler per step.
+        self.critic_scaler = scaler()
+        self.generator_scaler = scaler()
+        self.lstm_in_fp32 = precision.dtype is not None and not lstm_runs_safely(
+            device.type, precision.dtype
+        )
+
+    @classmethod
+    def from_config(cls, config, device: torch.device, precision: Precision | None = None):
+        """Build the policy a `DGANConfig` asks for (``precision`` overrides it)."""
+        chosen = precision or resolve_precision(config.effective_precision, device)
+        return cls(
+            device,
+            chosen,
+            loss_scale=config.loss_scale,
+            init_scale=config.init_scale,
+            growth_factor=config.growth_factor,
+            backoff_factor=config.backoff_factor,
+            growth_interval=config.growth_interval,
+            max_grad_norm=config.max_grad_norm,
+            gradient_penalty_precision=config.gradient_penalty_precision,
+        )
+
+    def with_precision(self, precision: Precision) -> PrecisionPolicy:
+        """The same settings at another precision (fresh scalers)."""
+        return PrecisionPolicy(self.device, precision, **self.settings)
+
+    @property
+    def name(self) -> str:
+        return self.precision.value
 
     def autocast(self) -> contextlib.AbstractContextManager:
-        if self.autocast_dtype is None:
+        dtype = self.precision.dtype
+        if dtype is None:
             return contextlib.nullcontext()
-        return torch.autocast(self.device.type, dtype=self.autocast_dtype)
+        return torch.autocast(self.device.type, dtype=dtype)
 
+    def configure(self, generator: torch.nn.Module) -> None:
+        """Make the generator run its LSTM in fp32 where this device can't run it safely."""
+        generator.lstm_runner = (
+            functools.partial(run_in_fp32, generator.lstm) if self.lstm_in_fp32 else None
+        )
+
+    # ----- backward and optimizer steps -----------------------------------------------
+    def backward_and_step(
+        self,
+        loss: torch.Tensor,
+        scaler: torch.amp.GradScaler,
+        optimizers: Sequence[torch.optim.Optimizer],
+    ) -> torch.Tensor:
+        """Scaled backward, unscale, optional clipping, optimizer steps, one scaler update.
+
+        Returns a device bool tensor: True when the step was skipped (inf/NaN gradients,
+        the normal fp16 overflow that the scaler backs off from). Never syncs with the
+        host: GradScaler passes found-inf to fused optimizers on the device.
+        """
+        for opt in optimizers:
+            opt.zero_grad(set_to_none=True)
+        scaler.scale(loss).backward()
+        skipped = torch.zeros((), dtype=torch.bool, device=self.device)
+        if scaler.is_enabled() or self.max_grad_norm is not None:
+            limit = float("inf") if self.max_grad_norm is None else self.max_grad_norm
+            for opt in optimizers:
+                scaler.unscale_(opt)  # true gradients: the clip threshold means what it says
+                params = [p for g in opt.param_groups for p in g["params"] if p.grad is not None]
+                # Returns the (unclipped) total norm as a device tensor: no host sync.
+                norm = torch.nn.utils.clip_grad_norm_(params, limit)
+                skipped = skipped | ~torch.isfinite(norm)
+        for opt in optimizers:
+            scaler.step(opt)
+        if self.static_scale is not None and scaler.is_enabled():
+            # Static scaling: skip steps with inf gradients but never change the scale.
+            scaler.update(new_scale=torch.full((), self.static_scale, device=self.device))
+        else:
+            scaler.update()
+        return skipped
+
+    # ----- gradient penalty -----------------------------------------------------------
     def gradient_penalty(
         self,
         critic: Callable[..., torch.Tensor],
@@ -50,10 +286,12 @@ class PrecisionPolicy:
         """WGAN-GP penalty: mean over the batch of (||d critic / d x_hat|| - 1)^2.
 
         ``x_hat`` interpolates each real/fake part with the same per-example ``alpha``
-        (B, 1). Following PyTorch's AMP recipe, the *scaled* critic output goes into
-        ``autograd.grad`` (so small gradients do not flush to zero in fp16), and the
-        gradients are unscaled out of place by dividing by ``scaler.scale(1)``, a device
-        tensor, so there is no host sync.
+        (B, 1). With ``gradient_penalty_precision="fp32"`` the critic pass and the norm
+        run in full precision (second-order gradients amplify rounding). With
+        "autocast" they follow PyTorch's AMP recipe: the *scaled* critic output goes into
+        ``autograd.grad`` (so small fp16 gradients do not flush to zero), the gradients
+        are unscaled out of place by dividing by ``scaler.scale(1)`` (a device tensor: no
+        host sync), and the penalty is computed inside autocast.
         """
         interpolated = []
         for r, f in zip(real, fake, strict=True):
@@ -61,16 +299,89 @@ class PrecisionPolicy:
                 interpolated.append(None)
                 continue
             a = alpha.view(-1, *([1] * (r.dim() - 1)))  # broadcast over (B, ...)
-            interpolated.append((a * r + (1 - a) * f).requires_grad_(True))
+            mixed = a * r.float() + (1 - a) * f.float()
+            interpolated.append(mixed.requires_grad_(True))
         inputs = [x for x in interpolated if x is not None]
+        full_precision = self.gradient_penalty_precision == "fp32"
+        region = contextlib.nullcontext if full_precision else self.autocast
         scaler = self.critic_scaler
-        with self.autocast():
+        with torch.autocast(self.device.type, enabled=False) if full_precision else region():
             scores = critic(*interpolated)  # (B, 1)
-        scaled = scaler.scale(scores.sum())
-        grads = torch.autograd.grad(scaled, inputs, create_graph=True)
-        inv_scale = 1.0 / scaler.scale(torch.ones((), device=self.device))
-        with self.autocast():
-            squared = sum((g * inv_scale).flatten(1).float().pow(2).sum(dim=1) for g in grads)
+        if full_precision or not scaler.is_enabled():
+            grads = torch.autograd.grad(scores.float().sum(), inputs, create_graph=True)
+        else:
+            scaled = scaler.scale(scores.float().sum())
+            scaled_grads = torch.autograd.grad(scaled, inputs, create_graph=True)
+            inv_scale = 1.0 / scaler.scale(torch.ones((), device=self.device))
+            grads = [g * inv_scale for g in scaled_grads]
+        with region():
+            squared = sum(g.flatten(1).float().pow(2).sum(dim=1) for g in grads)
             # eps keeps the sqrt differentiable at a zero gradient (DoppelGANger uses it too)
             norm = torch.sqrt(squared + 1e-12)
             return ((norm - 1.0) ** 2).mean()
+
+
+class DivergenceGuard:
+    """Catches divergence at the loop's sync points and rolls back to the last good state.
+
+    Divergence is a non-finite loss or weight, or a collapsed fp16 loss scale. The
+    normal skipped steps of a loss scaler (inf gradients, scale backed off) are not
+    divergence. On each healthy check the guard keeps an in-memory snapshot of the
+    networks, optimizers and scalers; on divergence it restores it and picks a safer
+    precision (`fallback_precision`), or, in fp32, stops training with the good weights.
+    """
+
+    # A dynamic scale that has backed off below this means fp16 cannot represent the
+    # model's gradients at all any more.
+    MIN_LOSS_SCALE = 1.0
+
+    def __init__(
+        self, modules: dict[str, torch.nn.Module], optimizers: dict[str, torch.optim.Optimizer]
+    ):
+        self.modules = modules
+        self.optimizers = optimizers
+        self._snapshot: dict | None = None
+
+    def snapshot(self, policy: PrecisionPolicy) -> None:
+        self._snapshot = {
+            "modules": {
+                name: {k: v.detach().clone() for k, v in m.state_dict().items()}
+                for name, m in self.modules.items()
+            },
+            "optimizers": {n: copy.deepcopy(o.state_dict()) for n, o in self.optimizers.items()},
+            "precision": policy.precision,
+            "scalers": (policy.critic_scaler.state_dict(), policy.generator_scaler.state_dict()),
+        }
+
+    def problem(self, nonfinite_loss: torch.Tensor, policy: PrecisionPolicy) -> str | None:
+        """What is wrong, or None. Deliberate host sync: called every log_every steps."""
+        finite = [torch.isfinite(p).all() for m in self.modules.values() for p in m.parameters()]
+        bad_loss, bad_weights = torch.stack(
+            [nonfinite_loss.bool(), ~torch.stack(finite).all()]
+        ).tolist()  # host sync
+        if bad_loss:
+            return "non-finite loss"
+        if bad_weights:
+            return "non-finite weights"
+        for label, scaler in (
+            ("critic", policy.critic_scaler),
+            ("generator", policy.generator_scaler),
+        ):
+            if scaler.is_enabled() and scaler.get_scale() < self.MIN_LOSS_SCALE:  # host sync
+                return f"{label} loss scale collapsed below {self.MIN_LOSS_SCALE:g}"
+        return None
+
+    def restore(self, policy: PrecisionPolicy) -> None:
+        """Load the last snapshot into the networks and optimizers (and same-precision scalers)."""
+        if self._snapshot is None:
+            raise RuntimeError("DivergenceGuard.restore() before any snapshot")
+        for name, module in self.modules.items():
+            module.load_state_dict(self._snapshot["modules"][name])
+        for name, opt in self.optimizers.items():
+            # load_state_dict keeps the tensors it is given; Adam would then update the
+            # snapshot in place, so hand it a copy.
+            opt.load_state_dict(copy.deepcopy(self._snapshot["optimizers"][name]))
+        if policy.precision == self._snapshot["precision"]:
+            critic_state, generator_state = self._snapshot["scalers"]
+            policy.critic_scaler.load_state_dict(critic_state)
+            policy.generator_scaler.load_state_dict(generator_state)

@@ -1,0 +1,303 @@
+"""Mixed precision: policy resolution, the AMP gradient-penalty recipe, loss scaling,
+clipping after unscale, the divergence guard, and precision state in saved models."""
+
+import logging
+
+import numpy as np
+import pytest
+import torch
+
+from dgan import DGAN, DGANConfig, OutputType
+from dgan.errors import ParameterError
+from dgan.networks import Critic
+from dgan.precision import (
+    Precision,
+    PrecisionPolicy,
+    fallback_precision,
+    lstm_runs_safely,
+    resolve_precision,
+)
+
+CPU = torch.device("cpu")
+
+
+def _config(**kw) -> DGANConfig:
+    base = dict(
+        max_sequence_len=6,
+        sample_len=3,
+        epochs=2,
+        batch_size=8,
+        cuda=False,
+        seed=0,
+        attribute_num_units=16,
+        feature_num_units=16,
+        discriminator_num_units=16,
+        discriminator_num_layers=2,
+        log_every=2,
+    )
+    return DGANConfig(**{**base, **kw})
+
+
+def _data(rng, n=24):
+    features = rng.normal(size=(n, 6, 2))
+    attributes = np.stack([rng.integers(0, 3, n), rng.normal(size=n)], axis=1)
+    return features, attributes
+
+
+def _train(rng, callback=None, **kw) -> DGAN:
+    features, attributes = _data(rng)
+    model = DGAN(_config(**kw))
+    types = [OutputType.DISCRETE, OutputType.CONTINUOUS]
+    model.train_numpy(
+        features,
+        attributes=attributes,
+        attribute_types=types,
+        progress_callback=callback,
+        progress_bar=False,
+    )
+    return model
+
+
+# ----- choosing a precision -------------------------------------------------------------
+def test_resolution_and_gretel_switch():
+    assert resolve_precision("auto", CPU) == Precision.FP32  # mixed precision rarely pays on CPU
+    assert resolve_precision("BF16", CPU) == Precision.BF16
+    assert _config(mixed_precision_training=True).effective_precision == "fp16"
+    assert _config(mixed_precision_training=True, precision="bf16").effective_precision == "bf16"
+    with pytest.raises(ParameterError, match="precision must be one of"):
+        _config(precision="fp8")
+    with pytest.raises(ParameterError, match="'fp64'"):
+        resolve_precision("fp64", CPU)
+
+
+def test_impossible_request_is_an_error_not_a_silent_downgrade(monkeypatch):
+    import dgan.precision as precision
+
+    monkeypatch.setattr(precision, "_autocast_works", lambda device_type, dtype: False)
+    with pytest.raises(ParameterError, match="not supported on this cpu device"):
+        resolve_precision("fp16", CPU)
+
+
+def test_fallback_chain_on_cpu():
+    assert fallback_precision(Precision.FP16, CPU) == Precision.FP32  # no native bf16 on CPU
+    assert fallback_precision(Precision.BF16, CPU) == Precision.FP32
+    assert fallback_precision(Precision.FP32, CPU) is None
+
+
+def test_config_validation_of_precision_fields():
+    with pytest.raises(ParameterError) as info:
+        _config(loss_scale=-1, backoff_factor=2, gradient_penalty_precision="fp16")
+    message = str(info.value)
+    assert "loss_scale" in message and "backoff_factor" in message
+    assert "gradient_penalty_precision" in message
+
+
+# ----- LSTM safety ----------------------------------------------------------------------
+@pytest.mark.parametrize("safe", [True, False])
+def test_lstm_runs_in_fp32_where_the_device_cannot_run_it_in_low_precision(monkeypatch, safe):
+    import dgan.precision as precision
+
+    monkeypatch.setattr(precision, "lstm_runs_safely", lambda device_type, dtype: safe)
+    model = _train(np.random.default_rng(0), epochs=1)
+    policy = PrecisionPolicy(CPU, Precision.BF16)
+    assert policy.lstm_in_fp32 is (not safe)
+    policy.configure(model.generator)
+    seen = {}
+    model.generator.lstm.register_forward_hook(lambda m, i, o: seen.update(dtype=o[0].dtype))
+    with policy.autocast():
+        attribute_noise, feature_noise = model._trainer.noise(4)
+        if safe and not lstm_runs_safely("cpu", torch.bfloat16):
+            pytest.skip("this CPU's oneDNN has no bf16 LSTM; the unsafe case covers it")
+        model.generator(attribute_noise, feature_noise)
+    assert seen["dtype"] == (torch.bfloat16 if safe else torch.float32)
+
+
+# ----- gradient penalty -----------------------------------------------------------------
+def _penalty_inputs():
+    torch.manual_seed(0)
+    critic = Critic(in_dim=3 + 4 * 5, num_layers=3, num_units=64)
+    real = (torch.rand(32, 3), None, torch.rand(32, 4, 5))
+    fake = (torch.rand(32, 3), None, torch.rand(32, 4, 5))
+    alpha = torch.rand(32, 1)
+    return critic, real, fake, alpha
+
+
+def _penalty_and_grads(policy):
+    critic, real, fake, alpha = _penalty_inputs()
+    penalty = policy.gradient_penalty(critic, real, fake, alpha)
+    params = list(critic.parameters())
+    # The last layer's bias cannot change d(score)/d(input): its gradient may be unused.
+    grads = torch.autograd.grad(penalty, params, allow_unused=True)
+    return penalty.detach(), [
+        torch.zeros_like(p) if g is None else g for p, g in zip(params, grads, strict=True)
+    ]
+
+
+@pytest.mark.parametrize("penalty_precision,rtol", [("autocast", 3e-2), ("fp32", 1e-5)])
+@pytest.mark.parametrize("precision", [Precision.FP16, Precision.BF16])
+def test_low_precision_penalty_matches_fp32(precision, penalty_precision, rtol):
+    """The fp16 penalty goes through the scaled-output recipe; it must equal fp32's."""
+    reference, reference_grads = _penalty_and_grads(PrecisionPolicy(CPU, Precision.FP32))
+    policy = PrecisionPolicy(CPU, precision, gradient_penalty_precision=penalty_precision)
+    if policy.critic_scaler.is_enabled():
+        policy.critic_scaler.scale(torch.ones(()))  # materialise the 2**14 scale
+    penalty, grads = _penalty_and_grads(policy)
+    torch.testing.assert_close(penalty, reference, rtol=rtol, atol=1e-6)
+    for g, ref in zip(grads, reference_grads, strict=True):
+        torch.testing.assert_close(g.float(), ref, rtol=rtol * 3, atol=rtol * ref.abs().max())
+
+
+def test_penalty_unscales_gradients_whatever_the_scale():
+    values = []
+    for scale in (1.0, 2.0**10, 2.0**14):
+        policy = PrecisionPolicy(
+            CPU, Precision.FP16, init_scale=scale, gradient_penalty_precision="autocast"
+        )
+        values.append(_penalty_and_grads(policy)[0])
+    torch.testing.assert_close(values[1], values[0], rtol=3e-2, atol=1e-6)
+    torch.testing.assert_close(values[2], values[0], rtol=3e-2, atol=1e-6)
+
+
+# ----- loss scaling, skipped steps and clipping -------------------------------------------
+def test_forced_overflow_skips_steps_and_backs_the_scale_off(rng):
+    model = _train(rng, precision="fp16", init_scale=2.0**40)
+    first = model.history[0]
+    assert first["skipped_steps"] > 0
+    assert first["critic_loss_scale"] < 2.0**40
+    assert first["guard_events"] == []  # skipped steps are normal, not divergence
+    assert all(torch.isfinite(p).all() for p in model.generator.parameters())
+
+
+def test_static_scale_never_changes(rng):
+    model = _train(rng, precision="fp16", loss_scale=2.0**40)  # every step overflows
+    assert all(h["skipped_steps"] > 0 for h in model.history)
+    assert {h["critic_loss_scale"] for h in model.history} == {2.0**40}
+    assert {h["generator_loss_scale"] for h in model.history} == {2.0**40}
+
+
+def test_clipping_uses_the_true_gradient_norm():
+    torch.manual_seed(0)
+    net = torch.nn.Linear(8, 1)
+    opt = torch.optim.SGD(net.parameters(), lr=0.0)
+    x = torch.randn(16, 8)
+    norms = []
+    for precision, scale in ((Precision.FP32, 1.0), (Precision.FP16, 2.0**8)):
+        policy = PrecisionPolicy(CPU, precision, loss_scale=scale, max_grad_norm=0.05)
+        with policy.autocast():
+            loss = net(x).float().pow(2).mean()
+        skipped = policy.backward_and_step(loss, policy.critic_scaler, [opt])
+        assert not skipped
+        norms.append(torch.cat([p.grad.flatten() for p in net.parameters()]).norm())
+    # Clipped to the threshold in both: the scaled gradient (256x larger) was unscaled first.
+    torch.testing.assert_close(norms[0], torch.tensor(0.05), rtol=1e-5, atol=0)
+    torch.testing.assert_close(norms[1], torch.tensor(0.05), rtol=1e-3, atol=0)
+
+
+# ----- divergence guard -------------------------------------------------------------------
+def _poison_at(step_to_poison: int, model_holder: list):
+    calls = {"n": 0}
+
+    def callback(info):
+        calls["n"] += 1
+        if calls["n"] == step_to_poison:
+            with torch.no_grad():
+                model_holder[0].generator.head.weight[0, 0] = float("nan")
+
+    return callback
+
+
+def _train_poisoned(rng, step, **kw):
+    holder: list = []
+    features, attributes = _data(rng)
+    model = DGAN(_config(**kw))
+    holder.append(model)
+    model.train_numpy(
+        features,
+        attributes=attributes,
+        progress_callback=_poison_at(step, holder),
+        progress_bar=False,
+    )
+    return model
+
+
+def test_injected_nan_rolls_back_and_falls_back_to_a_safer_precision(rng, caplog):
+    with caplog.at_level(logging.WARNING, logger="dgan.training"):
+        model = _train_poisoned(rng, step=3, precision="fp16", epochs=3)
+    events = [e for h in model.history for e in h["guard_events"]]
+    assert len(events) == 1
+    assert events[0]["precision"] == "fp16"
+    assert events[0]["reason"] in ("non-finite weights", "non-finite loss")
+    assert events[0]["action"] == "rolled back and continued in fp32"
+    assert model.history[-1]["precision"] == "fp32"
+    assert all(torch.isfinite(p).all() for p in model.generator.parameters())
+    assert all(np.isfinite(h["generator_loss"]) for h in model.history[1:])
+    assert "Divergence at step" in caplog.text
+    # Generation still works after recovery.
+    _, series = model.generate_numpy(4)
+    assert np.isfinite(np.stack(series)).all()
+
+
+def test_divergence_in_fp32_stops_with_good_weights(rng):
+    model = _train_poisoned(rng, step=3, precision="fp32", epochs=4)
+    events = [e for h in model.history for e in h["guard_events"]]
+    assert [e["action"] for e in events] == [
+        "rolled back to the last good weights and stopped training"
+    ]
+    assert len(model.history) < 4 and model.history[-1]["stopped"]
+    assert all(torch.isfinite(p).all() for p in model.generator.parameters())
+
+
+def test_history_records_precision_fields(rng):
+    model = _train(rng, precision="bf16")
+    for h in model.history:
+        assert h["precision"] == "bf16"
+        assert h["critic_loss_scale"] is None and h["skipped_steps"] == 0
+        assert h["peak_memory_bytes"] > 0
+
+
+# ----- saved state and generation --------------------------------------------------------
+def test_scaler_state_and_precision_survive_save_and_load(rng, tmp_path):
+    model = _train(rng, precision="fp16", init_scale=2.0**40)
+    scale = model._trainer.policy.critic_scaler.get_scale()
+    loaded = DGAN.load(model.save(tmp_path / "m.dgan"))
+    assert loaded._trainer.policy.name == "fp16"
+    assert loaded._trainer.policy.critic_scaler.get_scale() == scale
+    assert loaded.history == model.history
+
+
+@pytest.mark.parametrize("precision", ["bf16", "fp16"])
+def test_generation_under_autocast_returns_float_data_in_original_units(rng, precision):
+    model = _train(rng, epochs=1)
+    _, series = model.generate_numpy(5, precision=precision)
+    values = np.stack(series)
+    assert values.dtype == np.float64 and np.isfinite(values).all()
+    assert model._trainer.policy.name == "fp32" and model.generator.lstm_runner is None
+
+
+# ----- GPU --------------------------------------------------------------------------------
+@pytest.mark.gpu
+@pytest.mark.parametrize("precision", ["fp16", "bf16"])
+def test_cuda_mixed_precision_step_never_syncs(precision):
+    rng = np.random.default_rng(0)
+    features, attributes = _data(rng, n=256)
+    model = DGAN(_config(cuda=True, precision=precision, epochs=1, batch_size=64))
+    model.train_numpy(features, attributes=attributes, progress_bar=False)
+    trainer = model._trainer
+    batch = model._to_device(model.encoder.transform(list(features), attributes))
+    sums = torch.zeros(4, device="cuda")
+    counters = torch.zeros(3, dtype=torch.long, device="cuda")
+    torch.cuda.synchronize()
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        for _ in range(3):
+            trainer.train_step(batch.head(64), sums, counters)
+    finally:
+        torch.cuda.set_sync_debug_mode("default")
+    assert torch.isfinite(sums).all()
+
+
+@pytest.mark.gpu
+def test_cuda_bf16_lstm_is_detected():
+    """DESIGN fact: cuDNN runs the LSTM in fp16 under bf16 autocast; dgan must notice."""
+    policy = PrecisionPolicy(torch.device("cuda"), Precision.BF16)
+    assert policy.lstm_in_fp32 == (not lstm_runs_safely("cuda", torch.bfloat16))
