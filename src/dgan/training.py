@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
-import resource
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -257,8 +256,7 @@ class Trainer:
             m.train()
         show = sys.stderr.isatty() if progress_bar is None else progress_bar
         bar = tqdm(total=epochs * n_batches, disable=not show, unit="batch", desc="training")
-        guard = self.config.divergence_guard
-        if guard:
+        if self.config.divergence_guard:
             self.guard.snapshot(self.policy)
         history = []
         self.stopped = False
@@ -320,7 +318,7 @@ class Trainer:
             "guard_events": events,
             "peak_memory_bytes": torch.cuda.max_memory_allocated(self.device)
             if cuda
-            else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+            else peak_rss_bytes(),
         }
         if stopped:
             record["stopped"] = True
@@ -370,6 +368,16 @@ class Trainer:
         if self.attribute_critic is None:
             means["attribute_discriminator_loss"] = None
         return means
+
+
+def peak_rss_bytes() -> int | None:
+    """Peak resident memory of this process (Linux/macOS), or None where unknown."""
+    try:
+        import resource  # POSIX only
+    except ImportError:
+        return None
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak if sys.platform == "darwin" else peak * 1024  # macOS reports bytes, Linux KiB
 
 
 def _scale(scaler: torch.amp.GradScaler) -> float | None:
