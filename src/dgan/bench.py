@@ -20,6 +20,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import gc
 import json
@@ -327,28 +328,19 @@ def _window(step: Callable[[], None], steps: int, device: torch.device) -> dict[
         baseline = torch.cuda.memory_allocated(device)
     else:
         baseline = _current_rss_bytes() or process_peak_rss_bytes()
-    with _RssPeak() if not cuda else _nothing() as rss, _sync_check(cuda) as syncs:
+    sampler = contextlib.nullcontext() if cuda else _RssPeak()
+    with sampler, _SyncCheck(cuda) as syncs:
         start = time.perf_counter()
         for _ in range(steps):
             step()
         if cuda:
             torch.cuda.synchronize(device)
         seconds = time.perf_counter() - start
-    peak = torch.cuda.max_memory_allocated(device) if cuda else rss.peak
+    peak = torch.cuda.max_memory_allocated(device) if cuda else sampler.peak
     return {"seconds": seconds, "peak": peak, "baseline": baseline, "syncs": syncs}
 
 
-class _nothing:
-    peak = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> None:
-        pass
-
-
-class _sync_check:
+class _SyncCheck:
     """On CUDA, record host syncs in the window (DESIGN decision 2) as warning texts."""
 
     def __init__(self, cuda: bool):
