@@ -1,0 +1,82 @@
+"""The benchmark harness: result structure, sane values, machine info and the JSON file."""
+
+import datetime as dt
+import json
+import math
+
+import pytest
+
+from dgan import DGANConfig
+from dgan.bench import json_safe, machine_info, synthetic_workload, time_training, write_result
+
+
+def _config(**kw) -> DGANConfig:
+    base = dict(
+        max_sequence_len=6,
+        sample_len=3,
+        batch_size=16,
+        cuda=False,
+        seed=0,
+        attribute_num_units=8,
+        feature_num_units=8,
+        discriminator_num_units=8,
+        discriminator_num_layers=2,
+    )
+    return DGANConfig(**{**base, **kw})
+
+
+@pytest.fixture(scope="module")
+def bench_workload():
+    return synthetic_workload(16, length=6, n_features=2, seed=0)
+
+
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_time_training_reports_positive_finite_numbers(bench_workload, precision):
+    attributes, features, types = bench_workload
+    result = time_training(
+        _config(precision=precision),
+        features,
+        attributes,
+        types,
+        warmup_steps=1,
+        timed_steps=2,
+        windows=2,
+        device="cpu",
+    )
+    assert result["status"] == "ok"
+    assert result["precision"] == precision and result["device"] == "cpu"
+    assert result["examples_per_batch"] == 16 and result["timed_steps"] == 2
+    assert len(result["window_seconds"]) == 2
+    for key in ("seconds_per_batch", "examples_per_s", "peak_memory_bytes"):
+        assert math.isfinite(result[key]) and result[key] > 0, key
+    assert result["examples_per_s"] == pytest.approx(16 / result["seconds_per_batch"])
+    assert result["peak_memory_bytes"] >= result["baseline_memory_bytes"] > 0
+    assert result["skipped_steps"] == 0 and result["nonfinite_losses"] == 0
+    assert all(math.isfinite(v) for v in result["mean_losses"].values())
+    json.dumps(result, allow_nan=False)  # JSON-ready as it is
+
+
+def test_time_training_does_not_change_the_callers_config(bench_workload):
+    attributes, features, types = bench_workload
+    config = _config()
+    time_training(config, features, attributes, types, warmup_steps=0, timed_steps=1)
+    assert config.epochs == 400 and config.cuda is False
+
+
+def test_machine_info_names_the_software():
+    info = machine_info()
+    assert info["torch"] and info["cpu_count"] >= 1 and info["torch_threads"] >= 1
+    assert isinstance(info["gpus"], list)
+    assert info["git_commit"] is None or len(info["git_commit"]) == 40
+
+
+def test_write_result_names_the_file_and_writes_strict_json(tmp_path):
+    result = {"machine": {"torch": "x"}, "value": float("nan"), "rows": [1.5, float("inf")]}
+    path = write_result(result, "precision", "cpu", tmp_path, date=dt.date(2024, 5, 17))
+    assert path == tmp_path / "precision-cpu-2024-05-17.json"
+    assert json.loads(path.read_text()) == {
+        "machine": {"torch": "x"},
+        "value": None,
+        "rows": [1.5, None],
+    }
+    assert json_safe({"a": (1, 2)}) == {"a": [1, 2]}
