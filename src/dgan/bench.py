@@ -24,13 +24,10 @@ import contextlib
 import datetime as dt
 import gc
 import json
-import math
 import os
 import platform
-import resource
 import statistics
 import subprocess
-import sys
 import threading
 import time
 import warnings
@@ -44,7 +41,8 @@ import torch
 
 from dgan.config import DGANConfig, OutputType
 from dgan.model import DGAN
-from dgan.training import LOSS_NAMES, Batch
+from dgan.serialization import json_safe
+from dgan.training import LOSS_NAMES, Batch, loss_scale, peak_rss_bytes
 
 # CPU instruction sets that give native (not emulated) reduced-precision maths.
 _NATIVE_LOW_PRECISION_FLAGS = ("avx512_bf16", "avx512_fp16", "amx_bf16", "amx_fp16")
@@ -150,12 +148,6 @@ def synthetic_workload(
 
 
 # ----- memory ---------------------------------------------------------------------------
-def process_peak_rss_bytes() -> int:
-    """Peak resident memory of this whole process since it started (never goes down)."""
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak if sys.platform == "darwin" else peak * 1024  # Linux reports KiB
-
-
 def _current_rss_bytes() -> int | None:
     try:
         return int(Path("/proc/self/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
@@ -187,7 +179,7 @@ class _RssPeak:
 
     def __exit__(self, *exc) -> None:
         if self.peak is None:
-            self.peak = process_peak_rss_bytes()
+            self.peak = peak_rss_bytes()
             return
         self._stop.set()
         self._thread.join()
@@ -287,13 +279,13 @@ def _time_training(config, features, attributes, attribute_types, warmup, steps,
         "peak_memory_bytes": max(m["peak"] for m in measured),
         "baseline_memory_bytes": min(m["baseline"] for m in measured),
         "memory_kind": "cuda_max_memory_allocated" if cuda else "cpu_rss_sampled_in_window",
-        "process_peak_rss_bytes": process_peak_rss_bytes(),
+        "process_peak_rss_bytes": peak_rss_bytes(),
         "skipped_steps": critic_skipped + generator_skipped,
         "skipped_steps_burn_in": burn_in[0] + burn_in[1],
         "nonfinite_losses": nonfinite + burn_in[2],
         "mean_losses": dict(zip(LOSS_NAMES, loss_means, strict=True)),
-        "critic_loss_scale": _scale(policy.critic_scaler),
-        "generator_loss_scale": _scale(policy.generator_scaler),
+        "critic_loss_scale": loss_scale(policy.critic_scaler),
+        "generator_loss_scale": loss_scale(policy.generator_scaler),
         "host_syncs_in_window": len(syncs) if cuda else None,
         "host_sync_sites": sorted(set(syncs))[:5],
     }
@@ -327,7 +319,7 @@ def _window(step: Callable[[], None], steps: int, device: torch.device) -> dict[
         torch.cuda.reset_peak_memory_stats(device)
         baseline = torch.cuda.memory_allocated(device)
     else:
-        baseline = _current_rss_bytes() or process_peak_rss_bytes()
+        baseline = _current_rss_bytes() or peak_rss_bytes()
     sampler = contextlib.nullcontext() if cuda else _RssPeak()
     with sampler, _SyncCheck(cuda) as syncs:
         start = time.perf_counter()
@@ -362,24 +354,7 @@ class _SyncCheck:
             self.caught += [str(r.message).splitlines()[0] for r in self._records]
 
 
-def _scale(scaler: torch.amp.GradScaler) -> float | None:
-    return scaler.get_scale() if scaler.is_enabled() else None  # host sync, after the window
-
-
 # ----- results --------------------------------------------------------------------------
-def json_safe(value: Any) -> Any:
-    """Non-finite floats become None (JSON has no NaN); numpy scalars become Python ones."""
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {str(k): json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(v) for v in value]
-    return value
-
-
 def write_result(
     result: dict[str, Any],
     name: str,

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import copy
 import logging
-import math
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -41,6 +40,7 @@ from dgan.precision import Precision, PrecisionPolicy, resolve_precision
 from dgan.serialization import (
     flatten_state_dict,
     join_optimizer_state,
+    json_safe,
     read_model_file,
     split_optimizer_state,
     unflatten_state_dict,
@@ -532,7 +532,7 @@ class DGAN:
             "data_frame_layout": None
             if self.data_frame_layout is None
             else self.data_frame_layout.to_json_dict(),
-            "history": _json_safe(self.history),
+            "history": json_safe(self.history),
             "optimizers": optimizers,
             "steps_done": self._trainer.steps_done,
             "precision": {
@@ -611,14 +611,3 @@ class DGAN:
         if self.attribute_critic is not None:
             parts.append(("attribute_critic", self.attribute_critic, t.attribute_critic_opt))
         return parts
-
-
-def _json_safe(value: Any) -> Any:
-    """Non-finite floats (a diverged loss) become None, as JSON has no NaN."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_safe(v) for v in value]
-    return value

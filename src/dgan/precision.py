@@ -119,7 +119,19 @@ def resolve_precision(requested: str | Precision, device: torch.device) -> Preci
             f"precision={precision.value!r} is not supported on this {device.type} device "
             "(autocast failed); use precision='fp32', or train on a CUDA GPU (cuda=True)."
         )
+    if precision.dtype is not None and device.type == "cpu":
+        _warn_cpu_low_precision(precision.value)
     return precision
+
+
+@functools.cache
+def _warn_cpu_low_precision(name: str) -> None:
+    logger.warning(
+        "precision=%r on CPU: most CPUs emulate %s maths, so this usually trains slower than "
+        "fp32 (see docs/precision.md); use precision='auto' to let dgan choose.",
+        name,
+        name,
+    )
 
 
 # Which precision to fall back to after a divergence, safest last.

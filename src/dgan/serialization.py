@@ -10,11 +10,13 @@ Loading parses JSON and raw tensor bytes only, so a crafted file cannot run code
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 from safetensors import SafetensorError
 from safetensors.torch import safe_open, save_file
@@ -127,3 +129,16 @@ def join_optimizer_state(prefix: str, tensors: dict[str, torch.Tensor], rest: di
             index, key = name[len(start) :].split(".", 1)
             state.setdefault(int(index), {})[key] = value
     return {"state": state, "param_groups": rest["param_groups"]}
+
+
+def json_safe(value: Any) -> Any:
+    """Non-finite floats become None (JSON has no NaN); numpy scalars become Python ones."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    return value

@@ -312,8 +312,8 @@ class Trainer:
             "examples_per_s": n / elapsed,
             "wall_time_s": elapsed,
             "precision": self.policy.name,
-            "critic_loss_scale": _scale(self.policy.critic_scaler),
-            "generator_loss_scale": _scale(self.policy.generator_scaler),
+            "critic_loss_scale": loss_scale(self.policy.critic_scaler),
+            "generator_loss_scale": loss_scale(self.policy.generator_scaler),
             "skipped_steps": critic_skipped + generator_skipped,
             "guard_events": events,
             "peak_memory_bytes": torch.cuda.max_memory_allocated(self.device)
@@ -380,5 +380,6 @@ def peak_rss_bytes() -> int | None:
     return peak if sys.platform == "darwin" else peak * 1024  # macOS reports bytes, Linux KiB
 
 
-def _scale(scaler: torch.amp.GradScaler) -> float | None:
+def loss_scale(scaler: torch.amp.GradScaler) -> float | None:
+    """The scaler's current scale, or None when loss scaling is off."""
     return scaler.get_scale() if scaler.is_enabled() else None  # host sync (epoch end)
