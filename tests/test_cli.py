@@ -16,6 +16,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import matplotlib.image
 import numpy as np
@@ -23,13 +24,16 @@ import pandas as pd
 import pytest
 
 from dgan import DGAN, DGANConfig
-from dgan.cli import choose_sample_len, main
+from dgan.cli import DEMO_SYNTHETIC_SERIES, choose_sample_len, main, training_summary
 
 SRC = Path(__file__).resolve().parents[1] / "src"
-# The checkout's code, even where an installed dgan points elsewhere.
 ENV = {
     **os.environ,
+    # The checkout's code, even where an installed dgan points elsewhere.
     "PYTHONPATH": os.pathsep.join(filter(None, [str(SRC), os.environ.get("PYTHONPATH")])),
+    # Tiny models: more threads only add synchronisation, which on a busy CPU costs more
+    # than the work (the test file runs about twice as fast with one thread).
+    "OMP_NUM_THREADS": "1",
 }
 N_SERIES, N_STEPS = 24, 6
 TINY = {  # a model small enough to train in a second
@@ -119,7 +123,8 @@ def test_train_reads_config_file_and_flags_override_it(trained):
     assert model.config.sample_len == choose_sample_len(N_STEPS)
     out = (trained / "train.out").read_text()
     assert f"inferred max_sequence_len={N_STEPS}" in out
-    assert re.search(r"trained 2 epochs on 24 series in [\d.]+ s \([\d,]+ examples/s\)", out)
+    summary = r"trained 2 epochs on 24 series in [\d.]+ s \([\d,]+ examples/s after the first"
+    assert re.search(summary, out)
     assert "precision: " in out and "guard events: " in out
 
 
@@ -193,6 +198,7 @@ PRECISION_FIELD = "precision" in {f.name for f in dataclasses.fields(DGANConfig)
     [
         (["train", "missing.csv", "-o", "m.dgan"], "No such file: 'missing.csv'"),
         (["train", "data.txt", "-o", "m.dgan"], "unknown table format"),
+        (["train", "data.csv", "-o", "."], "is a folder"),
         (["train", "bad.parquet", "-o", "m.dgan"], "Cannot read 'bad.parquet' as Parquet"),
         (["train", "data.csv", "-o", "m.dgan", "--config", "bad.toml"], "'bogus'"),
         (["train", "data.csv", "-o", "m.dgan", "--config", "broken.json"], "not valid JSON"),
@@ -226,14 +232,57 @@ def test_debug_shows_the_traceback(tmp_path, monkeypatch):
         main(["train", "missing.csv", "-o", "m.dgan", "--debug"])
 
 
-def test_parquet_without_pyarrow_says_how_to_install_it(tmp_path, monkeypatch, capsys):
-    monkeypatch.setitem(sys.modules, "pyarrow", None)  # makes `import pyarrow` fail
+@pytest.mark.parametrize(
+    ("missing", "args", "expected"),
+    [
+        (
+            "pyarrow",
+            ["generate", "model.dgan", "-n", "2", "-o", "out.parquet"],
+            'Parquet files need pyarrow (or use CSV); install it with pip install "dgan[parquet]".',
+        ),
+        (
+            "matplotlib",
+            ["evaluate", "real.csv", "synthetic.csv", "--style", "wide", "--report", "r.html"],
+            'The HTML report needs matplotlib; install it with pip install "dgan[report]".',
+        ),
+    ],
+)
+def test_missing_optional_dependency_names_the_extra(
+    missing, args, expected, tmp_path, monkeypatch, capsys
+):
+    monkeypatch.setitem(sys.modules, missing, None)  # makes `import <missing>` fail
     monkeypatch.chdir(tmp_path)
-    assert main(["generate", "model.dgan", "-n", "2", "-o", "out.parquet"]) == 1
-    assert capsys.readouterr().err.strip() == (
-        'dgan: error: Parquet files need pyarrow; install it with pip install "dgan[parquet]", '
-        "or use CSV."
-    )
+    assert main(args) == 1
+    assert capsys.readouterr().err.strip() == f"dgan: error: {expected}"
+
+
+def test_summary_reports_precision_and_guard_events_when_history_has_them():
+    def epoch(k, precision, events):
+        timing = {"examples_per_s": 100.0, "wall_time_s": 0.5}
+        return {"epoch": k, **timing, "precision": precision, "guard_events": events}
+
+    event = {"step": 7, "reason": "non-finite loss", "action": "fell back to fp32"}
+    history = [epoch(0, "fp16", []), epoch(1, "fp16", [event]), epoch(2, "fp32", [])]
+    text = training_summary(SimpleNamespace(history=history, config=None), seconds=1.5)
+    assert "trained 3 epochs on 50 series in 1.5 s (100 examples/s" in text
+    assert "precision: fp16 (epochs 0-1), fp32 (epochs 2-2)" in text
+    assert "guard events: 1\n  epoch 1: step 7: non-finite loss -> fell back to fp32" in text
+
+    # Builds that do not record them (yet): the configured precision, or fp32.
+    unrecorded = ("precision", "guard_events")
+    plain = [{k: v for k, v in h.items() if k not in unrecorded} for h in history]
+    text = training_summary(SimpleNamespace(history=plain, config=None), seconds=1.5)
+    assert "precision: fp32" in text and "guard events: none" in text
+
+
+def test_inferred_sample_len_divides_and_keeps_the_lstm_short():
+    for length in range(1, 400):
+        sample_len = choose_sample_len(length)
+        assert length % sample_len == 0
+        steps = length // sample_len
+        # About 10 steps, unless the length has no divisor giving 4..25 steps.
+        has_moderate = any(length % d == 0 and 4 <= length // d <= 25 for d in range(1, length + 1))
+        assert 4 <= steps <= 25 or not has_moderate, (length, steps)
 
 
 @pytest.mark.parametrize("command", [None, "train", "generate", "evaluate", "demo"])
@@ -252,7 +301,8 @@ def test_demo_writes_model_synthetic_csv_and_report(tmp_path):
     out = tmp_path / "demo"
     assert DGAN.load(out / "model.dgan").config.epochs == 2
     synthetic = pd.read_csv(out / "synthetic.csv")
-    assert synthetic["example_id"].nunique() == 48 and len(synthetic) == 48 * 28
+    assert synthetic["example_id"].nunique() == DEMO_SYNTHETIC_SERIES
+    assert len(synthetic) == DEMO_SYNTHETIC_SERIES * 28
     images = png_images((out / "report.html").read_text())
     assert len(images) >= 4
     for raw in images:
