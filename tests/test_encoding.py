@@ -60,7 +60,7 @@ def test_feature_scaling_off_requires_range():
 
 
 def _config(**kw):
-    return DGANConfig(max_sequence_len=6, sample_len=2, **kw)
+    return DGANConfig(**{"max_sequence_len": 6, "sample_len": 2, **kw})
 
 
 @settings(max_examples=30, deadline=None)
@@ -127,3 +127,15 @@ def test_constant_series_round_trip():
 def test_unknown_encoder_type_in_file():
     with pytest.raises(Exception, match="Unknown encoder type"):
         encoder_from_json({"type": "pickle"})
+
+
+def test_overshooting_midpoint_and_half_range_stay_in_the_training_range():
+    features = [np.array([[0.0], [1.0], [2.0]]), np.array([[5.0], [7.0], [10.0]])]
+    enc = DataEncoder.fit(
+        _config(max_sequence_len=3, sample_len=1), features, [OutputType.CONTINUOUS], None, None
+    )
+    data = enc.transform(features, None)
+    data.additional_attributes[:] = [[0.0, 1.0], [1.0, 1.0]]  # generated extremes
+    _, back = enc.inverse(data)
+    values = np.concatenate(back)
+    assert values.min() >= 0.0 and values.max() <= 10.0

@@ -496,8 +496,12 @@ class DataEncoder:
                 half = np.maximum(half, 0.0)  # a generated negative half-range means zero
                 col = feats[:, :, starts[i]]
                 unit = col if self.normalization == Normalization.ZERO_ONE else (col + 1) / 2
-                # Back to the globally scaled space; the feature encoder does the rest.
-                feats[:, :, starts[i]] = (mid - half)[:, None] + unit * (2.0 * half)[:, None]
+                # Back to the globally scaled space, which spans the normalization range by
+                # construction: a generated midpoint +/- half-range may overshoot it (e.g.
+                # negative rainfall), so clip there. The feature encoder does the rest.
+                z = (mid - half)[:, None] + unit * (2.0 * half)[:, None]
+                low = 0.0 if self.normalization == Normalization.ZERO_ONE else -1.0
+                feats[:, :, starts[i]] = np.clip(z, low, 1.0)
         decoded = self._inverse_columns(
             self.feature_encoders, _slices(self.feature_encoders), feats, feats.shape[:2]
         )  # (N, T, F)
