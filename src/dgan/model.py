@@ -559,11 +559,10 @@ class DGAN:
                     rng.set_state(saved)
             model._trainer.steps_done = state["steps_done"]
             model.history = state["history"]
-        except (KeyError, TypeError, ValueError, RuntimeError) as e:
-            if isinstance(e, SerializationError):
-                raise
+        except (KeyError, TypeError, ValueError, RuntimeError, AttributeError) as e:
+            detail = " ".join(str(e).split())  # torch's messages span several lines
             raise SerializationError(
-                f"{str(path)!r} holds an incomplete or inconsistent dgan model ({e}); "
+                f"{str(path)!r} holds an incomplete or inconsistent dgan model ({detail}); "
                 "save it again with DGAN.save()."
             ) from e
         return model
