@@ -550,8 +550,9 @@ class DGAN:
             model._build()
             for name, module, opt in model._trainable():
                 module.load_state_dict(unflatten_state_dict(name, tensors))
+                opt_state = state["optimizers"][name]
                 opt.load_state_dict(
-                    join_optimizer_state(f"optimizer.{name}", tensors, state["optimizers"][name])
+                    join_optimizer_state(f"optimizer.{name}", tensors, opt_state, opt.state_dict())
                 )
             for stream, rng in (("train", model._trainer.rng), ("generate", model._generation_rng)):
                 saved = tensors.get(f"rng.{model.device.type}.{stream}")
