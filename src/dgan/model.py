@@ -421,7 +421,10 @@ class DGAN:
         for name, value in given.items():
             if value is None:
                 continue
-            value = torch.as_tensor(np.asarray(value, dtype=np.float32))
+            if isinstance(value, torch.Tensor):  # maybe on a GPU, where numpy cannot go
+                value = value.detach().float()
+            else:
+                value = torch.as_tensor(np.asarray(value, dtype=np.float32))
             if tuple(value.shape[1:]) != shapes[name] or value.ndim != len(shapes[name]) + 1:
                 raise ParameterError(
                     f"{name} has shape {tuple(value.shape)}; expected (n, "
@@ -447,13 +450,23 @@ class DGAN:
         )
 
     def _noise(self, n: int) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.attribute_noise_func(n), self.feature_noise_func(n)
+
+    def attribute_noise_func(self, n: int) -> torch.Tensor:
+        """(n, attribute_noise_dim) noise from the model's generation RNG (gretel's name).
+
+        Pass it, with `feature_noise_func`'s, to `generate_numpy` to reproduce output.
+        """
+        self._require_built()
+        shape = (n, self.config.attribute_noise_dim)
+        return torch.randn(shape, device=self.device, generator=self._generation_rng)
+
+    def feature_noise_func(self, n: int) -> torch.Tensor:
+        """(n, max_sequence_len // sample_len, feature_noise_dim) noise (gretel's name)."""
+        self._require_built()
         c = self.config
-        cells = c.max_sequence_len // c.sample_len
-        rng = self._generation_rng
-        return (
-            torch.randn(n, c.attribute_noise_dim, device=self.device, generator=rng),
-            torch.randn(n, cells, c.feature_noise_dim, device=self.device, generator=rng),
-        )
+        shape = (n, c.max_sequence_len // c.sample_len, c.feature_noise_dim)
+        return torch.randn(shape, device=self.device, generator=self._generation_rng)
 
     def _generate_encoded(
         self,
