@@ -1,4 +1,5 @@
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 
@@ -155,3 +156,31 @@ def test_gretel_noise_functions_reproduce_generation(rng):
     )
     np.testing.assert_array_equal(from_tensors[0], from_arrays[0])
     np.testing.assert_array_equal(np.stack(from_tensors[1]), np.stack(from_arrays[1]))
+
+
+def test_dataframe_messages_name_columns_and_examples(rng):
+    wide = pd.DataFrame(rng.normal(size=(10, 4)), columns=["t0", "t1", "t2", "t3"])
+    wide["kind"] = ["a", "b"] * 5
+    wide.loc[3, "t2"] = np.inf
+    with pytest.raises(DataError, match=r"feature 't0\.\.t3' is \+/-inf .* \(row 3\)"):
+        DGAN(_config()).train_dataframe(wide, attribute_columns=["kind"], progress_bar=False)
+
+    long = pd.DataFrame(
+        {"sensor": np.repeat([f"s{i}" for i in range(6)], 4), "temp": rng.normal(size=24)}
+    )
+    long.loc[long["sensor"].isin(["s1", "s2", "s4", "s5"]), "temp"] = np.nan
+    with pytest.raises(DataError) as error:
+        DGAN(_config()).train_dataframe(
+            long, example_id_column="sensor", df_style="long", progress_bar=False
+        )
+    assert "drop 4 of 6 examples (67%)" in str(error.value)
+    assert "4 with feature 'temp' entirely NaN ('s1', 's2', 's4', 's5')" in str(error.value)
+
+
+def test_categories_unseen_in_training_name_the_column_when_training_continues(rng):
+    df = pd.DataFrame({"kind": ["a", "b"] * 8, "t0": rng.normal(size=16), "t1": 0.0})
+    model = DGAN(_config(max_sequence_len=2, sample_len=1))
+    model.train_dataframe(df, attribute_columns=["kind"], progress_bar=False)
+    df.loc[0, "kind"] = "z"
+    with pytest.raises(DataError, match=r"'kind' has values never seen in training: \['z'\]"):
+        model.train_dataframe(df, attribute_columns=["kind"], progress_bar=False)

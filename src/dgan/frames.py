@@ -88,6 +88,15 @@ class FrameLayout:
     """Time values given to generated series (see the module docstring), JSON values."""
 
     @property
+    def feature_names(self) -> list[str | int]:
+        """Names of the model's features for messages: the LONG feature columns, or for
+        WIDE the one feature whose time steps the columns are ("t0..t9")."""
+        columns = self.feature_columns
+        if self.df_style is DfStyle.LONG or len(columns) == 1:
+            return list(columns)
+        return [f"{columns[0]}..{columns[-1]}"]
+
+    @property
     def column_order(self) -> list[ColumnName]:
         """The columns of a generated frame, in order."""
         return [c.name for c in self.columns]
@@ -145,6 +154,9 @@ class FrameArrays(NamedTuple):
     attribute_types: list[OutputType]
     feature_types: list[OutputType]
     layout: FrameLayout
+    example_labels: list[str] | None = None
+    """How messages name each example: "row 3" (WIDE), "'sensor-3'" (LONG, its id) or
+    "chunk 2 (rows 12-17)" (LONG without example ids)."""
 
 
 # ------------------------------------------------------------------ frame -> arrays
@@ -210,10 +222,10 @@ def dataframe_to_arrays(
     if roles.style is DfStyle.WIDE:
         # The time-step columns form one feature; _check_data made them all one type.
         feature_types = [_output_type(roles.features[0], roles)]
-        attributes, features, time_grid = _wide_to_arrays(df, roles)
+        attributes, features, time_grid, labels = _wide_to_arrays(df, roles)
     else:
         feature_types = [_output_type(c, roles) for c in roles.features]
-        attributes, features, time_grid = _long_to_arrays(df, roles, max_sequence_len)
+        attributes, features, time_grid, labels = _long_to_arrays(df, roles, max_sequence_len)
     layout = FrameLayout(
         df_style=roles.style,
         attribute_columns=list(roles.attributes),
@@ -225,7 +237,7 @@ def dataframe_to_arrays(
         feature_types=feature_types,
         time_grid=time_grid,
     )
-    return FrameArrays(attributes, features, attribute_types, feature_types, layout)
+    return FrameArrays(attributes, features, attribute_types, feature_types, layout, labels)
 
 
 def _resolve_roles(
@@ -407,7 +419,7 @@ def _wide_to_arrays(df: pd.DataFrame, roles: _Roles):
     attributes = _stack_columns(df, roles.attributes, roles.discrete) if roles.attributes else None
     steps = _stack_columns(df, roles.features, roles.discrete)  # (N, T)
     features = list(steps[:, :, None])  # N arrays of (T, 1)
-    return attributes, features, None
+    return attributes, features, None, [f"row {plain(i)!r}" for i in df.index]
 
 
 def _long_to_arrays(df: pd.DataFrame, roles: _Roles, max_sequence_len: int):
@@ -462,7 +474,7 @@ def _long_to_arrays(df: pd.DataFrame, roles: _Roles, max_sequence_len: int):
         longest = int(np.argmax(lengths))  # the first of the longest examples
         rows_of_longest = order[starts[longest] : starts[longest] + lengths[longest]]
         time_grid = [_json_value(v) for v in df[roles.time].iloc[rows_of_longest]]
-    return attributes, features, time_grid
+    return attributes, features, time_grid, labels
 
 
 def _varying_attributes(rows: pd.DataFrame, codes: np.ndarray, labels: list[str]) -> list[str]:
@@ -540,6 +552,7 @@ def attributes_frame_to_array(df: pd.DataFrame, layout: FrameLayout) -> np.ndarr
         attributes=attributes,
         attribute_types=layout.attribute_types,
         attribute_names=layout.attribute_columns,
+        conditioning=True,
     )
     return attributes
 

@@ -15,6 +15,7 @@ Example:
 from __future__ import annotations
 
 import copy
+import dataclasses
 import logging
 import math
 import os
@@ -194,10 +195,11 @@ class DGAN:
             converted.attributes,
             converted.attribute_types if converted.attributes is not None else None,
             self.config.max_sequence_len,
-            feature_names=layout.feature_columns,
+            feature_names=layout.feature_names,
             attribute_names=layout.attribute_columns or None,
+            example_names=converted.example_labels,
         )
-        self._train(arrays, progress_callback, progress_bar, layout.feature_columns)
+        self._train(arrays, progress_callback, progress_bar)
         if self.data_frame_layout is None:
             self.data_frame_layout = layout
 
@@ -206,9 +208,8 @@ class DGAN:
         arrays: TrainingArrays,
         progress_callback: Callable[[ProgressInfo], None] | None,
         progress_bar: bool | None,
-        feature_names: list[str] | None = None,
     ) -> None:
-        arrays = self._repair_missing(arrays, feature_names)
+        arrays = self._repair_missing(arrays)
         if not self.is_built:
             self.encoder = DataEncoder.fit(
                 self.config,
@@ -216,6 +217,8 @@ class DGAN:
                 arrays.feature_types,
                 arrays.attributes,
                 arrays.attribute_types,
+                feature_names=arrays.feature_names,
+                attribute_names=arrays.attribute_names,
             )
             self._build()
         elif (arrays.attributes is None) != (self.encoder.attribute_encoders is None):
@@ -231,7 +234,7 @@ class DGAN:
         offset = len(self.history)
         self.history.extend({**h, "epoch": h["epoch"] + offset} for h in history)
 
-    def _repair_missing(self, arrays: TrainingArrays, feature_names) -> TrainingArrays:
+    def _repair_missing(self, arrays: TrainingArrays) -> TrainingArrays:
         """Interpolate short NaN gaps in continuous features; drop hopeless examples."""
         continuous = [i for i, t in enumerate(arrays.feature_types) if t == OutputType.CONTINUOUS]
         if not continuous:
@@ -243,10 +246,15 @@ class DGAN:
             max_nan_fraction=c.max_nan_fraction,
             max_consecutive_nans=c.max_consecutive_nans,
             max_dropped_fraction=c.max_dropped_fraction,
-            feature_names=feature_names,
+            feature_names=arrays.feature_names,
+            example_names=arrays.example_names,
         )
         attributes = None if arrays.attributes is None else arrays.attributes[kept]
-        return TrainingArrays(features, arrays.feature_types, attributes, arrays.attribute_types)
+        names = arrays.example_names
+        names = None if names is None else [name for name, k in zip(names, kept, strict=True) if k]
+        return dataclasses.replace(
+            arrays, features=features, attributes=attributes, example_names=names
+        )
 
     def _build(self) -> None:
         """Create networks, optimizers and RNGs for the fitted encoder."""
