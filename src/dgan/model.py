@@ -344,9 +344,9 @@ class DGAN:
             [(4, 1), (4, 1), (4, 1)]
         """
         self._require_built()
-        condition = None
+        condition = requested = None
         if attributes is not None:
-            condition = self._encode_condition(attributes)
+            requested, condition = self._encode_condition(attributes)
             if n is not None and n != len(condition):
                 raise ParameterError(
                     f"n={n} but {len(condition)} attribute rows were given; omit n or give "
@@ -357,7 +357,14 @@ class DGAN:
         encoded = self._generate_encoded(
             len(attribute_noise), attribute_noise, feature_noise, condition
         )
-        return self.encoder.inverse(encoded)
+        generated_attributes, features = self.encoder.inverse(encoded)
+        if requested is not None:
+            # Give back the requested continuous values themselves, not their float32
+            # round trip through the encoder (discrete ones decode to their category).
+            for j, enc in enumerate(self.encoder.attribute_encoders):
+                if isinstance(enc, ContinuousEncoder):
+                    generated_attributes[:, j] = requested[:, j]
+        return generated_attributes, features
 
     def _require_built(self) -> None:
         if not self.is_built:
@@ -365,7 +372,8 @@ class DGAN:
                 "The model is not trained yet; call train_numpy() or train_dataframe() first."
             )
 
-    def _encode_condition(self, attributes) -> torch.Tensor:
+    def _encode_condition(self, attributes) -> tuple[np.ndarray, torch.Tensor]:
+        """(validated attribute values, their encoding on the device)."""
         if self.encoder.attribute_encoders is None:
             raise ParameterError(
                 "This model was trained without attributes, so it cannot be conditioned on "
@@ -378,7 +386,7 @@ class DGAN:
         names = self.data_frame_layout.attribute_columns if self.data_frame_layout else None
         values = validate_condition_attributes(attributes, types, names)
         encoded = self.encoder.transform_attributes(values, len(values))
-        return torch.from_numpy(encoded).to(self.device)
+        return values, torch.from_numpy(encoded).to(self.device)
 
     def generate_dataframe(
         self,
