@@ -184,3 +184,19 @@ def test_categories_unseen_in_training_name_the_column_when_training_continues(r
     df.loc[0, "kind"] = "z"
     with pytest.raises(DataError, match=r"'kind' has values never seen in training: \['z'\]"):
         model.train_dataframe(df, attribute_columns=["kind"], progress_bar=False)
+
+
+def test_numeric_output_is_float_and_other_output_keeps_its_categories(rng):
+    features = np.concatenate([rng.normal(size=(16, 4, 1)), rng.integers(0, 3, (16, 4, 1))], 2)
+    attributes = np.array([[0], [1], [np.nan], [1]] * 4)  # a missing category: NaN
+    model = _train(features, feature_types=[OutputType.CONTINUOUS, OutputType.DISCRETE],
+                   attributes=attributes, attribute_types=[OutputType.DISCRETE])  # fmt: skip
+    generated_attributes, series = model.generate_numpy(30)
+    assert generated_attributes.dtype == np.float64 and series[0].dtype == np.float64
+    assert set(np.unique(np.stack(series)[:, :, 1])) <= {0.0, 1.0, 2.0}
+    known = np.isin(generated_attributes, [0.0, 1.0]) | np.isnan(generated_attributes)
+    assert known.all()
+
+    strings = np.array([["a"], ["b"]] * 8, dtype=object)
+    generated_attributes, _ = _train(features, attributes=strings).generate_numpy(5)
+    assert generated_attributes.dtype == object and set(generated_attributes[:, 0]) <= {"a", "b"}

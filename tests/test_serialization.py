@@ -318,10 +318,17 @@ def test_model_trained_on_cuda_loads_on_cpu(rng, tmp_path):
     assert len(on_cpu.history) == 2
 
 
-def test_types_survive_the_round_trip(tmp_path, rng):
-    features = rng.integers(0, 3, size=(12, 4, 1))
+def test_category_types_survive_the_round_trip(tmp_path, rng):
+    features = np.empty((12, 4, 2), dtype=object)
+    features[:, :, 0] = rng.integers(0, 3, size=(12, 4))
+    features[:, :, 1] = rng.choice([True, False], size=(12, 4))
+    attributes = rng.choice(["x", "y"], size=(12, 1))
     model = DGAN(_config())
-    model.train_numpy(features, feature_types=[OutputType.DISCRETE], progress_bar=False)
-    loaded = DGAN.load(model.save(tmp_path / "ints.dgan"))
-    values = np.concatenate(loaded.generate_numpy(20)[1]).ravel()
-    assert {type(v) for v in values} == {int} and set(values) <= {0, 1, 2}
+    model.train_numpy(features, feature_types=[OutputType.DISCRETE] * 2, attributes=attributes,
+                      progress_bar=False)  # fmt: skip
+    loaded = DGAN.load(model.save(tmp_path / "types.dgan"))
+    generated_attributes, series = loaded.generate_numpy(20)
+    values = np.concatenate(series)
+    assert {type(v) for v in values[:, 0]} == {int} and set(values[:, 0]) <= {0, 1, 2}
+    assert {type(v) for v in values[:, 1]} == {bool}
+    assert set(generated_attributes[:, 0]) <= {"x", "y"}

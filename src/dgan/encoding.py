@@ -182,6 +182,14 @@ class DiscreteEncoder:
     def activation(self) -> str:
         return BITS if self.binary else SOFTMAX
 
+    @property
+    def numeric(self) -> bool:
+        """Whether every category is a number (or missing); bools are not numbers here."""
+        return all(
+            c is None or (isinstance(c, (int, float)) and not isinstance(c, bool))
+            for c in self.categories
+        )
+
     def fit(self, values: np.ndarray) -> DiscreteEncoder:
         scalars = (_to_json_scalar(v) for v in np.asarray(values, dtype=object).ravel())
         unique = {_category_key(v): v for v in scalars}
@@ -249,6 +257,10 @@ class DiscreteEncoder:
 
 
 VariableEncoder = ContinuousEncoder | DiscreteEncoder
+
+
+def _all_numeric(encoders: Sequence[VariableEncoder]) -> bool:
+    return all(isinstance(e, ContinuousEncoder) or e.numeric for e in encoders)
 
 
 def _names(names: Sequence[Any] | None, kind: str, count: int) -> list[str]:
@@ -352,6 +364,16 @@ class DataEncoder:
         if not self.variable_length:
             return None
         return sum(e.width for e in self.feature_encoders)
+
+    @property
+    def numeric_attributes(self) -> bool:
+        """Whether every attribute is a number (continuous, or numeric categories)."""
+        return self.attribute_encoders is not None and _all_numeric(self.attribute_encoders)
+
+    @property
+    def numeric_features(self) -> bool:
+        """Whether every feature is a number (continuous, or numeric categories)."""
+        return _all_numeric(self.feature_encoders)
 
     @property
     def attribute_dim(self) -> int:

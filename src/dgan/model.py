@@ -332,7 +332,10 @@ class DGAN:
 
         Returns:
             ``(attributes, features)``: an (n, attributes) array, or None for a model
-            without attributes, and a list of n (time steps, features) arrays.
+            without attributes, and a list of n (time steps, features) arrays. As in
+            gretel, an array is float64 when all its variables are numbers (numeric
+            categories included; a missing category is NaN), else it is an object array
+            holding the categories as they were in training.
 
         Example:
             >>> import numpy as np
@@ -343,6 +346,18 @@ class DGAN:
             >>> [s.shape for s in series]
             [(4, 1), (4, 1), (4, 1)]
         """
+        generated_attributes, features = self._generate(
+            n, attribute_noise, feature_noise, attributes
+        )
+        # Numbers as numbers, so that np.isnan, arithmetic and allclose work on them.
+        if generated_attributes is not None and self.encoder.numeric_attributes:
+            generated_attributes = generated_attributes.astype(np.float64)
+        if self.encoder.numeric_features:
+            features = [f.astype(np.float64) for f in features]
+        return generated_attributes, features
+
+    def _generate(self, n, attribute_noise, feature_noise, attributes) -> AttributesAndFeatures:
+        """`generate_numpy` with discrete values as their training categories (objects)."""
         self._require_built()
         condition = requested = None
         if attributes is not None:
@@ -421,9 +436,7 @@ class DGAN:
         given = None
         if attributes is not None:
             given = attributes_frame_to_array(attributes, self.data_frame_layout)
-        generated_attributes, features = self.generate_numpy(
-            n, attribute_noise, feature_noise, attributes=given
-        )
+        generated_attributes, features = self._generate(n, attribute_noise, feature_noise, given)
         return arrays_to_dataframe(generated_attributes, features, self.data_frame_layout)
 
     def _check_noise(self, n, attribute_noise, feature_noise) -> tuple[torch.Tensor, ...]:
