@@ -308,3 +308,28 @@ def test_errors_are_catchable_as_builtin_exceptions(rng, config):
         DGAN(config).train_dataframe(
             long, example_id_column="example_id", discrete_columns=["example_id"], df_style="long"
         )
+
+
+def test_long_without_example_id_is_split_into_whole_chunks(rng, config):
+    # gretel's auto-split. Unlike gretel, the generated frame keeps exactly the training
+    # columns (no added "example_id"): every max_sequence_len rows are one series.
+    n = 40
+    df = pd.DataFrame(
+        {
+            "date": pd.date_range(start="1/1/2018", periods=3 * n + 2),
+            "f1": rng.random(3 * n + 2),
+            "f2": rng.random(3 * n + 2),
+        }
+    )
+    config.max_sequence_len, config.sample_len = 6, 2
+    dg = DGAN(config=config)
+    dg.train_dataframe(df=df, df_style=DfStyle.LONG, time_column="date")
+    assert not dg.encoder.variable_length  # the 2 rows left over are not a short series
+
+    synthetic_df = dg.generate_dataframe(5)
+    assert synthetic_df.shape == (6 * 5, 3) and list(synthetic_df.columns) == ["date", "f1", "f2"]
+    assert synthetic_df["date"].tolist() == df["date"].tolist()[:6] * 5
+
+    for rows, error in [(5, "fewer than max_sequence_len=6"), (9, "at least 2 examples")]:
+        with pytest.raises(DataError, match=error):
+            DGAN(config=config).train_dataframe(df.head(rows), time_column="date", df_style="long")

@@ -190,14 +190,16 @@ def dataframe_to_arrays(
     attribute or the example id) are the time steps of a single feature. LONG: one row
     per time step; rows are grouped into examples by ``example_id_column`` (examples in
     order of first appearance) and ordered by ``time_column`` (stable sort); without an
-    example id, consecutive chunks of ``max_sequence_len`` rows become examples.
-    Bool, string, object and categorical columns are discrete; ``discrete_columns``
-    makes numeric ones discrete too. ``df`` is never modified.
+    example id, consecutive chunks of ``max_sequence_len`` rows become examples (rows
+    left after the last whole chunk are left out, with a warning). Bool, string, object
+    and categorical columns are discrete; ``discrete_columns`` makes numeric ones
+    discrete too. ``df`` is never modified.
 
     Raises:
         ParameterError: unknown, overlapping or misplaced column names (all listed).
         DataError: empty frame, unsupported dtypes, an example longer than
-            ``max_sequence_len``, attributes that vary within an example.
+            ``max_sequence_len`` (or, without example ids, fewer rows than that),
+            attributes that vary within an example.
 
     Example:
         >>> df = pd.DataFrame({"kind": ["a", "b"], "t0": [1.0, 2.0], "t1": [3.0, 4.0]})
@@ -435,17 +437,31 @@ def _long_to_arrays(df: pd.DataFrame, roles: _Roles, max_sequence_len: int):
         codes = codes[order]
         labels = [repr(plain(i)) for i in ids]
     else:
-        codes = np.arange(n_rows) // max_sequence_len
+        # Only whole chunks: a shorter last one would make the model variable-length,
+        # and generated frames, which have no id column then, could not be split again.
+        n_examples = n_rows // max_sequence_len
+        if n_examples == 0:
+            raise DataError(
+                f"The DataFrame has {n_rows} rows, fewer than max_sequence_len="
+                f"{max_sequence_len}; without example_id_column the rows are cut into "
+                "examples of max_sequence_len rows. Pass example_id_column, or lower "
+                "max_sequence_len."
+            )
+        order = order[: n_examples * max_sequence_len]
+        codes = np.arange(len(order)) // max_sequence_len
         labels = [
-            f"chunk {k} (rows {k * max_sequence_len}-{min((k + 1) * max_sequence_len, n_rows) - 1})"
-            for k in range(codes[-1] + 1)
+            f"chunk {k} (rows {k * max_sequence_len}-{(k + 1) * max_sequence_len - 1})"
+            for k in range(n_examples)
         ]
         sorted_by = " (sorted by time)" if roles.time is not None else ""
+        left_out = n_rows - len(order)
+        note = ""
+        if left_out:
+            note = f"; the last {left_out} rows, too few for one more, are left out"
         logger.warning(
             f"No example_id_column given: splitting the {n_rows} rows{sorted_by} into "
-            f"{len(labels)} examples of max_sequence_len={max_sequence_len} consecutive rows "
-            "(the last one may be shorter). Pass example_id_column if the frame holds "
-            "several series."
+            f"{n_examples} examples of max_sequence_len={max_sequence_len} consecutive "
+            f"rows{note}. Pass example_id_column if the frame holds several series."
         )
     lengths = np.bincount(codes)
     starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
