@@ -200,3 +200,34 @@ def test_numeric_output_is_float_and_other_output_keeps_its_categories(rng):
     strings = np.array([["a"], ["b"]] * 8, dtype=object)
     generated_attributes, _ = _train(features, attributes=strings).generate_numpy(5)
     assert generated_attributes.dtype == object and set(generated_attributes[:, 0]) <= {"a", "b"}
+
+
+def test_dataframe_dtypes_decide_discreteness_and_round_trip(rng):
+    n, length = 12, 3
+    df = pd.DataFrame(
+        {
+            "id": np.repeat(np.arange(n), length),
+            "when": np.tile(pd.date_range("2024-01-01", periods=length, freq="D"), n),
+            "on": rng.choice([True, False], n * length),  # bool: discrete
+            "mode": rng.choice(["eco", "fast", None], n * length),  # object, NaN a category
+            "zone": pd.Categorical(rng.choice(["z1", "z2"], n * length)),
+            "gear": rng.choice([0, 5, 10], n * length),  # int, forced discrete
+            "rpm": rng.integers(800, 3000, n * length),  # int, continuous
+        }
+    )
+    model = DGAN(_config(max_sequence_len=length, sample_len=1))
+    model.train_dataframe(df, example_id_column="id", time_column="when", discrete_columns=["gear"],
+                          df_style="long", progress_bar=False)  # fmt: skip
+    kinds = {e.name: type(e).__name__ for e in model.encoder.feature_encoders}
+    assert kinds == {"on": "DiscreteEncoder", "mode": "DiscreteEncoder", "zone": "DiscreteEncoder",
+                     "gear": "DiscreteEncoder", "rpm": "ContinuousEncoder"}  # fmt: skip
+    assert None in model.encoder.feature_encoders[1].categories  # missing is a category
+
+    out = model.generate_dataframe(40)
+    assert list(out.columns) == list(df.columns)
+    assert out.dtypes.to_dict() == df.dtypes.to_dict()  # ints stay ints, bools bools, ...
+    assert set(out["gear"]) <= {0, 5, 10}
+    assert set(out["mode"].dropna()) <= {"eco", "fast"} and set(out["zone"]) <= {"z1", "z2"}
+    # Every generated series gets the training time grid, from its first day on.
+    for _, series in out.groupby("id"):
+        assert series["when"].tolist() == list(df["when"].iloc[: len(series)])
