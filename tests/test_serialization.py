@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from dgan import DGAN, DfStyle, DGANConfig, OutputType
-from dgan.errors import SerializationError
+from dgan.errors import ParameterError, SerializationError
 from dgan.serialization import FORMAT_VERSION, read_model_file, write_model_file
 
 
@@ -262,6 +262,15 @@ def test_inconsistent_contents_are_a_serialization_error(saved):
 
 
 # ---------------------------------------------------------------- across devices
+
+
+def test_map_location_must_be_a_device_this_machine_has(saved):
+    with pytest.raises(ParameterError, match=r"map_location='gpu' is not a device"):
+        DGAN.load(saved[1], map_location="gpu")
+    assert DGAN.load(saved[1], map_location="cpu").device.type == "cpu"
+    if not torch.cuda.is_available():
+        with pytest.raises(ParameterError, match=r"no usable CUDA device.*map_location='cpu'"):
+            DGAN.load(saved[1], map_location="cuda")
 
 
 def _cuda_state(state):

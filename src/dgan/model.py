@@ -581,11 +581,12 @@ class DGAN:
         Files that are truncated, corrupt, pickles or from a newer dgan raise
         `SerializationError` without executing anything.
         """
+        device = None if map_location is None else _loading_device(map_location)
         tensors, state = read_model_file(path)
         try:
             model = cls(DGANConfig.from_json_dict(state["config"]))
-            if map_location is not None:
-                model.device = torch.device(map_location)
+            if device is not None:
+                model.device = device
             model.encoder = DataEncoder.from_json(state["encoder"])
             if state["data_frame_layout"] is not None:
                 model.data_frame_layout = FrameLayout.from_json_dict(state["data_frame_layout"])
@@ -619,6 +620,22 @@ class DGAN:
         if self.attribute_critic is not None:
             parts.append(("attribute_critic", self.attribute_critic, t.attribute_critic_opt))
         return parts
+
+
+def _loading_device(map_location: str | torch.device) -> torch.device:
+    """``map_location`` as a device this machine has; ParameterError otherwise."""
+    try:
+        device = torch.device(map_location)
+    except (RuntimeError, TypeError) as e:
+        raise ParameterError(
+            f"map_location={map_location!r} is not a device ({e}); use e.g. 'cpu' or 'cuda'."
+        ) from e
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise ParameterError(
+            f"map_location={map_location!r} but this machine has no usable CUDA device; "
+            "load with map_location='cpu' (or leave it out: the CPU is then used)."
+        )
+    return device
 
 
 def _json_safe(value: Any) -> Any:
