@@ -231,3 +231,14 @@ def test_dataframe_dtypes_decide_discreteness_and_round_trip(rng):
     # Every generated series gets the training time grid, from its first day on.
     for _, series in out.groupby("id"):
         assert series["when"].tolist() == list(df["when"].iloc[: len(series)])
+
+
+def test_bools_are_discrete_in_object_arrays_too(rng):
+    features = np.empty((16, 4, 3), dtype=object)
+    features[:, :, 0] = rng.normal(size=(16, 4))
+    features[:, :, 1] = rng.choice([True, False], size=(16, 4))
+    features[:, :, 2] = rng.choice(["a", "b"], size=(16, 4))
+    model = _train(features)
+    values = np.concatenate(model.generate_numpy(10)[1])
+    assert {type(v) for v in values[:, 1]} == {bool}
+    assert all(isinstance(v, float) for v in values[:, 0])

@@ -31,9 +31,11 @@ class TrainingArrays:
 
 
 def _as_float(values: np.ndarray) -> np.ndarray | None:
-    """Values as float64, or None when some value is not a number."""
+    """Values as float64, or None when some value is not a number (bools are not)."""
     if values.dtype == bool:
         return None
+    if values.dtype == object and any(isinstance(v, (bool, np.bool_)) for v in values.flat):
+        return None  # float(True) works, but bools are categories (as in a bool array)
     try:
         return np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError):
@@ -46,6 +48,8 @@ def infer_types(columns: Sequence[np.ndarray]) -> list[OutputType]:
     Example:
         >>> infer_types([np.array([1.5, 2.0]), np.array(["a", "b"], dtype=object)])
         [<OutputType.CONTINUOUS: 1>, <OutputType.DISCRETE: 0>]
+        >>> infer_types([np.array([True, 2.5], dtype=object)])  # a bool among numbers
+        [<OutputType.DISCRETE: 0>]
     """
     return [
         OutputType.CONTINUOUS if _as_float(col) is not None else OutputType.DISCRETE
