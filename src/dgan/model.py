@@ -155,7 +155,8 @@ class DGAN:
             feature_columns: time-series columns; None takes every other column. In WIDE
                 style each feature column is one time step of a single feature.
             example_id_column: LONG style: the column that tells examples apart. Without
-                it, rows are cut into consecutive chunks of max_sequence_len.
+                it, rows are cut into consecutive chunks of max_sequence_len (rows
+                left after the last whole chunk are left out).
             time_column: LONG style: the column that orders each example's rows
                 (numbers or datetimes); generated frames get the training time grid.
             discrete_columns: numeric columns to treat as discrete (strings, bools and
