@@ -11,7 +11,9 @@ import torch
 
 from dgan.metrics import SeriesData, evaluate
 
-torch.set_num_threads(2)
+# One thread: these models are tiny, and with two, OpenMP spin-waits made training
+# 5-40x slower whenever anything else shared the two cores (measured on this VM).
+torch.set_num_threads(1)
 
 
 def pytest_collection_modifyitems(config, items):

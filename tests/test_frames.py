@@ -199,20 +199,26 @@ def test_long_numeric_time_sort_is_stable_and_ids_stay_integers():
     assert out["t"].tolist() == [1, 1, 2, 1, 1]
 
 
-def test_long_without_example_id_is_chunked_and_the_last_chunk_is_shorter(caplog):
+def test_long_without_example_id_is_cut_into_whole_chunks(caplog):
     df = pd.DataFrame({"t": np.arange(25)[::-1], "x": np.arange(25.0)[::-1]})
     with caplog.at_level(logging.WARNING, logger="dgan.frames"):
         arrays, out = round_trip(df, time_column="t", df_style="LONG", max_sequence_len=10)
 
-    assert "No example_id_column" in caplog.text and "3 examples" in caplog.text
-    assert [len(f) for f in arrays.features] == [10, 10, 5]
+    assert "No example_id_column" in caplog.text and "2 examples" in caplog.text
+    assert "the last 5 rows, too few for one more, are left out" in caplog.text
+    # A shorter last chunk would make the data variable-length, and the generated frame
+    # (which has no id column) could then not be split into its series again.
+    assert [len(f) for f in arrays.features] == [10, 10]
     assert arrays.features[1][:, 0].tolist() == list(np.arange(10.0, 20.0))  # sorted by time
-    assert out["t"].tolist() == list(range(10)) * 2 + list(range(5))  # grid of the first chunk
+    assert out["t"].tolist() == list(range(10)) * 2  # grid of the first chunk
     assert list(out.columns) == ["t", "x"]
+
+    with pytest.raises(DataError, match="has 9 rows, fewer than max_sequence_len=10"):
+        dataframe_to_arrays(df.head(9), df_style="long", max_sequence_len=10)
 
 
 def test_chunked_attributes_must_be_constant_within_each_chunk():
-    df = pd.DataFrame({"site": ["x"] * 4 + ["y"] * 3, "v": np.arange(7.0)})
+    df = pd.DataFrame({"site": ["x"] * 4 + ["y"] * 4, "v": np.arange(8.0)})
     with pytest.raises(DataError, match=r"'site' is not constant within example\(s\) chunk 1 "):
         dataframe_to_arrays(df, attribute_columns=["site"], df_style="long", max_sequence_len=3)
     arrays = dataframe_to_arrays(

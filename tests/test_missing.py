@@ -52,10 +52,30 @@ def test_repair_drops_examples_by_reason_and_logs_counts(caplog):
     assert kept.tolist() == [True, True, False, False, False, True, True, True, False]
     assert len(repaired) == 5 and repaired[1][:, 0].tolist() == list(np.arange(10.0))
     assert "dropped 4" in summary
-    assert "1 with a continuous feature entirely NaN (examples [2])" in summary
-    assert "2 with more than max_nan_fraction=0.4" in summary and "[3, 8]" in summary
-    assert "1 with a run of more than max_consecutive_nans=2 NaNs (examples [4])" in summary
+    assert "1 with feature 0 entirely NaN (examples [2])" in summary
+    assert "2 with feature 0 NaN in more than max_nan_fraction=0.4 of the steps" in summary
+    assert "(examples [3, 8])" in summary
+    assert "1 with a run of more than max_consecutive_nans=2 NaNs in feature 0 (examples [4])" in (
+        summary
+    )
     assert summary in caplog.text
+
+
+def test_repair_names_the_features_and_examples_it_drops():
+    ok = np.ones((4, 2))
+    bad_speed = ok.copy()
+    bad_speed[:, 1] = np.nan
+    features = [ok, bad_speed, ok, ok]
+    _, kept, summary = repair_missing_values(
+        features,
+        [0, 1],
+        **REPAIR_DEFAULTS,
+        feature_names=["heading", "speed"],
+        example_names=["'a'", "'b'", "'c'", "'d'"],
+    )
+    assert kept.tolist() == [True, False, True, True]
+    assert "1 with feature 'speed' entirely NaN ('b')" in summary
+    assert "heading" not in summary
 
 
 def test_repair_raises_when_too_many_examples_would_be_dropped():

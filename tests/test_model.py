@@ -1,4 +1,5 @@
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 
@@ -137,3 +138,107 @@ def test_mixed_attribute_types_inferred(rng):
     generated, _ = model.generate_numpy(8)
     assert set(generated[:, 0]) <= {"x", "y"}
     assert all(isinstance(v, float) for v in generated[:, 1])
+
+
+def test_gretel_noise_functions_reproduce_generation(rng):
+    model = _train(rng.normal(size=(16, 4, 1)), attributes=rng.normal(size=(16, 1)))
+    with pytest.raises(NotTrainedError, match="train_numpy"):
+        DGAN(_config()).attribute_noise_func(3)
+    attribute_noise, feature_noise = model.attribute_noise_func(5), model.feature_noise_func(5)
+    assert attribute_noise.shape == (5, 10) and feature_noise.shape == (5, 2, 10)
+    assert not torch.equal(attribute_noise, model.attribute_noise_func(5))  # fresh each call
+    # Tensors (as gretel users pass them) and arrays of the same noise give the same output.
+    from_tensors = model.generate_numpy(
+        attribute_noise=attribute_noise, feature_noise=feature_noise
+    )
+    from_arrays = model.generate_numpy(
+        attribute_noise=attribute_noise.numpy(), feature_noise=feature_noise.numpy()
+    )
+    np.testing.assert_array_equal(from_tensors[0], from_arrays[0])
+    np.testing.assert_array_equal(np.stack(from_tensors[1]), np.stack(from_arrays[1]))
+
+
+def test_dataframe_messages_name_columns_and_examples(rng):
+    wide = pd.DataFrame(rng.normal(size=(10, 4)), columns=["t0", "t1", "t2", "t3"])
+    wide["kind"] = ["a", "b"] * 5
+    wide.loc[3, "t2"] = np.inf
+    with pytest.raises(DataError, match=r"feature 't0\.\.t3' is \+/-inf .* \(row 3\)"):
+        DGAN(_config()).train_dataframe(wide, attribute_columns=["kind"], progress_bar=False)
+
+    long = pd.DataFrame(
+        {"sensor": np.repeat([f"s{i}" for i in range(6)], 4), "temp": rng.normal(size=24)}
+    )
+    long.loc[long["sensor"].isin(["s1", "s2", "s4", "s5"]), "temp"] = np.nan
+    with pytest.raises(DataError) as error:
+        DGAN(_config()).train_dataframe(
+            long, example_id_column="sensor", df_style="long", progress_bar=False
+        )
+    assert "drop 4 of 6 examples (67%)" in str(error.value)
+    assert "4 with feature 'temp' entirely NaN ('s1', 's2', 's4', 's5')" in str(error.value)
+
+
+def test_categories_unseen_in_training_name_the_column_when_training_continues(rng):
+    df = pd.DataFrame({"kind": ["a", "b"] * 8, "t0": rng.normal(size=16), "t1": 0.0})
+    model = DGAN(_config(max_sequence_len=2, sample_len=1))
+    model.train_dataframe(df, attribute_columns=["kind"], progress_bar=False)
+    df.loc[0, "kind"] = "z"
+    with pytest.raises(DataError, match=r"'kind' has values never seen in training: \['z'\]"):
+        model.train_dataframe(df, attribute_columns=["kind"], progress_bar=False)
+
+
+def test_numeric_output_is_float_and_other_output_keeps_its_categories(rng):
+    features = np.concatenate([rng.normal(size=(16, 4, 1)), rng.integers(0, 3, (16, 4, 1))], 2)
+    attributes = np.array([[0], [1], [np.nan], [1]] * 4)  # a missing category: NaN
+    model = _train(features, feature_types=[OutputType.CONTINUOUS, OutputType.DISCRETE],
+                   attributes=attributes, attribute_types=[OutputType.DISCRETE])  # fmt: skip
+    generated_attributes, series = model.generate_numpy(30)
+    assert generated_attributes.dtype == np.float64 and series[0].dtype == np.float64
+    assert set(np.unique(np.stack(series)[:, :, 1])) <= {0.0, 1.0, 2.0}
+    known = np.isin(generated_attributes, [0.0, 1.0]) | np.isnan(generated_attributes)
+    assert known.all()
+
+    strings = np.array([["a"], ["b"]] * 8, dtype=object)
+    generated_attributes, _ = _train(features, attributes=strings).generate_numpy(5)
+    assert generated_attributes.dtype == object and set(generated_attributes[:, 0]) <= {"a", "b"}
+
+
+def test_dataframe_dtypes_decide_discreteness_and_round_trip(rng):
+    n, length = 12, 3
+    df = pd.DataFrame(
+        {
+            "id": np.repeat(np.arange(n), length),
+            "when": np.tile(pd.date_range("2024-01-01", periods=length, freq="D"), n),
+            "on": rng.choice([True, False], n * length),  # bool: discrete
+            "mode": rng.choice(["eco", "fast", None], n * length),  # object, NaN a category
+            "zone": pd.Categorical(rng.choice(["z1", "z2"], n * length)),
+            "gear": rng.choice([0, 5, 10], n * length),  # int, forced discrete
+            "rpm": rng.integers(800, 3000, n * length),  # int, continuous
+        }
+    )
+    model = DGAN(_config(max_sequence_len=length, sample_len=1))
+    model.train_dataframe(df, example_id_column="id", time_column="when", discrete_columns=["gear"],
+                          df_style="long", progress_bar=False)  # fmt: skip
+    kinds = {e.name: type(e).__name__ for e in model.encoder.feature_encoders}
+    assert kinds == {"on": "DiscreteEncoder", "mode": "DiscreteEncoder", "zone": "DiscreteEncoder",
+                     "gear": "DiscreteEncoder", "rpm": "ContinuousEncoder"}  # fmt: skip
+    assert None in model.encoder.feature_encoders[1].categories  # missing is a category
+
+    out = model.generate_dataframe(40)
+    assert list(out.columns) == list(df.columns)
+    assert out.dtypes.to_dict() == df.dtypes.to_dict()  # ints stay ints, bools bools, ...
+    assert set(out["gear"]) <= {0, 5, 10}
+    assert set(out["mode"].dropna()) <= {"eco", "fast"} and set(out["zone"]) <= {"z1", "z2"}
+    # Every generated series gets the training time grid, from its first day on.
+    for _, series in out.groupby("id"):
+        assert series["when"].tolist() == list(df["when"].iloc[: len(series)])
+
+
+def test_bools_are_discrete_in_object_arrays_too(rng):
+    features = np.empty((16, 4, 3), dtype=object)
+    features[:, :, 0] = rng.normal(size=(16, 4))
+    features[:, :, 1] = rng.choice([True, False], size=(16, 4))
+    features[:, :, 2] = rng.choice(["a", "b"], size=(16, 4))
+    model = _train(features)
+    values = np.concatenate(model.generate_numpy(10)[1])
+    assert {type(v) for v in values[:, 1]} == {bool}
+    assert all(isinstance(v, float) for v in values[:, 0])

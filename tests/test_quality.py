@@ -58,3 +58,33 @@ def test_generated_data_reproduces_attribute_feature_structure(precision):
     generated_attrs, generated = model.generate_numpy(1000)
     assert structure_problems(generated_attrs, np.stack(generated)[:, :, 0]) == []
     assert {h["precision"] for h in model.history} == {precision}  # no guard fallback
+
+
+@pytest.mark.slow
+def test_generated_lengths_are_distributed_like_the_training_lengths():
+    rng = np.random.default_rng(0)
+    choices, shares = np.array([4, 8, 12, 16]), np.array([0.1, 0.2, 0.3, 0.4])
+    lengths = rng.choice(choices, size=500, p=shares)
+    features = [
+        np.sin(np.arange(n) / 3 + rng.uniform(0, 6))[:, None] + rng.normal(0, 0.05, (n, 1))
+        for n in lengths
+    ]
+    config = DGANConfig(
+        max_sequence_len=16,
+        sample_len=4,
+        batch_size=100,
+        epochs=100,
+        cuda=False,
+        seed=0,
+        attribute_num_units=32,
+        feature_num_units=32,
+        discriminator_num_units=32,
+        discriminator_num_layers=3,
+    )
+    model = DGAN(config)
+    model.train_numpy(features, progress_bar=False)
+    generated = np.array([len(s) for s in model.generate_numpy(1000)[1]])
+    generated_shares = np.array([np.mean(generated == n) for n in choices])
+    # Total variation distance, counting lengths never seen in training as misplaced mass.
+    distance = 0.5 * (np.abs(generated_shares - shares).sum() + 1 - generated_shares.sum())
+    assert distance < 0.15, f"length shares {generated_shares.round(3)} vs {shares}"

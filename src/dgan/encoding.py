@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from dgan.config import Normalization, OutputType
-from dgan.errors import DataError, SerializationError
+from dgan.errors import DataError, SerializationError, raise_all
 
 # Activation kinds the generator's fused output head applies to a slice of its output.
 SIGMOID, TANH, SOFTMAX, BITS = "sigmoid", "tanh", "softmax", "bits"
@@ -182,6 +182,14 @@ class DiscreteEncoder:
     def activation(self) -> str:
         return BITS if self.binary else SOFTMAX
 
+    @property
+    def numeric(self) -> bool:
+        """Whether every category is a number (or missing); bools are not numbers here."""
+        return all(
+            c is None or (isinstance(c, (int, float)) and not isinstance(c, bool))
+            for c in self.categories
+        )
+
     def fit(self, values: np.ndarray) -> DiscreteEncoder:
         scalars = (_to_json_scalar(v) for v in np.asarray(values, dtype=object).ravel())
         unique = {_category_key(v): v for v in scalars}
@@ -209,7 +217,8 @@ class DiscreteEncoder:
         if unknown:
             raise DataError(
                 f"Variable {self.name!r} has values never seen in training: {unknown[:10]}; "
-                f"known categories are {[str(c) for c in self.categories[:20]]}."
+                f"known categories are {[str(c) for c in self.categories[:20]]}. Use only "
+                "those: a trained model cannot learn new categories."
             )
         return np.array([self._index[v] for v in flat], dtype=np.int64).reshape(np.shape(values))
 
@@ -248,6 +257,17 @@ class DiscreteEncoder:
 
 
 VariableEncoder = ContinuousEncoder | DiscreteEncoder
+
+
+def _all_numeric(encoders: Sequence[VariableEncoder]) -> bool:
+    return all(isinstance(e, ContinuousEncoder) or e.numeric for e in encoders)
+
+
+def _names(names: Sequence[Any] | None, kind: str, count: int) -> list[str]:
+    """Display names of ``count`` variables: the given ones, or "feature 0", ..."""
+    if names is None:
+        return [f"{kind} {i}" for i in range(count)]
+    return [str(name) for name in names]
 
 
 def encoder_from_json(state: dict[str, Any]) -> VariableEncoder:
@@ -346,6 +366,16 @@ class DataEncoder:
         return sum(e.width for e in self.feature_encoders)
 
     @property
+    def numeric_attributes(self) -> bool:
+        """Whether every attribute is a number (continuous, or numeric categories)."""
+        return self.attribute_encoders is not None and _all_numeric(self.attribute_encoders)
+
+    @property
+    def numeric_features(self) -> bool:
+        """Whether every feature is a number (continuous, or numeric categories)."""
+        return _all_numeric(self.feature_encoders)
+
+    @property
     def attribute_dim(self) -> int:
         return sum(s.width for s in self.attribute_slices or [])
 
@@ -366,22 +396,30 @@ class DataEncoder:
         feature_types: list[OutputType],
         attributes: np.ndarray | None,
         attribute_types: list[OutputType] | None,
+        feature_names: Sequence[Any] | None = None,
+        attribute_names: Sequence[Any] | None = None,
     ) -> DataEncoder:
-        """Learn every encoder from validated training data (see `model.py`)."""
+        """Learn every encoder from validated training data (see `model.py`).
+
+        The names (e.g. DataFrame columns; default "feature 0", ...) name the variables
+        in error messages, also after the model is saved and loaded.
+        """
         settings = {
             "normalization": config.normalization,
             "apply_feature_scaling": config.apply_feature_scaling,
             "binary_encoder_cutoff": config.binary_encoder_cutoff,
         }
         stacked = np.concatenate(features, axis=0)  # (sum T_i, F)
+        feature_names = _names(feature_names, "feature", len(feature_types))
         feature_encoders = [
-            _make_encoder(kind, f"feature {i}", settings).fit(stacked[:, i])
+            _make_encoder(kind, feature_names[i], settings).fit(stacked[:, i])
             for i, kind in enumerate(feature_types)
         ]
         attribute_encoders = None
         if attributes is not None:
+            attribute_names = _names(attribute_names, "attribute", len(attribute_types))
             attribute_encoders = [
-                _make_encoder(kind, f"attribute {i}", settings).fit(attributes[:, i])
+                _make_encoder(kind, attribute_names[i], settings).fit(attributes[:, i])
                 for i, kind in enumerate(attribute_types)
             ]
         lengths = np.array([len(f) for f in features])
@@ -400,7 +438,9 @@ class DataEncoder:
             for j, i in enumerate(encoder.continuous_features):
                 for part, values in (("midpoint", mid[:, j]), ("half-range", half[:, j])):
                     # Always scaled: midpoints and half-ranges are internal quantities.
-                    enc = ContinuousEncoder(config.normalization, True, f"feature {i} {part}")
+                    enc = ContinuousEncoder(
+                        config.normalization, True, f"{feature_names[i]} {part}"
+                    )
                     encoder.additional_encoders.append(enc.fit(values))
         return encoder
 
@@ -458,10 +498,15 @@ class DataEncoder:
     def transform_attributes(self, attributes: np.ndarray | None, n: int) -> np.ndarray | None:
         if self.attribute_encoders is None:
             return None
-        columns = []
+        columns, problems = [], []
         for i, enc in enumerate(self.attribute_encoders):
-            col = enc.transform(attributes[:, i])
+            try:
+                col = enc.transform(attributes[:, i])
+            except DataError as e:  # unknown categories: report every attribute at once
+                problems.append(str(e))
+                continue
             columns.append(col[:, None] if col.ndim == 1 else col)
+        raise_all(problems, DataError, "the attributes")
         return np.concatenate(columns, axis=1).reshape(n, -1).astype(np.float32)
 
     # ----- inverse --------------------------------------------------------------------

@@ -88,6 +88,15 @@ class FrameLayout:
     """Time values given to generated series (see the module docstring), JSON values."""
 
     @property
+    def feature_names(self) -> list[str | int]:
+        """Names of the model's features for messages: the LONG feature columns, or for
+        WIDE the one feature whose time steps the columns are ("t0..t9")."""
+        columns = self.feature_columns
+        if self.df_style is DfStyle.LONG or len(columns) == 1:
+            return list(columns)
+        return [f"{columns[0]}..{columns[-1]}"]
+
+    @property
     def column_order(self) -> list[ColumnName]:
         """The columns of a generated frame, in order."""
         return [c.name for c in self.columns]
@@ -145,6 +154,9 @@ class FrameArrays(NamedTuple):
     attribute_types: list[OutputType]
     feature_types: list[OutputType]
     layout: FrameLayout
+    example_labels: list[str] | None = None
+    """How messages name each example: "row 3" (WIDE), "'sensor-3'" (LONG, its id) or
+    "chunk 2 (rows 12-17)" (LONG without example ids)."""
 
 
 # ------------------------------------------------------------------ frame -> arrays
@@ -178,14 +190,16 @@ def dataframe_to_arrays(
     attribute or the example id) are the time steps of a single feature. LONG: one row
     per time step; rows are grouped into examples by ``example_id_column`` (examples in
     order of first appearance) and ordered by ``time_column`` (stable sort); without an
-    example id, consecutive chunks of ``max_sequence_len`` rows become examples.
-    Bool, string, object and categorical columns are discrete; ``discrete_columns``
-    makes numeric ones discrete too. ``df`` is never modified.
+    example id, consecutive chunks of ``max_sequence_len`` rows become examples (rows
+    left after the last whole chunk are left out, with a warning). Bool, string, object
+    and categorical columns are discrete; ``discrete_columns`` makes numeric ones
+    discrete too. ``df`` is never modified.
 
     Raises:
         ParameterError: unknown, overlapping or misplaced column names (all listed).
         DataError: empty frame, unsupported dtypes, an example longer than
-            ``max_sequence_len``, attributes that vary within an example.
+            ``max_sequence_len`` (or, without example ids, fewer rows than that),
+            attributes that vary within an example.
 
     Example:
         >>> df = pd.DataFrame({"kind": ["a", "b"], "t0": [1.0, 2.0], "t1": [3.0, 4.0]})
@@ -210,10 +224,10 @@ def dataframe_to_arrays(
     if roles.style is DfStyle.WIDE:
         # The time-step columns form one feature; _check_data made them all one type.
         feature_types = [_output_type(roles.features[0], roles)]
-        attributes, features, time_grid = _wide_to_arrays(df, roles)
+        attributes, features, time_grid, labels = _wide_to_arrays(df, roles)
     else:
         feature_types = [_output_type(c, roles) for c in roles.features]
-        attributes, features, time_grid = _long_to_arrays(df, roles, max_sequence_len)
+        attributes, features, time_grid, labels = _long_to_arrays(df, roles, max_sequence_len)
     layout = FrameLayout(
         df_style=roles.style,
         attribute_columns=list(roles.attributes),
@@ -225,7 +239,7 @@ def dataframe_to_arrays(
         feature_types=feature_types,
         time_grid=time_grid,
     )
-    return FrameArrays(attributes, features, attribute_types, feature_types, layout)
+    return FrameArrays(attributes, features, attribute_types, feature_types, layout, labels)
 
 
 def _resolve_roles(
@@ -407,7 +421,7 @@ def _wide_to_arrays(df: pd.DataFrame, roles: _Roles):
     attributes = _stack_columns(df, roles.attributes, roles.discrete) if roles.attributes else None
     steps = _stack_columns(df, roles.features, roles.discrete)  # (N, T)
     features = list(steps[:, :, None])  # N arrays of (T, 1)
-    return attributes, features, None
+    return attributes, features, None, [f"row {plain(i)!r}" for i in df.index]
 
 
 def _long_to_arrays(df: pd.DataFrame, roles: _Roles, max_sequence_len: int):
@@ -423,17 +437,31 @@ def _long_to_arrays(df: pd.DataFrame, roles: _Roles, max_sequence_len: int):
         codes = codes[order]
         labels = [repr(plain(i)) for i in ids]
     else:
-        codes = np.arange(n_rows) // max_sequence_len
+        # Only whole chunks: a shorter last one would make the model variable-length,
+        # and generated frames, which have no id column then, could not be split again.
+        n_examples = n_rows // max_sequence_len
+        if n_examples == 0:
+            raise DataError(
+                f"The DataFrame has {n_rows} rows, fewer than max_sequence_len="
+                f"{max_sequence_len}; without example_id_column the rows are cut into "
+                "examples of max_sequence_len rows. Pass example_id_column, or lower "
+                "max_sequence_len."
+            )
+        order = order[: n_examples * max_sequence_len]
+        codes = np.arange(len(order)) // max_sequence_len
         labels = [
-            f"chunk {k} (rows {k * max_sequence_len}-{min((k + 1) * max_sequence_len, n_rows) - 1})"
-            for k in range(codes[-1] + 1)
+            f"chunk {k} (rows {k * max_sequence_len}-{(k + 1) * max_sequence_len - 1})"
+            for k in range(n_examples)
         ]
         sorted_by = " (sorted by time)" if roles.time is not None else ""
+        left_out = n_rows - len(order)
+        note = ""
+        if left_out:
+            note = f"; the last {left_out} rows, too few for one more, are left out"
         logger.warning(
             f"No example_id_column given: splitting the {n_rows} rows{sorted_by} into "
-            f"{len(labels)} examples of max_sequence_len={max_sequence_len} consecutive rows "
-            "(the last one may be shorter). Pass example_id_column if the frame holds "
-            "several series."
+            f"{n_examples} examples of max_sequence_len={max_sequence_len} consecutive "
+            f"rows{note}. Pass example_id_column if the frame holds several series."
         )
     lengths = np.bincount(codes)
     starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
@@ -462,7 +490,7 @@ def _long_to_arrays(df: pd.DataFrame, roles: _Roles, max_sequence_len: int):
         longest = int(np.argmax(lengths))  # the first of the longest examples
         rows_of_longest = order[starts[longest] : starts[longest] + lengths[longest]]
         time_grid = [_json_value(v) for v in df[roles.time].iloc[rows_of_longest]]
-    return attributes, features, time_grid
+    return attributes, features, time_grid, labels
 
 
 def _varying_attributes(rows: pd.DataFrame, codes: np.ndarray, labels: list[str]) -> list[str]:
@@ -540,6 +568,7 @@ def attributes_frame_to_array(df: pd.DataFrame, layout: FrameLayout) -> np.ndarr
         attributes=attributes,
         attribute_types=layout.attribute_types,
         attribute_names=layout.attribute_columns,
+        conditioning=True,
     )
     return attributes
 

@@ -34,6 +34,7 @@ def repair_missing_values(
     max_consecutive_nans: int,
     max_dropped_fraction: float,
     feature_names: Sequence[ColumnName] | None = None,
+    example_names: Sequence[str] | None = None,
 ) -> tuple[list[np.ndarray], np.ndarray, str]:
     """Interpolate short NaN gaps in continuous features; drop examples with too many.
 
@@ -48,7 +49,8 @@ def repair_missing_values(
         order (examples without NaN are the input arrays themselves, repaired ones are
         copies); ``kept`` is a bool array over the input examples (use it to filter the
         attributes); ``summary`` says what was done, in one line. The input arrays are
-        never modified. Drops are logged as a warning.
+        never modified. Drops are logged as a warning, naming the examples by
+        ``example_names`` (e.g. "'sensor-3'") or else by index, and the features.
 
     Raises:
         DataError: more than ``max_dropped_fraction`` of the examples would be dropped,
@@ -66,6 +68,7 @@ def repair_missing_values(
     names = _names(feature_names, "feature")
     kept = np.ones(len(features), dtype=bool)
     dropped: dict[str, list[int]] = {"all_nan": [], "fraction": [], "run": []}
+    culprits: dict[str, set[int]] = {reason: set() for reason in dropped}  # feature indices
     repaired: list[np.ndarray] = []
     n_repaired = 0
     for i, example in enumerate(features):
@@ -74,10 +77,11 @@ def repair_missing_values(
         if not missing.any():
             repaired.append(example)
             continue
-        reason = _drop_reason(missing, max_nan_fraction, max_consecutive_nans)
+        reason, columns = _drop_reason(missing, max_nan_fraction, max_consecutive_nans)
         if reason is not None:
             kept[i] = False
             dropped[reason].append(i)
+            culprits[reason].update(continuous[j] for j in columns)
             continue
         fixed = np.array(example, copy=True)
         fixed[:, continuous] = _interpolate(values, missing)
@@ -85,7 +89,13 @@ def repair_missing_values(
         n_repaired += 1
 
     n, n_dropped = len(features), int((~kept).sum())
-    why = _drop_reasons_text(dropped, max_nan_fraction, max_consecutive_nans)
+    why = _drop_reasons_text(
+        dropped,
+        {reason: [names(j) for j in sorted(c)] for reason, c in culprits.items()},
+        example_names,
+        max_nan_fraction,
+        max_consecutive_nans,
+    )
     if n and (n_dropped / n > max_dropped_fraction or n_dropped == n):
         too_many = (
             f"more than max_dropped_fraction={max_dropped_fraction}"
@@ -108,15 +118,21 @@ def repair_missing_values(
     return repaired, kept, summary
 
 
-def _drop_reason(missing: np.ndarray, max_nan_fraction: float, max_run: int) -> str | None:
-    """Why an example with NaN mask ``missing`` (T, C) must be dropped, or None."""
-    if missing.all(axis=0).any():
-        return "all_nan"
-    if (missing.mean(axis=0) > max_nan_fraction).any():
-        return "fraction"
-    if any(_longest_run(missing[:, j]) > max_run for j in range(missing.shape[1])):
-        return "run"
-    return None
+def _drop_reason(
+    missing: np.ndarray, max_nan_fraction: float, max_run: int
+) -> tuple[str | None, np.ndarray]:
+    """Why an example with NaN mask ``missing`` (T, C) must be dropped (or None), and
+    the columns (indices into C) that make it so."""
+    runs = np.array([_longest_run(missing[:, j]) for j in range(missing.shape[1])])
+    checks = [
+        ("all_nan", missing.all(axis=0)),
+        ("fraction", missing.mean(axis=0) > max_nan_fraction),
+        ("run", runs > max_run),
+    ]
+    for reason, bad in checks:
+        if bad.any():
+            return reason, np.flatnonzero(bad)
+    return None, np.empty(0, dtype=int)
 
 
 def _longest_run(mask: np.ndarray) -> int:
@@ -135,14 +151,23 @@ def _interpolate(values: np.ndarray, missing: np.ndarray) -> np.ndarray:
     return out
 
 
-def _drop_reasons_text(dropped: dict[str, list[int]], max_nan_fraction, max_run) -> str:
-    texts = {
-        "all_nan": "a continuous feature entirely NaN",
-        "fraction": f"more than max_nan_fraction={max_nan_fraction} of a continuous feature NaN",
-        "run": f"a run of more than max_consecutive_nans={max_run} NaNs",
+def _drop_reasons_text(
+    dropped: dict[str, list[int]],
+    columns: dict[str, list[str]],
+    example_names: Sequence[str] | None,
+    max_nan_fraction,
+    max_run,
+) -> str:
+    texts = {  # what is wrong, given the feature(s) it is wrong in
+        "all_nan": lambda where: f"{where} entirely NaN",
+        "fraction": lambda where: (
+            f"{where} NaN in more than max_nan_fraction={max_nan_fraction} of the steps"
+        ),
+        "run": lambda where: f"a run of more than max_consecutive_nans={max_run} NaNs in {where}",
     }
     return ", ".join(
-        f"{len(indices)} with {texts[reason]} (examples {preview(indices)})"
+        f"{len(indices)} with {texts[reason](' or '.join(columns[reason]))} "
+        f"({examples_text(indices, example_names)})"
         for reason, indices in dropped.items()
         if indices
     )
@@ -156,12 +181,17 @@ def check_finite(
     feature_types: Sequence[OutputType] | None = None,
     attribute_names: Sequence[ColumnName] | None = None,
     feature_names: Sequence[ColumnName] | None = None,
+    example_names: Sequence[str] | None = None,
+    conditioning: bool = False,
 ) -> None:
     """Raise one DataError for every unusable value in attributes and features.
 
     Problems: NaN in a continuous attribute (it cannot be repaired like a time series),
     +/-inf anywhere, non-numeric values in a continuous variable. NaN in features is left
-    to `repair_missing_values`; NaN in discrete variables is a category.
+    to `repair_missing_values`; NaN in discrete variables is a category. Examples are
+    named by ``example_names`` (e.g. "'sensor-3'"), or else by index. With
+    ``conditioning`` the attributes are values to condition generation on, and the
+    messages give the fixes that apply to those.
     """
     problems = []
     if attributes is not None:
@@ -169,14 +199,16 @@ def check_finite(
         _check_types_given("attribute", attribute_types, attributes.shape[1])
         names = _names(attribute_names, "attribute")
         for j, kind in enumerate(attribute_types):
-            problems += _column_problems(attributes[:, j], kind, names(j), None)
+            problems += _column_problems(
+                attributes[:, j], kind, names(j), None, example_names, conditioning
+            )
     if features is not None and len(features):
         rows = np.concatenate([np.asarray(f) for f in features])  # (sum T_i, F)
         _check_types_given("feature", feature_types, rows.shape[1])
         names = _names(feature_names, "feature")
         example_of_row = np.repeat(np.arange(len(features)), [len(f) for f in features])
         for j, kind in enumerate(feature_types):
-            problems += _column_problems(rows[:, j], kind, names(j), example_of_row)
+            problems += _column_problems(rows[:, j], kind, names(j), example_of_row, example_names)
     raise_all(problems, DataError, "the training data")
 
 
@@ -188,7 +220,14 @@ def _check_types_given(kind: str, types, n_columns: int) -> None:
         )
 
 
-def _column_problems(values, kind: OutputType, name: str, example_of_row) -> list[str]:
+def _column_problems(
+    values,
+    kind: OutputType,
+    name: str,
+    example_of_row,
+    example_names: Sequence[str] | None = None,
+    conditioning: bool = False,
+) -> list[str]:
     """Problems of one attribute column (``example_of_row`` None) or feature column."""
     is_attribute = example_of_row is None
     if kind is OutputType.CONTINUOUS:
@@ -215,6 +254,11 @@ def _column_problems(values, kind: OutputType, name: str, example_of_row) -> lis
         "drop those examples, or list the column in discrete_columns so that missing is a "
         "category"
     )
+    if conditioning:
+        fix_inf = fix_nan = (
+            "a continuous attribute to condition on needs a finite number in every row "
+            "(ideally within its training range)"
+        )
     checks = [(infinite, "+/-inf", fix_inf), (nan, "NaN", fix_nan)]
     problems = []
     for mask, label, fix in checks:
@@ -222,13 +266,12 @@ def _column_problems(values, kind: OutputType, name: str, example_of_row) -> lis
             continue
         if is_attribute:
             examples = np.flatnonzero(mask)
-            where = f"in {examples.size} example(s) (indices {preview(examples)})"
+            which = examples_text(examples, example_names, "indices")
+            where = f"in {examples.size} example(s) ({which})"
         else:
             examples = np.unique(example_of_row[mask])
-            where = (
-                f"at {int(mask.sum())} time step(s) in {examples.size} example(s) "
-                f"(indices {preview(examples)})"
-            )
+            which = examples_text(examples, example_names, "indices")
+            where = f"at {int(mask.sum())} time step(s) in {examples.size} example(s) ({which})"
         problems.append(f"{name} is {label} {where}; {fix}.")
     return problems
 
@@ -236,6 +279,15 @@ def _column_problems(values, kind: OutputType, name: str, example_of_row) -> lis
 def plain(name: Any) -> Any:
     """Column names and labels as plain Python values (numpy ints -> int)."""
     return name.item() if isinstance(name, np.generic) else name
+
+
+def examples_text(indices, example_names=None, noun: str = "examples") -> str:
+    """ "examples [3, 7]" (by index, after ``noun``) or "'a', 'b'" (by name) for messages."""
+    if example_names is None:
+        return f"{noun} {preview(indices)}"
+    named = [example_names[i] for i in indices]
+    more = f", ... ({len(named)} in all)" if len(named) > _SHOW else ""
+    return f"{', '.join(named[:_SHOW])}{more}"
 
 
 def preview(items, limit: int = _SHOW) -> str:

@@ -15,6 +15,7 @@ Example:
 from __future__ import annotations
 
 import copy
+import dataclasses
 import logging
 import os
 from collections.abc import Callable
@@ -154,7 +155,8 @@ class DGAN:
             feature_columns: time-series columns; None takes every other column. In WIDE
                 style each feature column is one time step of a single feature.
             example_id_column: LONG style: the column that tells examples apart. Without
-                it, rows are cut into consecutive chunks of max_sequence_len.
+                it, rows are cut into consecutive chunks of max_sequence_len (rows
+                left after the last whole chunk are left out).
             time_column: LONG style: the column that orders each example's rows
                 (numbers or datetimes); generated frames get the training time grid.
             discrete_columns: numeric columns to treat as discrete (strings, bools and
@@ -194,10 +196,11 @@ class DGAN:
             converted.attributes,
             converted.attribute_types if converted.attributes is not None else None,
             self.config.max_sequence_len,
-            feature_names=layout.feature_columns,
+            feature_names=layout.feature_names,
             attribute_names=layout.attribute_columns or None,
+            example_names=converted.example_labels,
         )
-        self._train(arrays, progress_callback, progress_bar, layout.feature_columns)
+        self._train(arrays, progress_callback, progress_bar)
         if self.data_frame_layout is None:
             self.data_frame_layout = layout
 
@@ -206,9 +209,8 @@ class DGAN:
         arrays: TrainingArrays,
         progress_callback: Callable[[ProgressInfo], None] | None,
         progress_bar: bool | None,
-        feature_names: list[str] | None = None,
     ) -> None:
-        arrays = self._repair_missing(arrays, feature_names)
+        arrays = self._repair_missing(arrays)
         if not self.is_built:
             self.encoder = DataEncoder.fit(
                 self.config,
@@ -216,6 +218,8 @@ class DGAN:
                 arrays.feature_types,
                 arrays.attributes,
                 arrays.attribute_types,
+                feature_names=arrays.feature_names,
+                attribute_names=arrays.attribute_names,
             )
             self._build()
         elif (arrays.attributes is None) != (self.encoder.attribute_encoders is None):
@@ -231,7 +235,7 @@ class DGAN:
         offset = len(self.history)
         self.history.extend({**h, "epoch": h["epoch"] + offset} for h in history)
 
-    def _repair_missing(self, arrays: TrainingArrays, feature_names) -> TrainingArrays:
+    def _repair_missing(self, arrays: TrainingArrays) -> TrainingArrays:
         """Interpolate short NaN gaps in continuous features; drop hopeless examples."""
         continuous = [i for i, t in enumerate(arrays.feature_types) if t == OutputType.CONTINUOUS]
         if not continuous:
@@ -243,10 +247,15 @@ class DGAN:
             max_nan_fraction=c.max_nan_fraction,
             max_consecutive_nans=c.max_consecutive_nans,
             max_dropped_fraction=c.max_dropped_fraction,
-            feature_names=feature_names,
+            feature_names=arrays.feature_names,
+            example_names=arrays.example_names,
         )
         attributes = None if arrays.attributes is None else arrays.attributes[kept]
-        return TrainingArrays(features, arrays.feature_types, attributes, arrays.attribute_types)
+        names = arrays.example_names
+        names = None if names is None else [name for name, k in zip(names, kept, strict=True) if k]
+        return dataclasses.replace(
+            arrays, features=features, attributes=attributes, example_names=names
+        )
 
     def _build(self) -> None:
         """Create networks, optimizers and RNGs for the fitted encoder."""
@@ -327,7 +336,10 @@ class DGAN:
 
         Returns:
             ``(attributes, features)``: an (n, attributes) array, or None for a model
-            without attributes, and a list of n (time steps, features) arrays.
+            without attributes, and a list of n (time steps, features) arrays. As in
+            gretel, an array is float64 when all its variables are numbers (numeric
+            categories included; a missing category is NaN), else it is an object array
+            holding the categories as they were in training.
 
         Example:
             >>> import numpy as np
@@ -338,10 +350,24 @@ class DGAN:
             >>> [s.shape for s in series]
             [(4, 1), (4, 1), (4, 1)]
         """
+        generated_attributes, features = self._generate(
+            n, attribute_noise, feature_noise, attributes, precision
+        )
+        # Numbers as numbers, so that np.isnan, arithmetic and allclose work on them.
+        if generated_attributes is not None and self.encoder.numeric_attributes:
+            generated_attributes = generated_attributes.astype(np.float64)
+        if self.encoder.numeric_features:
+            features = [f.astype(np.float64) for f in features]
+        return generated_attributes, features
+
+    def _generate(
+        self, n, attribute_noise, feature_noise, attributes, precision=None
+    ) -> AttributesAndFeatures:
+        """`generate_numpy` with discrete values as their training categories (objects)."""
         self._require_built()
-        condition = None
+        condition = requested = None
         if attributes is not None:
-            condition = self._encode_condition(attributes)
+            requested, condition = self._encode_condition(attributes)
             if n is not None and n != len(condition):
                 raise ParameterError(
                     f"n={n} but {len(condition)} attribute rows were given; omit n or give "
@@ -353,7 +379,14 @@ class DGAN:
         encoded = self._generate_encoded(
             len(attribute_noise), attribute_noise, feature_noise, condition, policy
         )
-        return self.encoder.inverse(encoded)
+        generated_attributes, features = self.encoder.inverse(encoded)
+        if requested is not None:
+            # Give back the requested continuous values themselves, not their float32
+            # round trip through the encoder (discrete ones decode to their category).
+            for j, enc in enumerate(self.encoder.attribute_encoders):
+                if isinstance(enc, ContinuousEncoder):
+                    generated_attributes[:, j] = requested[:, j]
+        return generated_attributes, features
 
     def _require_built(self) -> None:
         if not self.is_built:
@@ -361,7 +394,8 @@ class DGAN:
                 "The model is not trained yet; call train_numpy() or train_dataframe() first."
             )
 
-    def _encode_condition(self, attributes) -> torch.Tensor:
+    def _encode_condition(self, attributes) -> tuple[np.ndarray, torch.Tensor]:
+        """(validated attribute values, their encoding on the device)."""
         if self.encoder.attribute_encoders is None:
             raise ParameterError(
                 "This model was trained without attributes, so it cannot be conditioned on "
@@ -374,7 +408,7 @@ class DGAN:
         names = self.data_frame_layout.attribute_columns if self.data_frame_layout else None
         values = validate_condition_attributes(attributes, types, names)
         encoded = self.encoder.transform_attributes(values, len(values))
-        return torch.from_numpy(encoded).to(self.device)
+        return values, torch.from_numpy(encoded).to(self.device)
 
     def generate_dataframe(
         self,
@@ -410,8 +444,8 @@ class DGAN:
         given = None
         if attributes is not None:
             given = attributes_frame_to_array(attributes, self.data_frame_layout)
-        generated_attributes, features = self.generate_numpy(
-            n, attribute_noise, feature_noise, attributes=given, precision=precision
+        generated_attributes, features = self._generate(
+            n, attribute_noise, feature_noise, given, precision
         )
         return arrays_to_dataframe(generated_attributes, features, self.data_frame_layout)
 
@@ -426,7 +460,10 @@ class DGAN:
         for name, value in given.items():
             if value is None:
                 continue
-            value = torch.as_tensor(np.asarray(value, dtype=np.float32))
+            if isinstance(value, torch.Tensor):  # maybe on a GPU, where numpy cannot go
+                value = value.detach().float()
+            else:
+                value = torch.as_tensor(np.asarray(value, dtype=np.float32))
             if tuple(value.shape[1:]) != shapes[name] or value.ndim != len(shapes[name]) + 1:
                 raise ParameterError(
                     f"{name} has shape {tuple(value.shape)}; expected (n, "
@@ -452,13 +489,23 @@ class DGAN:
         )
 
     def _noise(self, n: int) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.attribute_noise_func(n), self.feature_noise_func(n)
+
+    def attribute_noise_func(self, n: int) -> torch.Tensor:
+        """(n, attribute_noise_dim) noise from the model's generation RNG (gretel's name).
+
+        Pass it, with `feature_noise_func`'s, to `generate_numpy` to reproduce output.
+        """
+        self._require_built()
+        shape = (n, self.config.attribute_noise_dim)
+        return torch.randn(shape, device=self.device, generator=self._generation_rng)
+
+    def feature_noise_func(self, n: int) -> torch.Tensor:
+        """(n, max_sequence_len // sample_len, feature_noise_dim) noise (gretel's name)."""
+        self._require_built()
         c = self.config
-        cells = c.max_sequence_len // c.sample_len
-        rng = self._generation_rng
-        return (
-            torch.randn(n, c.attribute_noise_dim, device=self.device, generator=rng),
-            torch.randn(n, cells, c.feature_noise_dim, device=self.device, generator=rng),
-        )
+        shape = (n, c.max_sequence_len // c.sample_len, c.feature_noise_dim)
+        return torch.randn(shape, device=self.device, generator=self._generation_rng)
 
     def _generate_encoded(
         self,
@@ -552,19 +599,21 @@ class DGAN:
         Files that are truncated, corrupt, pickles or from a newer dgan raise
         `SerializationError` without executing anything.
         """
+        device = None if map_location is None else _loading_device(map_location)
         tensors, state = read_model_file(path)
         try:
             model = cls(DGANConfig.from_json_dict(state["config"]))
-            if map_location is not None:
-                model.device = torch.device(map_location)
+            if device is not None:
+                model.device = device
             model.encoder = DataEncoder.from_json(state["encoder"])
             if state["data_frame_layout"] is not None:
                 model.data_frame_layout = FrameLayout.from_json_dict(state["data_frame_layout"])
             model._build()
             for name, module, opt in model._trainable():
                 module.load_state_dict(unflatten_state_dict(name, tensors))
+                opt_state = state["optimizers"][name]
                 opt.load_state_dict(
-                    join_optimizer_state(f"optimizer.{name}", tensors, state["optimizers"][name])
+                    join_optimizer_state(f"optimizer.{name}", tensors, opt_state, opt.state_dict())
                 )
             for stream, rng in (("train", model._trainer.rng), ("generate", model._generation_rng)):
                 saved = tensors.get(f"rng.{model.device.type}.{stream}")
@@ -573,11 +622,10 @@ class DGAN:
             model._trainer.steps_done = state["steps_done"]
             model._restore_precision(state["precision"])
             model.history = state["history"]
-        except (KeyError, TypeError, ValueError, RuntimeError) as e:
-            if isinstance(e, SerializationError):
-                raise
+        except (KeyError, TypeError, ValueError, RuntimeError, AttributeError) as e:
+            detail = " ".join(str(e).split())  # torch's messages span several lines
             raise SerializationError(
-                f"{str(path)!r} holds an incomplete or inconsistent dgan model ({e}); "
+                f"{str(path)!r} holds an incomplete or inconsistent dgan model ({detail}); "
                 "save it again with DGAN.save()."
             ) from e
         return model
@@ -611,3 +659,19 @@ class DGAN:
         if self.attribute_critic is not None:
             parts.append(("attribute_critic", self.attribute_critic, t.attribute_critic_opt))
         return parts
+
+
+def _loading_device(map_location: str | torch.device) -> torch.device:
+    """``map_location`` as a device this machine has; ParameterError otherwise."""
+    try:
+        device = torch.device(map_location)
+    except (RuntimeError, TypeError) as e:
+        raise ParameterError(
+            f"map_location={map_location!r} is not a device ({e}); use e.g. 'cpu' or 'cuda'."
+        ) from e
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise ParameterError(
+            f"map_location={map_location!r} but this machine has no usable CUDA device; "
+            "load with map_location='cpu' (or leave it out: the CPU is then used)."
+        )
+    return device

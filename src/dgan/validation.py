@@ -25,12 +25,17 @@ class TrainingArrays:
     feature_types: list[OutputType]
     attributes: np.ndarray | None  # (N, A); float64, or object if any discrete
     attribute_types: list[OutputType] | None
+    feature_names: Sequence[str | int] | None = None  # for messages; None: "feature 0", ...
+    attribute_names: Sequence[str | int] | None = None
+    example_names: Sequence[str] | None = None  # for messages; None: by index
 
 
 def _as_float(values: np.ndarray) -> np.ndarray | None:
-    """Values as float64, or None when some value is not a number."""
+    """Values as float64, or None when some value is not a number (bools are not)."""
     if values.dtype == bool:
         return None
+    if values.dtype == object and any(isinstance(v, (bool, np.bool_)) for v in values.flat):
+        return None  # float(True) works, but bools are categories (as in a bool array)
     try:
         return np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError):
@@ -43,6 +48,8 @@ def infer_types(columns: Sequence[np.ndarray]) -> list[OutputType]:
     Example:
         >>> infer_types([np.array([1.5, 2.0]), np.array(["a", "b"], dtype=object)])
         [<OutputType.CONTINUOUS: 1>, <OutputType.DISCRETE: 0>]
+        >>> infer_types([np.array([True, 2.5], dtype=object)])  # a bool among numbers
+        [<OutputType.DISCRETE: 0>]
     """
     return [
         OutputType.CONTINUOUS if _as_float(col) is not None else OutputType.DISCRETE
@@ -134,8 +141,11 @@ def validate_training_arrays(
     max_sequence_len: int,
     feature_names: Sequence[str | int] | None = None,
     attribute_names: Sequence[str | int] | None = None,
+    example_names: Sequence[str] | None = None,
 ) -> TrainingArrays:
     """Check the user's data; return validated copies or raise one error listing all.
+
+    The names only serve messages (also later ones, e.g. of missing-value repair).
 
     Example:
         >>> arrays = validate_training_arrays(np.zeros((2, 4, 1)), None, None, None, 4)
@@ -191,8 +201,17 @@ def validate_training_arrays(
         feature_types=feature_types,
         attribute_names=attribute_names,
         feature_names=feature_names,
+        example_names=example_names,
     )
-    return TrainingArrays(features_out, feature_types, attrs, attribute_types)
+    return TrainingArrays(
+        features_out,
+        feature_types,
+        attrs,
+        attribute_types,
+        feature_names,
+        attribute_names,
+        example_names,
+    )
 
 
 def _only_parameter(problems: list[str]) -> bool:
@@ -249,14 +268,25 @@ def validate_condition_attributes(
     """
     attrs = np.array(attributes, dtype=object)
     if attrs.ndim != 2 or attrs.shape[1] != len(attribute_types) or attrs.shape[0] == 0:
+        hint = " For one example use attributes[None, :]." if attrs.ndim == 1 else ""
         raise DataError(
             f"attributes to condition on must be a 2-d array of shape (n, "
-            f"{len(attribute_types)}) with n >= 1, got shape {attrs.shape}."
+            f"{len(attribute_types)}) with n >= 1: one row per example to generate, one "
+            f"column per attribute the model was trained on. Got shape {attrs.shape}.{hint}"
         )
-    problems: list[str] = []
+    names = attribute_names or list(range(len(attribute_types)))
+    problems = [
+        f"attribute {names[i]!r} was continuous in training, but the values to condition "
+        "on are not all numbers; give numbers."
+        for i, t in enumerate(attribute_types)
+        if t == OutputType.CONTINUOUS and _as_float(attrs[:, i]) is None
+    ]
+    raise_all(problems, DataError, "the attributes to condition on")
     converted = _convert_attributes(attrs, attribute_types, problems)
-    raise_all(problems, DataError, "attributes")
     check_finite(
-        attributes=converted, attribute_types=attribute_types, attribute_names=attribute_names
+        attributes=converted,
+        attribute_types=attribute_types,
+        attribute_names=attribute_names,
+        conditioning=True,
     )
     return converted

@@ -1,0 +1,363 @@
+"""Saving and loading models: one safetensors file, never a pickle, exact round trips."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from dgan import DGAN, DfStyle, DGANConfig, OutputType
+from dgan.errors import ParameterError, SerializationError
+from dgan.serialization import FORMAT_VERSION, read_model_file, write_model_file
+
+
+def _config(**kw) -> DGANConfig:
+    base = dict(max_sequence_len=4, sample_len=2, epochs=1, batch_size=16, cuda=False, seed=3,
+                attribute_num_units=16, feature_num_units=16, discriminator_num_units=16,
+                discriminator_num_layers=2)  # fmt: skip
+    return DGANConfig(**{**base, **kw})
+
+
+def _mixed_data(rng, n: int = 24):
+    """Variable-length series with a continuous and a discrete feature, mixed attributes."""
+    features = []
+    for _ in range(n):
+        length = int(rng.integers(2, 5))
+        steps = np.empty((length, 2), dtype=object)
+        steps[:, 0] = rng.normal(size=length)
+        steps[:, 1] = rng.choice(["up", "down"], size=length)
+        features.append(steps)
+    attributes = np.empty((n, 2), dtype=object)
+    attributes[:, 0] = rng.choice(["a", "b", "c"], size=n)
+    attributes[:, 1] = rng.uniform(1, 5, size=n)
+    return features, attributes
+
+
+def _train(rng) -> tuple[DGAN, list, np.ndarray]:
+    features, attributes = _mixed_data(rng)
+    model = DGAN(_config())
+    model.train_numpy(features, attributes=attributes, progress_bar=False)
+    return model, features, attributes
+
+
+@pytest.fixture(scope="module")
+def trained() -> tuple[DGAN, list, np.ndarray]:
+    """A small trained model, shared: tests may save and generate, but not train it."""
+    return _train(np.random.default_rng(12345))
+
+
+@pytest.fixture
+def saved(trained, tmp_path):
+    model = trained[0]
+    return model, model.save(tmp_path / "model.dgan")
+
+
+def _rewrite(path, edit_state=None, edit_tensors=None):
+    """Rewrite a model file after editing its JSON state or its tensors (keeps the checksum
+    valid, as if a different dgan or a different machine had written it)."""
+    tensors, state = read_model_file(path)
+    if edit_state:
+        edit_state(state)
+    if edit_tensors:
+        edit_tensors(tensors)
+    write_model_file(path, tensors, state)
+
+
+TIMING = ("examples_per_s", "wall_time_s")
+
+
+def _same_output(a: DGAN, b: DGAN, n: int = 7) -> None:
+    rng = np.random.default_rng(0)
+    c = a.config
+    attribute_noise = rng.normal(size=(n, c.attribute_noise_dim))
+    feature_noise = rng.normal(size=(n, c.max_sequence_len // c.sample_len, c.feature_noise_dim))
+    first = a.generate_numpy(attribute_noise=attribute_noise, feature_noise=feature_noise)
+    second = b.generate_numpy(attribute_noise=attribute_noise, feature_noise=feature_noise)
+    assert first[0].tolist() == second[0].tolist()
+    assert [s.tolist() for s in first[1]] == [s.tolist() for s in second[1]]
+
+
+# ------------------------------------------------------------------ round trips
+
+
+def test_loaded_model_generates_exactly_what_the_saved_one_did(saved):
+    model, path = saved
+    loaded = DGAN.load(path)
+    assert loaded.config == model.config and loaded.history == model.history
+    _same_output(model, loaded)
+    # The generation RNG is restored too: fresh noise is the same noise.
+    assert [s.tolist() for s in model.generate_numpy(5)[1]] == [
+        s.tolist() for s in loaded.generate_numpy(5)[1]
+    ]
+
+
+def test_training_continues_after_load_bit_for_bit(rng, tmp_path):
+    model, features, attributes = _train(rng)
+    loaded = DGAN.load(model.save(tmp_path / "model.dgan"))
+    for m in (model, loaded):
+        m.train_numpy(features, attributes=attributes, progress_bar=False)
+
+    assert [h["epoch"] for h in loaded.history] == [0, 1]  # the history continues
+
+    def without_timing(history):
+        return [{k: v for k, v in h.items() if k not in TIMING} for h in history]
+
+    assert without_timing(loaded.history) == without_timing(model.history)
+    for name, module, optimizer in model._trainable():
+        twin = dict((n, (m, o)) for n, m, o in loaded._trainable())[name]
+        for p, q in zip(module.state_dict().values(), twin[0].state_dict().values(), strict=True):
+            assert torch.equal(p, q), name
+        moments = optimizer.state_dict()["state"]
+        for index, values in twin[1].state_dict()["state"].items():
+            assert all(torch.equal(values[k], moments[index][k]) for k in values), name
+    _same_output(model, loaded)
+
+
+def test_dataframe_model_round_trip_keeps_layout_and_dtypes(rng, tmp_path):
+    n, length = 12, 3
+    df = pd.DataFrame(
+        {
+            "sensor": np.repeat([f"s{i}" for i in range(n)], length),
+            "when": np.tile(pd.date_range("2024-03-01", periods=length, freq="h"), n),
+            "kind": pd.Categorical(np.repeat(rng.choice(["x", "y"], n), length)),
+            "level": rng.normal(size=n * length),
+            "count": rng.integers(0, 9, size=n * length).astype("int32"),
+        }
+    )
+    model = DGAN(_config(max_sequence_len=length, sample_len=1))
+    model.train_dataframe(
+        df,
+        attribute_columns=["kind"],
+        example_id_column="sensor",
+        time_column="when",
+        df_style=DfStyle.LONG,
+        progress_bar=False,
+    )
+    loaded = DGAN.load(model.save(tmp_path / "frame.dgan"))
+    noise = (model.attribute_noise_func(4), model.feature_noise_func(4))
+    expected = model.generate_dataframe(attribute_noise=noise[0], feature_noise=noise[1])
+    got = loaded.generate_dataframe(attribute_noise=noise[0], feature_noise=noise[1])
+    pd.testing.assert_frame_equal(got, expected)
+    assert expected.dtypes.to_dict() == df.dtypes.to_dict()
+    # Continuing training with the same frame works on the loaded model.
+    loaded.train_dataframe(
+        df,
+        attribute_columns=["kind"],
+        example_id_column="sensor",
+        time_column="when",
+        df_style=DfStyle.LONG,
+        progress_bar=False,
+    )
+    assert len(loaded.history) == 2
+
+
+def test_save_leaves_no_temporary_files_and_overwrites(saved):
+    model, path = saved
+    model.save(path)
+    assert [p.name for p in path.parent.iterdir()] == [path.name]
+
+
+# ------------------------------------------------------- untrusted or broken files
+
+
+class _PlantMarker:
+    """Unpickling this creates a file: proof that code ran."""
+
+    def __init__(self, marker):
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        return (open, (self.marker, "w"))
+
+
+@pytest.mark.parametrize(
+    "write, kind",
+    [
+        (lambda obj, p: p.write_bytes(pickle.dumps(obj)), "is a pickle"),
+        (lambda obj, p: torch.save({"model": obj}, p), "is a zip archive"),
+        (
+            lambda obj, p: torch.save(obj, p, _use_new_zipfile_serialization=False),
+            "is a pickle",
+        ),
+    ],
+    ids=["pickle", "torch.save", "legacy-torch.save"],
+)
+def test_a_malicious_pickle_is_refused_without_running_it(tmp_path, write, kind):
+    marker = tmp_path / "code-ran"
+    path = tmp_path / "model.pt"
+    write(_PlantMarker(marker), path)
+    assert not marker.exists()
+    with pytest.raises(SerializationError, match=rf"{kind}.*never unpickles") as error:
+        DGAN.load(path)
+    assert "gretel-synthetics" in str(error.value)
+    assert not marker.exists()
+
+
+def test_loading_never_calls_the_unpickler(saved, monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("loading a model must not unpickle")
+
+    for module, name in [(pickle, "load"), (pickle, "loads"), (pickle, "Unpickler"),
+                         (torch, "load")]:  # fmt: skip
+        monkeypatch.setattr(module, name, refuse)
+    DGAN.load(saved[1]).generate_numpy(2)
+
+
+def test_truncated_files_are_clear_errors(saved, tmp_path):
+    data = saved[1].read_bytes()
+    for cut in [0, 5, 100, len(data) // 2, len(data) - 1]:
+        path = tmp_path / f"cut{cut}.dgan"
+        path.write_bytes(data[:cut])
+        with pytest.raises(SerializationError, match=r"not a readable dgan model file.*truncated"):
+            DGAN.load(path)
+
+
+def test_corrupted_tensor_bytes_are_detected(saved, tmp_path):
+    data = bytearray(saved[1].read_bytes())
+    data[-20] ^= 0xFF  # a weight, deep in the data section: safetensors alone loads this
+    path = tmp_path / "flipped.dgan"
+    path.write_bytes(bytes(data))
+    with pytest.raises(SerializationError, match=r"is corrupted.*checksum"):
+        DGAN.load(path)
+
+
+def test_corrupted_header_is_a_clear_error(saved, tmp_path):
+    data = bytearray(saved[1].read_bytes())
+    data[9:14] = b"#####"  # inside the JSON header
+    path = tmp_path / "header.dgan"
+    path.write_bytes(bytes(data))
+    with pytest.raises(SerializationError, match="not a readable dgan model file"):
+        DGAN.load(path)
+
+
+def test_newer_format_version_asks_for_an_upgrade(saved):
+    path = saved[1]
+    _rewrite(path, edit_state=lambda s: s.update(format_version=FORMAT_VERSION + 1))
+    with pytest.raises(SerializationError, match=rf"version {FORMAT_VERSION + 1}.*upgrade dgan"):
+        DGAN.load(path)
+
+
+def test_other_safetensors_files_and_missing_files_are_clear_errors(tmp_path):
+    from safetensors.torch import save_file
+
+    plain = tmp_path / "weights.safetensors"
+    save_file({"w": torch.ones(2)}, plain)
+    with pytest.raises(SerializationError, match="not a dgan model"):
+        DGAN.load(plain)
+    save_file({"w": torch.ones(2)}, plain, metadata={"dgan": "[1, 2]"})
+    with pytest.raises(SerializationError, match="not a dgan model file"):
+        DGAN.load(plain)
+    with pytest.raises(SerializationError, match=r"No model file at .*check the path"):
+        DGAN.load(tmp_path / "nothing-here.dgan")
+
+
+def test_inconsistent_contents_are_a_serialization_error(saved):
+    path = saved[1]
+    _rewrite(path, edit_tensors=lambda t: t.pop(next(k for k in t if k.startswith("generator."))))
+    with pytest.raises(SerializationError, match=r"incomplete or inconsistent.*save it again"):
+        DGAN.load(path)
+
+
+# ---------------------------------------------------------------- across devices
+
+
+def test_map_location_must_be_a_device_this_machine_has(saved):
+    with pytest.raises(ParameterError, match=r"map_location='gpu' is not a device"):
+        DGAN.load(saved[1], map_location="gpu")
+    assert DGAN.load(saved[1], map_location="cpu").device.type == "cpu"
+    if not torch.cuda.is_available():
+        with pytest.raises(ParameterError, match=r"no usable CUDA device.*map_location='cpu'"):
+            DGAN.load(saved[1], map_location="cuda")
+
+
+def _cuda_state(state):
+    """What a CUDA run writes in the JSON: fused Adam, cuda=True."""
+    for optimizer in state["optimizers"].values():
+        for group in optimizer["param_groups"]:
+            group["fused"] = True
+    state["config"]["cuda"] = True
+
+
+def _cuda_rng_states(tensors):
+    """What a CUDA run writes for its random generators (seed and offset)."""
+    for stream in ("train", "generate"):
+        tensors.pop(f"rng.cpu.{stream}")
+        tensors[f"rng.cuda.{stream}"] = torch.arange(16, dtype=torch.uint8)
+
+
+def test_a_cuda_trained_file_loads_and_trains_on_cpu(trained, tmp_path):
+    model, features, attributes = trained
+    path = model.save(tmp_path / "cuda.dgan")
+    _rewrite(path, edit_state=_cuda_state, edit_tensors=_cuda_rng_states)
+
+    loaded = DGAN.load(path, map_location="cpu" if torch.cuda.is_available() else None)
+    assert loaded.device.type == "cpu" and loaded.config.cuda
+    _same_output(model, loaded)
+    optimizer = loaded._trainer.generator_opt
+    assert not optimizer.param_groups[0]["fused"]  # the CPU's way of stepping, not CUDA's
+    loaded.train_numpy(features, attributes=attributes, progress_bar=False)
+    assert [h["epoch"] for h in loaded.history] == [0, 1]
+    assert np.isfinite(loaded.history[-1]["generator_loss"])
+
+
+@pytest.fixture
+def no_tf32(monkeypatch):
+    """GPU results within float32 rounding of the CPU's (cuDNN's LSTM uses TF32 by default)."""
+    monkeypatch.setattr(torch.backends.cudnn, "allow_tf32", False)
+    monkeypatch.setattr(torch.backends.cuda.matmul, "allow_tf32", False)
+
+
+@pytest.mark.gpu
+def test_model_trained_on_cuda_loads_on_cpu(rng, tmp_path, no_tf32):
+    features, attributes = _mixed_data(rng)
+    model = DGAN(_config(cuda=True))
+    model.train_numpy(features, attributes=attributes, progress_bar=False)
+    assert model.device.type == "cuda"
+    path = model.save(tmp_path / "gpu.dgan")
+    assert {k.split(".")[1] for k in read_model_file(path)[0] if k.startswith("rng.")} == {"cuda"}
+
+    on_cpu = DGAN.load(path, map_location="cpu")
+    assert on_cpu.device.type == "cpu"
+    assert all(p.device.type == "cpu" for p in on_cpu.generator.parameters())
+    assert not on_cpu._trainer.generator_opt.param_groups[0]["fused"]
+    noise = (model.attribute_noise_func(6), model.feature_noise_func(6))  # on the GPU
+    expected = model.generate_numpy(attribute_noise=noise[0], feature_noise=noise[1])
+    got = on_cpu.generate_numpy(attribute_noise=noise[0].cpu(), feature_noise=noise[1].cpu())
+    assert got[0][:, 0].tolist() == expected[0][:, 0].tolist()
+    np.testing.assert_allclose(
+        got[0][:, 1].astype(float), expected[0][:, 1].astype(float), rtol=1e-4
+    )
+    assert [len(s) for s in got[1]] == [len(s) for s in expected[1]]
+    for a, b in zip(got[1], expected[1], strict=True):
+        np.testing.assert_allclose(a[:, 0].astype(float), b[:, 0].astype(float), rtol=1e-3)
+    on_cpu.train_numpy(features, attributes=attributes, progress_bar=False)
+    assert len(on_cpu.history) == 2 and np.isfinite(on_cpu.history[-1]["generator_loss"])
+
+
+@pytest.mark.gpu
+def test_model_trained_on_cpu_loads_and_trains_on_cuda(saved, trained):
+    _, features, attributes = trained
+    on_gpu = DGAN.load(saved[1], map_location="cuda")
+    assert on_gpu.device.type == "cuda"
+    assert on_gpu._trainer.generator_opt.param_groups[0]["fused"]  # the GPU's fused Adam
+    on_gpu.train_numpy(features, attributes=attributes, progress_bar=False)
+    assert len(on_gpu.history) == 2 and np.isfinite(on_gpu.history[-1]["generator_loss"])
+
+
+def test_category_types_survive_the_round_trip(tmp_path, rng):
+    features = np.empty((12, 4, 2), dtype=object)
+    features[:, :, 0] = rng.integers(0, 3, size=(12, 4))
+    features[:, :, 1] = rng.choice([True, False], size=(12, 4))
+    attributes = rng.choice(["x", "y"], size=(12, 1))
+    model = DGAN(_config())
+    model.train_numpy(features, feature_types=[OutputType.DISCRETE] * 2, attributes=attributes,
+                      progress_bar=False)  # fmt: skip
+    loaded = DGAN.load(model.save(tmp_path / "types.dgan"))
+    generated_attributes, series = loaded.generate_numpy(20)
+    values = np.concatenate(series)
+    assert {type(v) for v in values[:, 0]} == {int} and set(values[:, 0]) <= {0, 1, 2}
+    assert {type(v) for v in values[:, 1]} == {bool}
+    assert set(generated_attributes[:, 0]) <= {"x", "y"}
