@@ -8,6 +8,7 @@ mutated by dgan afterwards.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import asdict, dataclass, fields
 from enum import Enum
 from typing import Any
@@ -140,10 +141,8 @@ class DGANConfig:
         # Accept the enum's name as a string ("MINUSONE_ONE"), as config files carry it.
         # This converts the input representation; it does not change what was asked for.
         if isinstance(self.normalization, str):
-            try:
+            with contextlib.suppress(KeyError):  # an unknown name is reported by _problems
                 self.normalization = Normalization[self.normalization.upper()]
-            except KeyError:
-                pass  # reported by _problems
 
     def _problems(self) -> list[str]:
         problems = []
@@ -212,7 +211,9 @@ class DGANConfig:
                 f"max_sequence_len={self.max_sequence_len} is not divisible by "
                 f"sample_len={self.sample_len}; choose sample_len from {divisors}."
             )
-        if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, int)):
+        if self.seed is not None and (
+            isinstance(self.seed, bool) or not isinstance(self.seed, int)
+        ):
             problems.append(f"seed must be an integer or None, got {self.seed!r}.")
         if self.dp_enabled:
             problems.append(

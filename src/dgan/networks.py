@@ -1,0 +1,207 @@
+"""DoppelGANger's networks: the generator and the two critics (MLPs).
+
+The generator has three parts (Lin et al., IMC 2020, and gretel-synthetics' port):
+
+1. an attribute MLP: attribute noise -> attributes;
+2. an additional-attribute MLP: (detached attributes, attribute noise) -> per-example
+   midpoint/half-range of each continuous feature;
+3. an LSTM that, per cell, reads all attributes (detached) and a feature-noise vector and
+   emits ``sample_len`` time steps through ONE fused Linear head. Activations are applied
+   per variable slice (sigmoid/tanh, softmax per one-hot group, sigmoid per binary bit)
+   with index tensors computed once, so the number of kernels does not grow with the
+   number of variables.
+
+For variable-length data the last two feature columns are a generation flag
+(continues / ends); every step after the first "ends" is zeroed, as in the paper.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import torch
+from torch import nn
+
+from dgan.encoding import BITS, SIGMOID, SOFTMAX, TANH, OutputSlice
+
+
+class OutputActivation(nn.Module):
+    """Apply each variable's activation to its slice of the last dimension.
+
+    Columns are gathered into one block per activation kind (and per softmax width),
+    activated, concatenated, and put back in order with a single index_select.
+
+    Example:
+        >>> act = OutputActivation([OutputSlice(0, 1, "sigmoid"), OutputSlice(1, 2, "softmax")])
+        >>> out = act(torch.zeros(4, 3))
+        >>> out[0].tolist()
+        [0.5, 0.5, 0.5]
+    """
+
+    def __init__(self, slices: list[OutputSlice]):
+        super().__init__()
+        groups: dict[tuple[str, int], list[int]] = defaultdict(list)
+        for s in slices:
+            # Element-wise activations need no grouping by width; softmax groups do.
+            width = s.width if s.activation == SOFTMAX else 1
+            groups[(s.activation, width)].extend(range(s.start, s.start + s.width))
+        self.kinds = list(groups)
+        order = [i for key in self.kinds for i in groups[key]]
+        for k, key in enumerate(self.kinds):
+            self.register_buffer(f"idx{k}", torch.tensor(groups[key]), persistent=False)
+        inverse = torch.empty(len(order), dtype=torch.long)
+        inverse[torch.tensor(order)] = torch.arange(len(order))
+        self.register_buffer("inverse", inverse, persistent=False)
+
+    def forward(self, logits: torch.Tensor) -> torch.Tensor:
+        parts = []
+        for k, (kind, width) in enumerate(self.kinds):
+            x = logits.index_select(-1, getattr(self, f"idx{k}"))
+            if kind in (SIGMOID, BITS):
+                x = torch.sigmoid(x)
+            elif kind == TANH:
+                x = torch.tanh(x)
+            else:  # softmax over each group of `width` consecutive gathered columns
+                x = torch.softmax(x.unflatten(-1, (-1, width)), dim=-1).flatten(-2)
+            parts.append(x)
+        return torch.cat(parts, dim=-1).index_select(-1, self.inverse)
+
+
+def _mlp(in_dim: int, hidden: int, layers: int, out_dim: int, batch_norm: bool) -> nn.Sequential:
+    blocks: list[nn.Module] = []
+    for i in range(layers):
+        blocks.append(nn.Linear(in_dim if i == 0 else hidden, hidden))
+        blocks.append(nn.ReLU())
+        if batch_norm:
+            blocks.append(nn.BatchNorm1d(hidden))
+    blocks.append(nn.Linear(hidden if layers else in_dim, out_dim))
+    return nn.Sequential(*blocks)
+
+
+class Generator(nn.Module):
+    """DoppelGANger generator.
+
+    ``forward`` returns ``(attributes, additional_attributes, features)``; the first two
+    are None when the model has none. Shapes: attributes (B, A), additional (B, AA),
+    features (B, T, F).
+    """
+
+    def __init__(
+        self,
+        *,
+        attribute_slices: list[OutputSlice] | None,
+        additional_slices: list[OutputSlice] | None,
+        feature_slices: list[OutputSlice],
+        max_sequence_len: int,
+        sample_len: int,
+        attribute_noise_dim: int,
+        feature_noise_dim: int,
+        attribute_num_layers: int,
+        attribute_num_units: int,
+        feature_num_layers: int,
+        feature_num_units: int,
+        forget_bias: bool,
+        generation_flag_column: int | None,
+    ):
+        super().__init__()
+        self.sample_len = sample_len
+        self.max_sequence_len = max_sequence_len
+        self.generation_flag_column = generation_flag_column
+        attribute_dim = sum(s.width for s in attribute_slices or [])
+        additional_dim = sum(s.width for s in additional_slices or [])
+        self.feature_dim = sum(s.width for s in feature_slices)
+
+        self.attribute_net = None
+        if attribute_slices is not None:
+            self.attribute_net = nn.Sequential(
+                _mlp(
+                    attribute_noise_dim,
+                    attribute_num_units,
+                    attribute_num_layers,
+                    attribute_dim,
+                    batch_norm=True,
+                ),
+                OutputActivation(attribute_slices),
+            )
+        self.additional_net = None
+        if additional_slices is not None:
+            self.additional_net = nn.Sequential(
+                _mlp(
+                    attribute_dim + attribute_noise_dim,
+                    attribute_num_units,
+                    attribute_num_layers,
+                    additional_dim,
+                    batch_norm=True,
+                ),
+                OutputActivation(additional_slices),
+            )
+        self.lstm = nn.LSTM(
+            attribute_dim + additional_dim + feature_noise_dim,
+            feature_num_units,
+            num_layers=feature_num_layers,
+            batch_first=True,
+        )
+        if forget_bias:
+            with torch.no_grad():
+                for name, param in self.lstm.named_parameters():
+                    if name.startswith("bias_ih"):  # gates are (input, forget, cell, output)
+                        param[feature_num_units : 2 * feature_num_units].fill_(1.0)
+                    elif name.startswith("bias_hh"):
+                        param[feature_num_units : 2 * feature_num_units].fill_(0.0)
+        self.head = nn.Linear(feature_num_units, sample_len * self.feature_dim)
+        self.feature_activation = OutputActivation(feature_slices)
+
+    def forward(
+        self,
+        attribute_noise: torch.Tensor,
+        feature_noise: torch.Tensor,
+        attributes: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor | None, torch.Tensor | None, torch.Tensor]:
+        """Generate a batch; pass encoded ``attributes`` to condition on them."""
+        if attributes is None and self.attribute_net is not None:
+            attributes = self.attribute_net(attribute_noise)  # (B, A)
+        additional = None
+        if self.additional_net is not None:
+            parts = (
+                [attribute_noise] if attributes is None else [attributes.detach(), attribute_noise]
+            )
+            additional = self.additional_net(torch.cat(parts, dim=1))  # (B, AA)
+        conditioning = [t.detach() for t in (attributes, additional) if t is not None]
+        steps = feature_noise.shape[1]  # T / S cells
+        lstm_in = torch.cat(
+            [c.unsqueeze(1).expand(-1, steps, -1) for c in conditioning] + [feature_noise], dim=2
+        )  # (B, T/S, A + AA + noise)
+        hidden, _ = self.lstm(lstm_in)  # (B, T/S, H)
+        logits = self.head(hidden)  # (B, T/S, S*F)
+        logits = logits.reshape(logits.shape[0], steps * self.sample_len, self.feature_dim)
+        features = self.feature_activation(logits)  # (B, T, F)
+        if self.generation_flag_column is not None:
+            features = features * self._alive_mask(features)
+        return attributes, additional, features
+
+    def _alive_mask(self, features: torch.Tensor) -> torch.Tensor:
+        """(B, T, 1) mask: 1 up to and including the first step whose 'ends' flag wins."""
+        flag = self.generation_flag_column
+        with torch.no_grad():  # a hard, non-differentiable cut as in DoppelGANger
+            continues = (features[..., flag] > features[..., flag + 1]).to(features.dtype)
+            alive = torch.cumprod(continues, dim=1)  # (B, T): 1 while every step so far continues
+            mask = torch.cat([torch.ones_like(alive[:, :1]), alive[:, :-1]], dim=1)
+        return mask.unsqueeze(-1)
+
+
+class Critic(nn.Module):
+    """Wasserstein critic: an MLP over the concatenated, flattened inputs.
+
+    Example:
+        >>> critic = Critic(in_dim=7, num_layers=2, num_units=8)
+        >>> critic(torch.zeros(3, 2), torch.zeros(3, 5)).shape
+        torch.Size([3, 1])
+    """
+
+    def __init__(self, in_dim: int, num_layers: int, num_units: int):
+        super().__init__()
+        self.net = _mlp(in_dim, num_units, num_layers, 1, batch_norm=False)
+
+    def forward(self, *parts: torch.Tensor | None) -> torch.Tensor:
+        flat = [p.flatten(1) for p in parts if p is not None]  # each (B, -1)
+        return self.net(torch.cat(flat, dim=1))  # (B, 1)

@@ -1,0 +1,129 @@
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from dgan import DGANConfig, Normalization, OutputType
+from dgan.encoding import ContinuousEncoder, DataEncoder, DiscreteEncoder, encoder_from_json
+from dgan.errors import DataError
+
+finite = st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False)
+
+
+@given(
+    values=hnp.arrays(np.float64, st.integers(1, 50), elements=finite),
+    normalization=st.sampled_from(list(Normalization)),
+)
+def test_continuous_round_trip_and_range(values, normalization):
+    enc = ContinuousEncoder(normalization).fit(values)
+    encoded = enc.transform(values)
+    low = 0.0 if normalization == Normalization.ZERO_ONE else -1.0
+    assert encoded.min() >= low - 1e-6 and encoded.max() <= 1 + 1e-6
+    span = max(values.max() - values.min(), 1e-12)
+    np.testing.assert_allclose(enc.inverse(encoded), values, atol=span * 1e-6 + 1e-9)
+
+
+categories = st.one_of(st.integers(-5, 5), st.text(max_size=3), st.booleans(), st.just(np.nan))
+
+
+@given(values=st.lists(categories, min_size=1, max_size=40), cutoff=st.sampled_from([1, 150]))
+def test_discrete_round_trip_one_hot_and_binary(values, cutoff):
+    array = np.empty(len(values), dtype=object)
+    array[:] = values
+    enc = DiscreteEncoder(binary_encoder_cutoff=cutoff).fit(array)
+    decoded = enc.inverse(enc.transform(array))
+    for original, back in zip(values, decoded, strict=True):
+        if isinstance(original, float) and np.isnan(original):
+            assert back is None  # NaN is one category, decoded as a missing value
+        else:
+            assert back == original and type(back) is type(original)
+
+
+def test_binary_code_is_compact():
+    enc = DiscreteEncoder(binary_encoder_cutoff=4).fit(np.arange(100))
+    assert enc.width == 7 and enc.activation == "bits"
+    assert list(enc.inverse(enc.transform(np.array([0, 63, 99])))) == [0, 63, 99]
+
+
+def test_unknown_category_names_values():
+    enc = DiscreteEncoder(150, name="color").fit(np.array(["red", "blue"]))
+    with pytest.raises(DataError, match=r"'color'.*\['green'\]"):
+        enc.transform(np.array(["green"]))
+
+
+def test_feature_scaling_off_requires_range():
+    with pytest.raises(DataError, match="apply_feature_scaling=True"):
+        ContinuousEncoder(Normalization.ZERO_ONE, apply_scaling=False).fit(np.array([0.0, 3.0]))
+
+
+def _config(**kw):
+    return DGANConfig(max_sequence_len=6, sample_len=2, **kw)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    lengths=st.lists(st.integers(1, 6), min_size=2, max_size=8),
+    normalization=st.sampled_from(list(Normalization)),
+    example_scaling=st.booleans(),
+    seed=st.integers(0, 1000),
+)
+def test_dataset_round_trip_variable_length(lengths, normalization, example_scaling, seed):
+    rng = np.random.default_rng(seed)
+    features = []
+    for length in lengths:
+        series = np.empty((length, 2), dtype=object)
+        series[:, 0] = rng.normal(size=length) * 100
+        series[:, 1] = rng.choice(["a", "b", "c"], size=length)
+        features.append(series)
+    attributes = np.array([[rng.normal()] for _ in lengths])
+    config = _config(normalization=normalization, apply_example_scaling=example_scaling)
+    types = [OutputType.CONTINUOUS, OutputType.DISCRETE]
+    enc = DataEncoder.fit(config, features, types, attributes, [OutputType.CONTINUOUS])
+    data = enc.transform(features, attributes)
+    assert data.features.shape == (len(lengths), 6, enc.feature_dim)
+    assert (data.additional_attributes is not None) == example_scaling
+    # Restore from JSON to prove the saved state is complete.
+    restored = DataEncoder.from_json(json.loads(json.dumps(enc.to_json())))
+    attrs_back, features_back = restored.inverse(data)
+    np.testing.assert_allclose(attrs_back.astype(float), attributes, atol=1e-4)
+    for original, back in zip(features, features_back, strict=True):
+        assert back.shape == original.shape
+        span = np.ptp(np.concatenate([f[:, 0] for f in features]).astype(float))
+        np.testing.assert_allclose(
+            back[:, 0].astype(float), original[:, 0].astype(float), atol=span * 1e-5 + 1e-9
+        )
+        assert list(back[:, 1]) == list(original[:, 1])
+
+
+def test_generation_flag_and_padding():
+    features = [np.ones((2, 1)), np.ones((4, 1))]
+    enc = DataEncoder.fit(_config(), features, [OutputType.CONTINUOUS], None, None)
+    data = enc.transform(features, None)
+    flag = enc.generation_flag_column
+    assert enc.variable_length and flag == 1
+    np.testing.assert_array_equal(data.features[0, :, flag], [1, 0, 0, 0, 0, 0])  # continues
+    np.testing.assert_array_equal(data.features[0, :, flag + 1], [0, 1, 0, 0, 0, 0])  # ends
+    np.testing.assert_array_equal(data.features[0, 2:], 0)  # nothing after the end
+    np.testing.assert_array_equal(enc.lengths_from_flags(data.features), [2, 4])
+
+
+def test_fixed_length_has_no_flag_and_no_attributes_means_none():
+    features = [np.zeros((6, 1)), np.ones((6, 1))]
+    enc = DataEncoder.fit(_config(), features, [OutputType.CONTINUOUS], None, None)
+    data = enc.transform(features, None)
+    assert enc.generation_flag_column is None and data.attributes is None
+
+
+def test_constant_series_round_trip():
+    features = [np.full((6, 1), 3.0), np.arange(6.0)[:, None]]
+    enc = DataEncoder.fit(_config(), features, [OutputType.CONTINUOUS], None, None)
+    _, back = enc.inverse(enc.transform(features, None))
+    np.testing.assert_allclose(back[0], 3.0)
+
+
+def test_unknown_encoder_type_in_file():
+    with pytest.raises(Exception, match="Unknown encoder type"):
+        encoder_from_json({"type": "pickle"})

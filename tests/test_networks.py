@@ -1,0 +1,86 @@
+import torch
+
+from dgan.encoding import OutputSlice
+from dgan.networks import Critic, Generator, OutputActivation
+
+
+def test_fused_activation_equals_separate_heads():
+    slices = [
+        OutputSlice(0, 1, "sigmoid"),
+        OutputSlice(1, 3, "softmax"),
+        OutputSlice(4, 1, "tanh"),
+        OutputSlice(5, 2, "softmax"),
+        OutputSlice(7, 3, "softmax"),
+        OutputSlice(10, 2, "bits"),
+    ]
+    logits = torch.randn(5, 7, 12)
+    fused = OutputActivation(slices)(logits)
+    expected = torch.cat(
+        [
+            torch.sigmoid(logits[..., 0:1]),
+            torch.softmax(logits[..., 1:4], -1),
+            torch.tanh(logits[..., 4:5]),
+            torch.softmax(logits[..., 5:7], -1),
+            torch.softmax(logits[..., 7:10], -1),
+            torch.sigmoid(logits[..., 10:12]),
+        ],
+        dim=-1,
+    )
+    torch.testing.assert_close(fused, expected)
+
+
+def _generator(flag=None, **kw):
+    feature_slices = [OutputSlice(0, 1, "sigmoid")]
+    if flag is not None:
+        feature_slices.append(OutputSlice(1, 2, "softmax"))
+    args = dict(
+        attribute_slices=[OutputSlice(0, 3, "softmax")],
+        additional_slices=[OutputSlice(0, 2, "sigmoid")],
+        feature_slices=feature_slices,
+        max_sequence_len=8,
+        sample_len=2,
+        attribute_noise_dim=4,
+        feature_noise_dim=3,
+        attribute_num_layers=2,
+        attribute_num_units=16,
+        feature_num_layers=1,
+        feature_num_units=16,
+        forget_bias=False,
+        generation_flag_column=flag,
+    )
+    return Generator(**{**args, **kw})
+
+
+def test_generator_shapes_and_conditioning():
+    gen = _generator()
+    attrs, additional, feats = gen(torch.randn(6, 4), torch.randn(6, 4, 3))
+    assert attrs.shape == (6, 3) and additional.shape == (6, 2) and feats.shape == (6, 8, 1)
+    given = torch.eye(3)[[0, 1, 2, 0, 1, 2]]
+    attrs_c, _, _ = gen(torch.randn(6, 4), torch.randn(6, 4, 3), attributes=given)
+    assert torch.equal(attrs_c, given)
+
+
+def test_everything_after_the_end_flag_is_zero():
+    gen = _generator(flag=1)
+    with torch.no_grad():
+        gen.head.bias.zero_()
+        gen.head.weight.zero_()
+        # The head emits (sample, feature) per cell: the first sample of each cell says
+        # "continues", the second "ends", so the series ends at step 1.
+        gen.head.bias.view(2, 3)[:, 1] = 1.0
+        gen.head.bias.view(2, 3)[1, 2] = 5.0
+    _, _, feats = gen(torch.randn(4, 4), torch.randn(4, 4, 3))
+    assert (feats[:, :2] != 0).any(dim=-1).all()  # alive up to and including the end
+    assert (feats[:, 2:] == 0).all()
+
+
+def test_forget_bias():
+    gen = _generator(forget_bias=True)
+    h = 16
+    total = gen.lstm.bias_ih_l0[h : 2 * h] + gen.lstm.bias_hh_l0[h : 2 * h]
+    torch.testing.assert_close(total, torch.ones(h))
+
+
+def test_critic_ignores_absent_parts():
+    critic = Critic(in_dim=8, num_layers=1, num_units=4)
+    assert critic(None, torch.zeros(2, 2), torch.zeros(2, 3, 2)).shape == (2, 1)

@@ -1,0 +1,108 @@
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+import dgan
+from dgan import DGAN, DGANConfig, OutputType, ProgressInfo
+from dgan.training import LOSS_NAMES
+
+
+def _model(**kw) -> DGAN:
+    base = dict(
+        max_sequence_len=6,
+        sample_len=3,
+        epochs=2,
+        batch_size=8,
+        cuda=False,
+        seed=0,
+        attribute_num_units=16,
+        feature_num_units=16,
+        discriminator_num_units=16,
+        discriminator_num_layers=2,
+    )
+    return DGAN(DGANConfig(**{**base, **kw}))
+
+
+def _data(rng, n=20):
+    features = rng.normal(size=(n, 6, 2))
+    attributes = np.stack([rng.integers(0, 3, n), rng.normal(size=n)], axis=1)
+    return features, attributes
+
+
+TYPES = [OutputType.DISCRETE, OutputType.CONTINUOUS]
+
+
+def test_training_step_never_reads_device_values(rng, monkeypatch):
+    """DESIGN decision 2: no .item(), .tolist(), .cpu() or Python bool of a tensor in a step."""
+    features, attributes = _data(rng)
+    model = _model(epochs=1)
+    model.train_numpy(features, attributes=attributes, attribute_types=TYPES, progress_bar=False)
+    trainer = model._trainer
+    batch = model._to_device(model.encoder.transform(list(features), attributes.astype(object)))
+    sums = torch.zeros(4)
+
+    package_dir = str(Path(dgan.__file__).parent)
+    reads = []
+
+    def guard(name):
+        original = getattr(torch.Tensor, name)
+
+        def wrapper(self, *args, **kwargs):
+            caller = sys._getframe(1).f_code.co_filename
+            if caller.startswith(package_dir):  # torch's own CPU bookkeeping is fine
+                reads.append(f"{name} at {caller}:{sys._getframe(1).f_lineno}")
+            return original(self, *args, **kwargs)
+
+        return wrapper
+
+    for name in ("item", "tolist", "cpu", "numpy", "__bool__", "__float__", "__int__"):
+        monkeypatch.setattr(torch.Tensor, name, guard(name))
+    trainer.train_step(batch.head(8), sums)
+    monkeypatch.undo()
+    assert reads == []
+    assert torch.isfinite(sums).all()
+
+
+def test_history_and_progress_callback(rng):
+    features, attributes = _data(rng, n=20)  # 20 examples, batch 8 -> 3 batches
+    seen: list[ProgressInfo] = []
+    model = _model(epochs=3)
+    model.train_numpy(features, attributes=attributes, attribute_types=TYPES,
+                      progress_callback=seen.append, progress_bar=False)  # fmt: skip
+    assert [(p.epoch, p.batch) for p in seen] == [(e, b) for e in range(3) for b in range(3)]
+    assert seen[-1].total_batches == 3 and seen[-1].total_epochs == 3
+    assert [h["epoch"] for h in model.history] == [0, 1, 2]
+    for h in model.history:
+        assert all(np.isfinite(h[k]) for k in LOSS_NAMES)
+        assert h["examples_per_s"] > 0 and h["wall_time_s"] > 0
+    # Continuing training appends to the history.
+    model.train_numpy(features, attributes=attributes, progress_bar=False)
+    assert [h["epoch"] for h in model.history] == list(range(6))
+
+
+@pytest.mark.parametrize("n,batch_size", [(9, 8), (5, 64), (3, 2)])
+def test_awkward_batch_sizes(rng, n, batch_size):
+    """Last batch of one, and a batch larger than the dataset, must not break BatchNorm."""
+    features, attributes = _data(rng, n=n)
+    model = _model(batch_size=batch_size, epochs=1)
+    model.train_numpy(features, attributes=attributes, attribute_types=TYPES, progress_bar=False)
+    assert np.isfinite(model.history[0]["generator_loss"])
+
+
+def test_rounds_and_no_attribute_discriminator(rng):
+    features, attributes = _data(rng)
+    model = _model(discriminator_rounds=2, generator_rounds=2, use_attribute_discriminator=False)
+    model.train_numpy(features, attributes=attributes, attribute_types=TYPES, progress_bar=False)
+    assert model.attribute_critic is None
+    assert model.history[-1]["attribute_discriminator_loss"] is None
+
+
+def test_critics_are_trainable_again_after_generator_step(rng):
+    features, attributes = _data(rng)
+    model = _model(epochs=1)
+    model.train_numpy(features, attributes=attributes, attribute_types=TYPES, progress_bar=False)
+    assert all(p.requires_grad for p in model.critic.parameters())
+    assert all(p.requires_grad for p in model.attribute_critic.parameters())
