@@ -166,14 +166,17 @@ def config_kwargs(args: argparse.Namespace, use_cuda: bool, epochs: int) -> dict
 
 
 def train_call(side: Side, features: np.ndarray, attributes: np.ndarray) -> dict[str, Any]:
-    """Keyword arguments of train_numpy, identical for both sides."""
+    """Keyword arguments of train_numpy: the same data and types for both sides."""
     ot = side.output_type
-    return {
+    kwargs = {
         "features": features,
         "feature_types": [ot.CONTINUOUS] * N_FEATURES,
         "attributes": attributes,
         "attribute_types": [ot.DISCRETE, ot.CONTINUOUS],
     }
+    if side.name == "dgan":
+        kwargs["progress_bar"] = False  # gretel has none; keep a terminal run equal
+    return kwargs
 
 
 # ---------------------------------------------------------------------------- timing
