@@ -327,6 +327,7 @@ def summarize(clock: SegmentClock, generate_s: list[float], args) -> dict[str, A
         "generate_examples_per_s": args.generate / statistics.median(generate_s),
         "epoch_s": epoch_s,
         "generate_s": generate_s,
+        # validation + encoding + building + the warm-up epochs, all before the window
         "setup_and_warmup_s": sum(s for e, s in clock.segments if e < args.warmup),
     }
 
@@ -486,6 +487,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         flush=True,
     )
 
+    # The first optimizer built in a process imports torch._dynamo (seconds); pay that
+    # here so that neither side's setup time includes it.
+    torch.optim.Adam([torch.zeros(1, requires_grad=True)])
     load_before = os.getloadavg()
     trained = train_interleaved(sides, args, use_cuda, data)
     generate_s = time_generation(trained["models"], args)
@@ -507,8 +511,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "argv": sys.argv[1:] if argv is None else argv,
         "machine": machine_info(use_cuda),
-        # Other processes' load: on a shared 2-core machine, contention slows many small ops
-        # far more than few big ones, so ratios measured under load favour fewer kernels.
+        # Other processes' load. It inflates absolute times several-fold on this shared
+        # machine; the interleaved ratio moved far less (1.44 at load 1.5, 1.33 at load 8).
         "load_average_1_5_15min": {"before": load_before, "after": os.getloadavg()},
         "workload": {
             "n_series": args.n_series,
