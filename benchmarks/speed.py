@@ -52,11 +52,9 @@ import gc
 import importlib.metadata
 import json
 import os
-import platform
 import re
 import resource
 import statistics
-import subprocess
 import sys
 import threading
 import time
@@ -401,43 +399,11 @@ def print_profile(name: str, profile: dict[str, Any]) -> None:
 # ---------------------------------------------------------------------------- context
 
 
-def git_commit() -> str | None:
-    def git(*cmd: str) -> str:
-        return subprocess.run(
-            ["git", "-C", str(REPO), *cmd], capture_output=True, text=True, check=True
-        ).stdout.strip()
+def bench_machine_info() -> dict[str, Any]:
+    """The shared harness's machine record (dgan is importable once load_sides ran)."""
+    from dgan.bench import machine_info
 
-    try:
-        dirty = bool(git("status", "--porcelain", "--untracked-files=no"))
-        return git("rev-parse", "HEAD") + ("-dirty" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return None
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
-def machine_info(use_cuda: bool) -> dict[str, Any]:
-    return {
-        "cpu_model": cpu_model(),
-        "cpu_count": os.cpu_count(),
-        "cpus_usable": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
-        "torch_threads": torch.get_num_threads(),
-        "platform": platform.platform(),
-        "python": platform.python_version(),
-        "torch": torch.__version__,
-        "numpy": np.__version__,
-        "cuda_device": torch.cuda.get_device_name() if use_cuda else None,
-        "cuda_runtime": torch.version.cuda if use_cuda else None,
-        "git_commit": git_commit(),
-    }
+    return machine_info(REPO)
 
 
 # ------------------------------------------------------------------------------- main
@@ -510,7 +476,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "benchmark": "speed",
         "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "argv": sys.argv[1:] if argv is None else argv,
-        "machine": machine_info(use_cuda),
+        "machine": bench_machine_info(),
         # Other processes' load. It inflates absolute times several-fold on this shared
         # machine; the interleaved ratio moved far less (1.44 at load 1.5, 1.33 at load 8).
         "load_average_1_5_15min": {"before": load_before, "after": os.getloadavg()},
