@@ -66,7 +66,7 @@ def _rewrite(path, edit_state=None, edit_tensors=None):
     write_model_file(path, tensors, state)
 
 
-TIMING = ("examples_per_s", "wall_time_s")
+TIMING = ("examples_per_s", "wall_time_s", "peak_memory_bytes")  # measurements, not state
 
 
 def _same_output(a: DGAN, b: DGAN, n: int = 7) -> None:

@@ -651,14 +651,9 @@ class DGAN:
             trainer.policy.generator_scaler.load_state_dict(saved["generator_scaler"])
 
     def _trainable(self) -> list[tuple[str, torch.nn.Module, torch.optim.Optimizer]]:
-        t = self._trainer
-        parts = [
-            ("generator", self.generator, t.generator_opt),
-            ("critic", self.critic, t.critic_opt),
-        ]
-        if self.attribute_critic is not None:
-            parts.append(("attribute_critic", self.attribute_critic, t.attribute_critic_opt))
-        return parts
+        """(name, network, its optimizer) for every trained network."""
+        optimizers = self._trainer.optimizers()
+        return [(name, m, optimizers[name]) for name, m in self._trainer.modules().items()]
 
 
 def _loading_device(map_location: str | torch.device) -> torch.device:
