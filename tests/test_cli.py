@@ -105,9 +105,17 @@ def trained(tmp_path_factory) -> Path:
     toml = "\n".join(f"{k} = {json.dumps(v).lower()}" for k, v in TINY.items())
     (folder / "tiny.toml").write_text(toml + "\n")
     result = run_dgan(
-        "train", "data.csv", "-o", "model.dgan", "--config", "tiny.toml", "--epochs", "2",
-        *LONG_FLAGS, cwd=folder,
-    )  # fmt: skip
+        "train",
+        "data.csv",
+        "-o",
+        "model.dgan",
+        "--config",
+        "tiny.toml",
+        "--epochs",
+        "2",
+        *LONG_FLAGS,
+        cwd=folder,
+    )
     (folder / "train.out").write_text(result.stdout)
     return folder
 
@@ -137,9 +145,17 @@ def test_csv_round_trip_generate_then_evaluate_with_model(trained):
     assert synthetic.groupby("id").size().le(N_STEPS).all()
 
     result = run_dgan(
-        "evaluate", "data.csv", "synthetic.csv", "--model", "model.dgan",
-        "--json", "out/metrics.json", "--report", "out/report.html", cwd=trained,
-    )  # fmt: skip
+        "evaluate",
+        "data.csv",
+        "synthetic.csv",
+        "--model",
+        "model.dgan",
+        "--json",
+        "out/metrics.json",
+        "--report",
+        "out/report.html",
+        cwd=trained,
+    )
     metrics = json.loads((trained / "out" / "metrics.json").read_text())
     assert metrics["info"] == {"n_real": N_SERIES, "n_synthetic": 12, "seed": 0}
     for name in ("discriminative", "marginals", "autocorrelation"):
@@ -179,9 +195,17 @@ def test_parquet_round_trip_wide_with_json_config_and_column_flags(tmp_path):
 
 def test_failure_prints_one_line_and_exits_nonzero(trained):
     result = run_dgan(
-        "train", "data.csv", "-o", "x.dgan", "--attributes", "knd", "--example-id", "id",
-        cwd=trained, ok=False,
-    )  # fmt: skip
+        "train",
+        "data.csv",
+        "-o",
+        "x.dgan",
+        "--attributes",
+        "knd",
+        "--example-id",
+        "id",
+        cwd=trained,
+        ok=False,
+    )
     assert result.returncode == 1
     assert "Traceback" not in result.stderr
     lines = result.stderr.strip().splitlines()

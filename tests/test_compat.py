@@ -14,6 +14,7 @@ import pytest
 
 from dgan import DGAN, DfStyle, DGANConfig, OutputType, ProgressInfo
 from dgan.errors import DataError, ParameterError
+from tiny import TINY_NETWORKS
 
 
 @pytest.fixture
@@ -25,10 +26,7 @@ def config() -> DGANConfig:
         epochs=1,
         cuda=False,
         seed=0,
-        attribute_num_units=16,
-        feature_num_units=16,
-        discriminator_num_units=16,
-        discriminator_num_layers=2,
+        **TINY_NETWORKS,
     )
 
 
@@ -247,8 +245,9 @@ def test_variable_length_long_frame(rng, config):
 
     too_long = pd.DataFrame({"example_id": np.repeat([0, 1], [4, 6]), "f": rng.random(10)})
     with pytest.raises(DataError, match=r"longer than max_sequence_len=4: 1 \(6 rows\)"):
-        DGAN(config=config).train_dataframe(too_long, example_id_column="example_id",
-                                            df_style=DfStyle.LONG)  # fmt: skip
+        DGAN(config=config).train_dataframe(
+            too_long, example_id_column="example_id", df_style=DfStyle.LONG
+        )
 
 
 def test_save_and_load(attribute_data, feature_data, config, tmp_path):
@@ -281,8 +280,14 @@ def test_save_and_load(attribute_data, feature_data, config, tmp_path):
 
 
 def test_save_and_load_dataframe(rng, config, tmp_path):
-    df = pd.DataFrame({"a1": rng.integers(0, 3, size=6), "2022-01-01": rng.random(6),
-                       "2022-02-01": rng.random(6), "2022-03-01": rng.random(6)})  # fmt: skip
+    df = pd.DataFrame(
+        {
+            "a1": rng.integers(0, 3, size=6),
+            "2022-01-01": rng.random(6),
+            "2022-02-01": rng.random(6),
+            "2022-03-01": rng.random(6),
+        }
+    )
     config.max_sequence_len, config.sample_len = 3, 1
     dg = DGAN(config=config)
     dg.train_dataframe(df=df, attribute_columns=["a1"], discrete_columns=["a1"])

@@ -9,15 +9,13 @@ import pytest
 from dgan import DGAN, DfStyle, DGANConfig, OutputType
 from dgan.errors import DataError, ParameterError
 from synthetic import CLASS_CYCLES, dominant_cycles, sine_dataset
+from tiny import tiny_config
 
 C, D = OutputType.CONTINUOUS, OutputType.DISCRETE
 
 
 def _config(**kw) -> DGANConfig:
-    base = dict(max_sequence_len=6, sample_len=2, epochs=1, batch_size=16, cuda=False, seed=3,
-                attribute_num_units=16, feature_num_units=16, discriminator_num_units=16,
-                discriminator_num_layers=2)  # fmt: skip
-    return DGANConfig(**{**base, **kw})
+    return tiny_config(**{"sample_len": 2, "batch_size": 16, "seed": 3, **kw})
 
 
 @pytest.fixture(scope="module")

@@ -5,13 +5,13 @@ import torch
 
 from dgan import DGAN, DGANConfig, OutputType
 from dgan.errors import DataError, NotTrainedError, ParameterError
+from tiny import tiny_config
 
 
 def _config(**kw) -> DGANConfig:
-    base = dict(max_sequence_len=4, sample_len=2, epochs=1, batch_size=16, cuda=False, seed=3,
-                attribute_num_units=16, feature_num_units=16, discriminator_num_units=16,
-                discriminator_num_layers=2)  # fmt: skip
-    return DGANConfig(**{**base, **kw})
+    return tiny_config(
+        **{"max_sequence_len": 4, "sample_len": 2, "batch_size": 16, "seed": 3, **kw}
+    )
 
 
 def _train(features, **kw) -> DGAN:
@@ -189,8 +189,12 @@ def test_categories_unseen_in_training_name_the_column_when_training_continues(r
 def test_numeric_output_is_float_and_other_output_keeps_its_categories(rng):
     features = np.concatenate([rng.normal(size=(16, 4, 1)), rng.integers(0, 3, (16, 4, 1))], 2)
     attributes = np.array([[0], [1], [np.nan], [1]] * 4)  # a missing category: NaN
-    model = _train(features, feature_types=[OutputType.CONTINUOUS, OutputType.DISCRETE],
-                   attributes=attributes, attribute_types=[OutputType.DISCRETE])  # fmt: skip
+    model = _train(
+        features,
+        feature_types=[OutputType.CONTINUOUS, OutputType.DISCRETE],
+        attributes=attributes,
+        attribute_types=[OutputType.DISCRETE],
+    )
     generated_attributes, series = model.generate_numpy(30)
     assert generated_attributes.dtype == np.float64 and series[0].dtype == np.float64
     assert set(np.unique(np.stack(series)[:, :, 1])) <= {0.0, 1.0, 2.0}
@@ -216,11 +220,22 @@ def test_dataframe_dtypes_decide_discreteness_and_round_trip(rng):
         }
     )
     model = DGAN(_config(max_sequence_len=length, sample_len=1))
-    model.train_dataframe(df, example_id_column="id", time_column="when", discrete_columns=["gear"],
-                          df_style="long", progress_bar=False)  # fmt: skip
+    model.train_dataframe(
+        df,
+        example_id_column="id",
+        time_column="when",
+        discrete_columns=["gear"],
+        df_style="long",
+        progress_bar=False,
+    )
     kinds = {e.name: type(e).__name__ for e in model.encoder.feature_encoders}
-    assert kinds == {"on": "DiscreteEncoder", "mode": "DiscreteEncoder", "zone": "DiscreteEncoder",
-                     "gear": "DiscreteEncoder", "rpm": "ContinuousEncoder"}  # fmt: skip
+    assert kinds == {
+        "on": "DiscreteEncoder",
+        "mode": "DiscreteEncoder",
+        "zone": "DiscreteEncoder",
+        "gear": "DiscreteEncoder",
+        "rpm": "ContinuousEncoder",
+    }
     assert None in model.encoder.feature_encoders[1].categories  # missing is a category
 
     out = model.generate_dataframe(40)

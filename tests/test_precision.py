@@ -17,25 +17,13 @@ from dgan.precision import (
     lstm_runs_safely,
     resolve_precision,
 )
+from tiny import tiny_config
 
 CPU = torch.device("cpu")
 
 
 def _config(**kw) -> DGANConfig:
-    base = dict(
-        max_sequence_len=6,
-        sample_len=3,
-        epochs=2,
-        batch_size=8,
-        cuda=False,
-        seed=0,
-        attribute_num_units=16,
-        feature_num_units=16,
-        discriminator_num_units=16,
-        discriminator_num_layers=2,
-        log_every=2,
-    )
-    return DGANConfig(**{**base, **kw})
+    return tiny_config(**{"epochs": 2, "log_every": 2, **kw})
 
 
 def _data(rng, n=24):

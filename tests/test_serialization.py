@@ -12,13 +12,13 @@ import torch
 from dgan import DGAN, DfStyle, DGANConfig, OutputType
 from dgan.errors import ParameterError, SerializationError
 from dgan.serialization import FORMAT_VERSION, read_model_file, write_model_file
+from tiny import tiny_config
 
 
 def _config(**kw) -> DGANConfig:
-    base = dict(max_sequence_len=4, sample_len=2, epochs=1, batch_size=16, cuda=False, seed=3,
-                attribute_num_units=16, feature_num_units=16, discriminator_num_units=16,
-                discriminator_num_layers=2)  # fmt: skip
-    return DGANConfig(**{**base, **kw})
+    return tiny_config(
+        **{"max_sequence_len": 4, "sample_len": 2, "batch_size": 16, "seed": 3, **kw}
+    )
 
 
 def _mixed_data(rng, n: int = 24):
@@ -200,8 +200,12 @@ def test_loading_never_calls_the_unpickler(saved, monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("loading a model must not unpickle")
 
-    for module, name in [(pickle, "load"), (pickle, "loads"), (pickle, "Unpickler"),
-                         (torch, "load")]:  # fmt: skip
+    for module, name in [
+        (pickle, "load"),
+        (pickle, "loads"),
+        (pickle, "Unpickler"),
+        (torch, "load"),
+    ]:
         monkeypatch.setattr(module, name, refuse)
     DGAN.load(saved[1]).generate_numpy(2)
 
@@ -353,8 +357,9 @@ def test_category_types_survive_the_round_trip(tmp_path, rng):
     features[:, :, 1] = rng.choice([True, False], size=(12, 4))
     attributes = rng.choice(["x", "y"], size=(12, 1))
     model = DGAN(_config())
-    model.train_numpy(features, feature_types=[OutputType.DISCRETE] * 2, attributes=attributes,
-                      progress_bar=False)  # fmt: skip
+    model.train_numpy(
+        features, feature_types=[OutputType.DISCRETE] * 2, attributes=attributes, progress_bar=False
+    )
     loaded = DGAN.load(model.save(tmp_path / "types.dgan"))
     generated_attributes, series = loaded.generate_numpy(20)
     values = np.concatenate(series)

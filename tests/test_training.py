@@ -6,24 +6,13 @@ import pytest
 import torch
 
 import dgan
-from dgan import DGAN, DGANConfig, OutputType, ProgressInfo
+from dgan import DGAN, OutputType, ProgressInfo
 from dgan.training import LOSS_NAMES
+from tiny import tiny_config
 
 
 def _model(**kw) -> DGAN:
-    base = dict(
-        max_sequence_len=6,
-        sample_len=3,
-        epochs=2,
-        batch_size=8,
-        cuda=False,
-        seed=0,
-        attribute_num_units=16,
-        feature_num_units=16,
-        discriminator_num_units=16,
-        discriminator_num_layers=2,
-    )
-    return DGAN(DGANConfig(**{**base, **kw}))
+    return DGAN(tiny_config(**{"epochs": 2, **kw}))
 
 
 def _data(rng, n=20):
@@ -70,8 +59,13 @@ def test_history_and_progress_callback(rng):
     features, attributes = _data(rng, n=20)  # 20 examples, batch 8 -> 3 batches
     seen: list[ProgressInfo] = []
     model = _model(epochs=3)
-    model.train_numpy(features, attributes=attributes, attribute_types=TYPES,
-                      progress_callback=seen.append, progress_bar=False)  # fmt: skip
+    model.train_numpy(
+        features,
+        attributes=attributes,
+        attribute_types=TYPES,
+        progress_callback=seen.append,
+        progress_bar=False,
+    )
     assert [(p.epoch, p.batch) for p in seen] == [(e, b) for e in range(3) for b in range(3)]
     assert seen[-1].total_batches == 3 and seen[-1].total_epochs == 3
     assert [h["epoch"] for h in model.history] == [0, 1, 2]
