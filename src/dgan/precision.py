@@ -218,12 +218,11 @@ class PrecisionPolicy:
         )
 
     @classmethod
-    def from_config(cls, config, device: torch.device, precision: Precision | None = None):
-        """Build the policy a `DGANConfig` asks for (``precision`` overrides it)."""
-        chosen = precision or resolve_precision(config.effective_precision, device)
+    def from_config(cls, config, device: torch.device) -> PrecisionPolicy:
+        """Build the policy a `DGANConfig` asks for, resolved for ``device``."""
         return cls(
             device,
-            chosen,
+            resolve_precision(config.effective_precision, device),
             loss_scale=config.loss_scale,
             init_scale=config.init_scale,
             growth_factor=config.growth_factor,
