@@ -9,6 +9,7 @@ import torch
 
 from dgan import DGAN, DGANConfig, OutputType
 from dgan.errors import ParameterError
+from dgan.losses import gradient_penalty
 from dgan.networks import Critic
 from dgan.precision import (
     Precision,
@@ -17,6 +18,7 @@ from dgan.precision import (
     lstm_runs_safely,
     resolve_precision,
 )
+from dgan.training import Accumulators, Batch
 from tiny import tiny_config
 
 CPU = torch.device("cpu")
@@ -93,7 +95,7 @@ def test_lstm_runs_in_fp32_where_the_device_cannot_run_it_in_low_precision(monke
     seen = {}
     model.generator.lstm.register_forward_hook(lambda m, i, o: seen.update(dtype=o[0].dtype))
     with policy.autocast():
-        attribute_noise, feature_noise = model._trainer.noise(4)
+        attribute_noise, feature_noise = model.sampler.noise(4)
         if safe and not lstm_runs_safely("cpu", torch.bfloat16):
             pytest.skip("this CPU's oneDNN has no bf16 LSTM; the unsafe case covers it")
         model.generator(attribute_noise, feature_noise)
@@ -112,7 +114,7 @@ def _penalty_inputs():
 
 def _penalty_and_grads(policy):
     critic, real, fake, alpha = _penalty_inputs()
-    penalty = policy.gradient_penalty(critic, real, fake, alpha)
+    penalty = gradient_penalty(critic, real, fake, alpha, policy)
     params = list(critic.parameters())
     # The last layer's bias cannot change d(score)/d(input): its gradient may be unused.
     grads = torch.autograd.grad(penalty, params, allow_unused=True)
@@ -246,10 +248,10 @@ def test_history_records_precision_fields(rng):
 # ----- saved state and generation --------------------------------------------------------
 def test_scaler_state_and_precision_survive_save_and_load(rng, tmp_path):
     model = _train(rng, precision="fp16", init_scale=2.0**40)
-    scale = model._trainer.policy.critic_scaler.get_scale()
+    scale = model.trainer.policy.critic_scaler.get_scale()
     loaded = DGAN.load(model.save(tmp_path / "m.dgan"))
-    assert loaded._trainer.policy.name == "fp16"
-    assert loaded._trainer.policy.critic_scaler.get_scale() == scale
+    assert loaded.trainer.policy.name == "fp16"
+    assert loaded.trainer.policy.critic_scaler.get_scale() == scale
     assert loaded.history == model.history
 
 
@@ -259,7 +261,7 @@ def test_generation_under_autocast_returns_float_data_in_original_units(rng, pre
     _, series = model.generate_numpy(5, precision=precision)
     values = np.stack(series)
     assert values.dtype == np.float64 and np.isfinite(values).all()
-    assert model._trainer.policy.name == "fp32" and model.generator.lstm_runner is None
+    assert model.trainer.policy.name == "fp32" and model.generator.lstm_in_fp32 is False
 
 
 # ----- GPU --------------------------------------------------------------------------------
@@ -270,18 +272,17 @@ def test_cuda_mixed_precision_step_never_syncs(precision):
     features, attributes = _data(rng, n=256)
     model = DGAN(_config(cuda=True, precision=precision, epochs=1, batch_size=64))
     model.train_numpy(features, attributes=attributes, progress_bar=False)
-    trainer = model._trainer
-    batch = model._to_device(model.encoder.transform(list(features), attributes))
-    sums = torch.zeros(4, device="cuda")
-    counters = torch.zeros(3, dtype=torch.long, device="cuda")
+    trainer = model.trainer
+    batch = Batch.from_encoded(model.preprocess(features, attributes=attributes), model.device)
+    acc = Accumulators(model.device)
     torch.cuda.synchronize()
     torch.cuda.set_sync_debug_mode("error")
     try:
         for _ in range(3):
-            trainer.train_step(batch.head(64), sums, counters)
+            trainer.train_step(batch.head(64), acc)
     finally:
         torch.cuda.set_sync_debug_mode("default")
-    assert torch.isfinite(sums).all()
+    assert torch.isfinite(acc.losses).all()
 
 
 @pytest.mark.gpu

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import functools
 import io
 from html.parser import HTMLParser
 
@@ -11,10 +12,14 @@ import matplotlib
 import matplotlib.image
 import numpy as np
 import pytest
+import torch
 
+from dgan import DGAN, ProgressInfo
 from dgan.errors import ParameterError
 from dgan.metrics import METRIC_DESCRIPTIONS, SeriesData, marginal_distances
+from dgan.precision import Precision, fallback_precision
 from dgan.report import render_report, write_report
+from tiny import tiny_config
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 DATA_PNG = "data:image/png;base64,"
@@ -52,31 +57,27 @@ class _Page(HTMLParser):
             self._cell.append(data)
 
 
-def _history(epochs: int = 6, mixed: bool = True) -> list[dict]:
-    history = []
-    for epoch in range(epochs):
-        entry = {
-            "epoch": epoch,
-            "discriminator_loss": -1.0 / (epoch + 1),
-            "attribute_discriminator_loss": None,
-            "generator_loss": 0.5,
-            "gradient_penalty": 0.1,
-            "examples_per_s": 1000.0 + epoch,
-            "wall_time_s": float(epoch),
-        }
-        if mixed:
-            entry |= {
-                "precision": "fp16" if epoch < 4 else "fp32",
-                "loss_scale": 2.0 ** (14 - epoch) if epoch < 4 else None,
-                "skipped_steps": epoch % 2,
-                "guard_events": (
-                    [{"step": 40, "reason": "loss <inf>", "action": "fall back to fp32"}]
-                    if epoch == 3
-                    else []
-                ),
-            }
-        history.append(entry)
-    return history
+@functools.cache
+def _trained_history(mixed: bool) -> list[dict]:
+    """The history of a real tiny training: fp32, or fp16 with a divergence at epoch 3.
+
+    In the mixed run a callback poisons a generator weight with NaN in epoch 3; the
+    guard rolls back and continues in the next safer precision.
+    """
+    rng = np.random.default_rng(0)
+    model = DGAN(tiny_config(epochs=6, log_every=1, precision="fp16" if mixed else "fp32"))
+
+    def poison(info: ProgressInfo) -> None:
+        if mixed and info.epoch == 3 and info.batch == 0:
+            with torch.no_grad():
+                next(model.generator.parameters()).fill_(float("nan"))
+
+    model.train_numpy(rng.normal(size=(16, 6, 1)), progress_callback=poison, progress_bar=False)
+    return model.history
+
+
+def _history(mixed: bool = True) -> list[dict]:
+    return copy.deepcopy(_trained_history(mixed))
 
 
 def _decode_png(src: str) -> np.ndarray:
@@ -152,10 +153,15 @@ def _tiny() -> SeriesData:
 def test_training_section_shows_precision_events_and_tolerates_plain_history():
     real = synthetic = _tiny()
     metrics = {}
-    mixed = _Page(render_report(real, synthetic, metrics, _history(mixed=True)))
+    history = _history(mixed=True)
+    mixed = _Page(render_report(real, synthetic, metrics, history))
     text = "".join(mixed.text)
-    assert "Precision: fp16 (epochs 0–3); fp32 (epochs 4–5)" in text
-    assert ["3", "40", "loss <inf>", "fall back to fp32"] in mixed.rows
+    after = fallback_precision(Precision.FP16, torch.device("cpu")).value
+    # The divergence happened in epoch 3, which ends in the safer precision.
+    assert f"Precision: fp16 (epochs 0–2); {after} (epochs 3–5)" in text
+    step = history[3]["guard_events"][0]["step"]
+    action = f"rolled back and continued in {after}"
+    assert ["3", str(step), "non-finite weights", action] in mixed.rows
     plain = _Page(render_report(real, synthetic, metrics, _history(mixed=False)))
     assert "Training" in plain.text
     assert "Precision guard events" not in plain.text
@@ -193,3 +199,21 @@ def test_bad_history_is_rejected_with_the_fix(metrics_toy_evaluation):
         render_report(real, synthetic, metrics, [{"epoch": 0}, {"loss": 1.0}])
     with pytest.raises(ParameterError, match="metrics must be the dict"):
         render_report(real, synthetic, [metrics])
+
+
+def test_real_fp16_training_gets_a_loss_scale_panel(metrics_toy_evaluation, monkeypatch):
+    """The panel reads the fields training writes (it once looked for a key nobody wrote)."""
+    import dgan.report as report
+
+    drawn = []
+    for name in ("_plot_loss_scale", "_plot_skipped", "_plot_losses"):
+        original = getattr(report, name)
+        monkeypatch.setattr(
+            report, name, lambda ax, e, r, _f=original, _n=name: (drawn.append(_n), _f(ax, e, r))
+        )
+    real, synthetic, metrics = metrics_toy_evaluation
+    render_report(real, synthetic, metrics, _history(mixed=True))
+    assert "_plot_loss_scale" in drawn
+    drawn.clear()
+    render_report(real, synthetic, metrics, _history(mixed=False))
+    assert drawn == ["_plot_losses"]  # fp32: no loss-scale and no all-zero skipped panel

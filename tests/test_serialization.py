@@ -106,8 +106,10 @@ def test_training_continues_after_load_bit_for_bit(rng, tmp_path):
         return [{k: v for k, v in h.items() if k not in TIMING} for h in history]
 
     assert without_timing(loaded.history) == without_timing(model.history)
-    for name, module, optimizer in model._trainable():
-        twin = dict((n, (m, o)) for n, m, o in loaded._trainable())[name]
+    twins = loaded.trainer.modules(), loaded.trainer.optimizers()
+    for name, module in model.trainer.modules().items():
+        optimizer = model.trainer.optimizers()[name]
+        twin = twins[0][name], twins[1][name]
         for p, q in zip(module.state_dict().values(), twin[0].state_dict().values(), strict=True):
             assert torch.equal(p, q), name
         moments = optimizer.state_dict()["state"]
@@ -300,7 +302,7 @@ def test_a_cuda_trained_file_loads_and_trains_on_cpu(trained, tmp_path):
     loaded = DGAN.load(path, map_location="cpu" if torch.cuda.is_available() else None)
     assert loaded.device.type == "cpu" and loaded.config.cuda
     _same_output(model, loaded)
-    optimizer = loaded._trainer.generator_opt
+    optimizer = loaded.trainer.generator_opt
     assert not optimizer.param_groups[0]["fused"]  # the CPU's way of stepping, not CUDA's
     loaded.train_numpy(features, attributes=attributes, progress_bar=False)
     assert [h["epoch"] for h in loaded.history] == [0, 1]
@@ -326,7 +328,7 @@ def test_model_trained_on_cuda_loads_on_cpu(rng, tmp_path, no_tf32):
     on_cpu = DGAN.load(path, map_location="cpu")
     assert on_cpu.device.type == "cpu"
     assert all(p.device.type == "cpu" for p in on_cpu.generator.parameters())
-    assert not on_cpu._trainer.generator_opt.param_groups[0]["fused"]
+    assert not on_cpu.trainer.generator_opt.param_groups[0]["fused"]
     noise = (model.attribute_noise_func(6), model.feature_noise_func(6))  # on the GPU
     expected = model.generate_numpy(attribute_noise=noise[0], feature_noise=noise[1])
     got = on_cpu.generate_numpy(attribute_noise=noise[0].cpu(), feature_noise=noise[1].cpu())
@@ -346,7 +348,7 @@ def test_model_trained_on_cpu_loads_and_trains_on_cuda(saved, trained):
     _, features, attributes = trained
     on_gpu = DGAN.load(saved[1], map_location="cuda")
     assert on_gpu.device.type == "cuda"
-    assert on_gpu._trainer.generator_opt.param_groups[0]["fused"]  # the GPU's fused Adam
+    assert on_gpu.trainer.generator_opt.param_groups[0]["fused"]  # the GPU's fused Adam
     on_gpu.train_numpy(features, attributes=attributes, progress_bar=False)
     assert len(on_gpu.history) == 2 and np.isfinite(on_gpu.history[-1]["generator_loss"])
 

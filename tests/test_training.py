@@ -7,7 +7,7 @@ import torch
 
 import dgan
 from dgan import DGAN, OutputType, ProgressInfo
-from dgan.training import LOSS_NAMES
+from dgan.training import LOSS_NAMES, Accumulators, Batch
 from tiny import tiny_config
 
 
@@ -29,9 +29,9 @@ def test_training_step_never_reads_device_values(rng, monkeypatch):
     features, attributes = _data(rng)
     model = _model(epochs=1)
     model.train_numpy(features, attributes=attributes, attribute_types=TYPES, progress_bar=False)
-    trainer = model._trainer
-    batch = model._to_device(model.encoder.transform(list(features), attributes.astype(object)))
-    sums, counters = torch.zeros(4), torch.zeros(3, dtype=torch.long)
+    trainer = model.trainer
+    batch = Batch.from_encoded(model.preprocess(features, attributes=attributes), model.device)
+    acc = Accumulators(model.device)
 
     package_dir = str(Path(dgan.__file__).parent)
     reads = []
@@ -49,10 +49,10 @@ def test_training_step_never_reads_device_values(rng, monkeypatch):
 
     for name in ("item", "tolist", "cpu", "numpy", "__bool__", "__float__", "__int__"):
         monkeypatch.setattr(torch.Tensor, name, guard(name))
-    trainer.train_step(batch.head(8), sums, counters)
+    trainer.train_step(batch.head(8), acc)
     monkeypatch.undo()
     assert reads == []
-    assert torch.isfinite(sums).all()
+    assert torch.isfinite(acc.losses).all()
 
 
 def test_history_and_progress_callback(rng):

@@ -42,7 +42,7 @@ import torch
 from dgan.config import DGANConfig, OutputType
 from dgan.model import DGAN
 from dgan.serialization import json_safe
-from dgan.training import LOSS_NAMES, Batch, loss_scale, peak_rss_bytes
+from dgan.training import Accumulators, Batch, loss_scale, peak_rss_bytes
 
 # CPU instruction sets that give native (not emulated) reduced-precision maths.
 _NATIVE_LOW_PRECISION_FLAGS = ("avx512_bf16", "avx512_fp16", "amx_bf16", "amx_fp16")
@@ -242,22 +242,23 @@ def _is_oom(error: BaseException) -> bool:
 
 def _time_training(config, features, attributes, attribute_types, warmup, steps, windows):
     model, data = _build(config, features, attributes, attribute_types)
-    trainer, device = model._trainer, model.device
-    n, batch = len(data), min(config.batch_size, len(data))
-    sums = torch.zeros(4, device=device)
-    counters = torch.zeros(3, dtype=torch.long, device=device)
+    trainer, device = model.trainer, model.device
+    batch = min(config.batch_size, len(data))
+    acc = Accumulators(device)
 
     def step() -> None:
-        index = torch.randperm(n, device=device, generator=trainer.rng)[:batch]
-        trainer.train_step(data.take(index), sums, counters)
+        trainer.train_step(trainer.random_batch(data, batch), acc)
 
     for _ in range(warmup):
         step()
-    burn_in = counters.tolist()  # host sync, outside the window
-    counters.zero_()
+    burn_in_skipped = acc.skipped_steps()  # host sync, outside the window
+    burn_in_nonfinite = int(acc.nonfinite_losses)
+    acc.critic_skipped.zero_()
+    acc.generator_skipped.zero_()
+    acc.nonfinite_losses.zero_()
     measured = [_window(step, steps, device) for _ in range(windows)]
-    critic_skipped, generator_skipped, nonfinite = counters.tolist()  # host sync, after
-    loss_means = (sums / (batch * (warmup + steps * windows))).tolist()
+    skipped, nonfinite = acc.skipped_steps(), int(acc.nonfinite_losses)  # host sync, after
+    loss_means = acc.mean_losses(batch * (warmup + steps * windows))
     seconds = [m["seconds"] for m in measured]
     per_batch = statistics.median(seconds) / steps
     cuda, policy = device.type == "cuda", trainer.policy
@@ -280,10 +281,10 @@ def _time_training(config, features, attributes, attribute_types, warmup, steps,
         "baseline_memory_bytes": min(m["baseline"] for m in measured),
         "memory_kind": "cuda_max_memory_allocated" if cuda else "cpu_rss_sampled_in_window",
         "process_peak_rss_bytes": peak_rss_bytes(),
-        "skipped_steps": critic_skipped + generator_skipped,
-        "skipped_steps_burn_in": burn_in[0] + burn_in[1],
-        "nonfinite_losses": nonfinite + burn_in[2],
-        "mean_losses": dict(zip(LOSS_NAMES, loss_means, strict=True)),
+        "skipped_steps": skipped,
+        "skipped_steps_burn_in": burn_in_skipped,
+        "nonfinite_losses": nonfinite + burn_in_nonfinite,
+        "mean_losses": loss_means,
         "critic_loss_scale": loss_scale(policy.critic_scaler),
         "generator_loss_scale": loss_scale(policy.generator_scaler),
         "host_syncs_in_window": len(syncs) if cuda else None,
@@ -293,21 +294,11 @@ def _time_training(config, features, attributes, attribute_types, warmup, steps,
 
 def _build(config, features, attributes, attribute_types) -> tuple[DGAN, Batch]:
     """A model trained one epoch on the data (its first burn-in step), and that data as
-    training encoded it, on the model's device."""
-    model = _KeepsTrainingData(config)
-    model.train_numpy(
-        features, attributes=attributes, attribute_types=attribute_types, progress_bar=False
-    )
-    return model, model.training_data
-
-
-class _KeepsTrainingData(DGAN):
-    """A DGAN that keeps the device tensors it trains on, so the benchmark steps on exactly
-    them without encoding the data a second time (seconds for large data)."""
-
-    def _to_device(self, encoded):
-        self.training_data = super()._to_device(encoded)
-        return self.training_data
+    training encoded it, on the model's device (encoded once: seconds for large data)."""
+    model = DGAN(config)
+    encoded = model.preprocess(features, attributes=attributes, attribute_types=attribute_types)
+    model.train_encoded(encoded, progress_bar=False)
+    return model, Batch.from_encoded(encoded, model.device)
 
 
 def _window(step: Callable[[], None], steps: int, device: torch.device) -> dict[str, Any]:

@@ -36,6 +36,20 @@ from dgan.errors import DataError, SerializationError, raise_all
 SIGMOID, TANH, SOFTMAX, BITS = "sigmoid", "tanh", "softmax", "bits"
 
 
+def series_ends(continues, ends):
+    """Where a series ends: the generation flag's "ends" output is at least "continues".
+
+    The one end-of-series rule, used by the generator (which zeroes every step after
+    the end) and by the decoder (which cuts each series there). A tie ends the series.
+    Works element-wise on numpy arrays and torch tensors alike.
+
+    Example:
+        >>> series_ends(np.array([0.9, 0.5, 0.2]), np.array([0.1, 0.5, 0.8])).tolist()
+        [False, True, True]
+    """
+    return ends >= continues
+
+
 @dataclass(frozen=True)
 class OutputSlice:
     """A contiguous block of encoded columns and the activation that produces it."""
@@ -259,6 +273,12 @@ class DiscreteEncoder:
 VariableEncoder = ContinuousEncoder | DiscreteEncoder
 
 
+def _output_type(encoder: VariableEncoder) -> OutputType:
+    if isinstance(encoder, ContinuousEncoder):
+        return OutputType.CONTINUOUS
+    return OutputType.DISCRETE
+
+
 def _all_numeric(encoders: Sequence[VariableEncoder]) -> bool:
     return all(isinstance(e, ContinuousEncoder) or e.numeric for e in encoders)
 
@@ -364,6 +384,18 @@ class DataEncoder:
         if not self.variable_length:
             return None
         return sum(e.width for e in self.feature_encoders)
+
+    @property
+    def attribute_types(self) -> list[OutputType] | None:
+        """Each attribute's `OutputType` (the encoders are the one record of it), or None."""
+        if self.attribute_encoders is None:
+            return None
+        return [_output_type(e) for e in self.attribute_encoders]
+
+    @property
+    def feature_types(self) -> list[OutputType]:
+        """Each feature's `OutputType`."""
+        return [_output_type(e) for e in self.feature_encoders]
 
     @property
     def numeric_attributes(self) -> bool:
@@ -511,12 +543,12 @@ class DataEncoder:
 
     # ----- inverse --------------------------------------------------------------------
     def lengths_from_flags(self, features: np.ndarray) -> np.ndarray:
-        """Series lengths: up to and including the first step whose 'ends' flag wins."""
+        """Series lengths: up to and including the first step where `series_ends`."""
         n, t_max = features.shape[:2]
         if not self.variable_length:
             return np.full(n, t_max, dtype=np.int64)
         flag = self.generation_flag_column
-        ends = features[:, :, flag + 1] > features[:, :, flag]  # (N, T)
+        ends = series_ends(features[:, :, flag], features[:, :, flag + 1])  # (N, T)
         ends[:, -1] = True
         return ends.argmax(axis=1).astype(np.int64) + 1
 

@@ -1,4 +1,5 @@
-"""`DGAN`: the public facade. Public methods validate and convert; private ones work.
+"""`DGAN`: the public facade. It validates and converts what users pass, then hands the
+work to the trainer (training.py), the sampler (generation.py) and persist.py.
 
 Example:
     >>> import numpy as np
@@ -16,7 +17,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -27,36 +27,20 @@ import pandas as pd
 import torch
 
 from dgan.config import DfStyle, DGANConfig, OutputType
-from dgan.encoding import ContinuousEncoder, DataEncoder, EncodedData
-from dgan.errors import DataError, NotTrainedError, ParameterError, SerializationError
+from dgan.encoding import DataEncoder, EncodedData
+from dgan.errors import DataError, NotTrainedError, ParameterError
 from dgan.frames import (
     FrameLayout,
     arrays_to_dataframe,
     attributes_frame_to_array,
     dataframe_to_arrays,
 )
+from dgan.generation import AttributesAndFeatures, Sampler
 from dgan.missing import repair_missing_values
 from dgan.networks import Critic, Generator
-from dgan.precision import Precision, PrecisionPolicy, resolve_precision
-from dgan.serialization import (
-    flatten_state_dict,
-    join_optimizer_state,
-    json_safe,
-    read_model_file,
-    split_optimizer_state,
-    unflatten_state_dict,
-    write_model_file,
-)
+from dgan.persist import load_model, save_model
 from dgan.training import Batch, ProgressInfo, Trainer
-from dgan.validation import (
-    TrainingArrays,
-    validate_condition_attributes,
-    validate_training_arrays,
-)
-
-logger = logging.getLogger(__name__)
-
-AttributesAndFeatures = tuple[np.ndarray | None, list[np.ndarray]]
+from dgan.validation import TrainingArrays, validate_training_arrays
 
 
 class DGAN:
@@ -66,7 +50,13 @@ class DGAN:
 
     Attributes:
         config: the model's `DGANConfig` (a private copy of the one passed in).
-        history: one dict per trained epoch: mean losses, examples/s, wall time.
+        history: one plain dict per trained epoch (`dgan.records.EpochRecord.as_dict`):
+            mean losses, examples/s, wall time, precision, loss scales, skipped steps,
+            guard events, peak memory. `EpochRecord.from_dict` reads an entry back typed.
+        encoder: the fitted `DataEncoder` (None before training).
+        data_frame_layout: the training DataFrame's layout (None for numpy training).
+        trainer: the `Trainer` (networks, optimizers, precision; None before training).
+        sampler: the `Sampler` that generates (None before training).
     """
 
     def __init__(self, config: DGANConfig):
@@ -79,17 +69,47 @@ class DGAN:
         self.history: list[dict[str, Any]] = []
         self.encoder: DataEncoder | None = None
         self.data_frame_layout: FrameLayout | None = None
-        self.generator: Generator | None = None
-        self.critic: Critic | None = None
-        self.attribute_critic: Critic | None = None
-        self._trainer: Trainer | None = None
+        self.trainer: Trainer | None = None
+        self.sampler: Sampler | None = None
         use_cuda = self.config.cuda and torch.cuda.is_available()
         self.device = torch.device("cuda" if use_cuda else "cpu")
 
     @property
     def is_built(self) -> bool:
         """True once the networks exist (after the first training call or a load)."""
-        return self.generator is not None
+        return self.trainer is not None
+
+    @property
+    def generator(self) -> Generator | None:
+        return None if self.trainer is None else self.trainer.generator
+
+    @property
+    def critic(self) -> Critic | None:
+        return None if self.trainer is None else self.trainer.critic
+
+    @property
+    def attribute_critic(self) -> Critic | None:
+        return None if self.trainer is None else self.trainer.attribute_critic
+
+    def build(
+        self,
+        encoder: DataEncoder,
+        layout: FrameLayout | None = None,
+        device: torch.device | None = None,
+    ) -> None:
+        """Create networks, optimizers and RNG streams for a fitted encoder.
+
+        Training builds the model on its first call; `load` builds it from a file. Call
+        it yourself only to set up a model around an encoder you fitted.
+        """
+        if self.is_built:
+            raise ParameterError("This model is built already; create a new DGAN to rebuild.")
+        if device is not None:
+            self.device = device
+        self.encoder, self.data_frame_layout = encoder, layout
+        self.trainer = Trainer.create(self.config, encoder, self.device)
+        names = None if layout is None else layout.attribute_columns
+        self.sampler = Sampler(self.config, encoder, self.trainer.generator, self.device, names)
 
     # ----- training -------------------------------------------------------------------
     def train_numpy(
@@ -129,10 +149,8 @@ class DGAN:
             >>> len(model.history)
             1
         """
-        arrays = validate_training_arrays(
-            features, feature_types, attributes, attribute_types, self.config.max_sequence_len
-        )
-        self._train(arrays, progress_callback, progress_bar)
+        encoded = self.preprocess(features, feature_types, attributes, attribute_types)
+        self.train_encoded(encoded, progress_callback, progress_bar=progress_bar)
 
     def train_dataframe(
         self,
@@ -200,19 +218,67 @@ class DGAN:
             attribute_names=layout.attribute_columns or None,
             example_names=converted.example_labels,
         )
-        self._train(arrays, progress_callback, progress_bar)
-        if self.data_frame_layout is None:
+        encoded = self._encode(arrays, layout)  # a first call builds with this layout
+        if self.data_frame_layout is None:  # first trained with train_numpy
             self.data_frame_layout = layout
+        self.train_encoded(encoded, progress_callback, progress_bar=progress_bar)
 
-    def _train(
+    def preprocess(
         self,
-        arrays: TrainingArrays,
-        progress_callback: Callable[[ProgressInfo], None] | None,
-        progress_bar: bool | None,
+        features: np.ndarray | list[np.ndarray],
+        feature_types: list[OutputType] | None = None,
+        attributes: np.ndarray | None = None,
+        attribute_types: list[OutputType] | None = None,
+    ) -> EncodedData:
+        """Validate, repair and encode numpy data as training would; build the model first
+        if it is not built (fitting the encoders to this data).
+
+        With `train_encoded`, this splits `train_numpy` in two (like SDV's ``preprocess`` /
+        ``fit_processed_data``): encode once, then train, time or inspect on the encoded
+        arrays. Arguments as in `train_numpy`.
+
+        Example:
+            >>> import numpy as np
+            >>> from dgan import DGAN, DGANConfig
+            >>> model = DGAN(DGANConfig(max_sequence_len=4, sample_len=2, epochs=1, cuda=False))
+            >>> encoded = model.preprocess(np.random.default_rng(0).random((8, 4, 1)))
+            >>> encoded.features.shape
+            (8, 4, 1)
+            >>> model.train_encoded(encoded, progress_bar=False)
+            >>> len(model.history)
+            1
+        """
+        arrays = validate_training_arrays(
+            features, feature_types, attributes, attribute_types, self.config.max_sequence_len
+        )
+        return self._encode(arrays, self.data_frame_layout)
+
+    def train_encoded(
+        self,
+        data: EncodedData,
+        progress_callback: Callable[[ProgressInfo], None] | None = None,
+        *,
+        progress_bar: bool | None = None,
     ) -> None:
+        """Train ``config.epochs`` epochs on data encoded by `preprocess` (see there).
+
+        The data goes to the training device once; batches are drawn there.
+        """
+        self._require_built()
+        records = self.trainer.fit(
+            Batch.from_encoded(data, self.device),
+            self.config.epochs,
+            progress_callback,
+            progress_bar,
+        )
+        offset = len(self.history)
+        self.history.extend(r.renumbered(offset).as_dict() for r in records)
+
+    def _encode(self, arrays: TrainingArrays, layout: FrameLayout | None) -> EncodedData:
+        """Repair missing values, fit encoders and build on the first call, then encode."""
         arrays = self._repair_missing(arrays)
         if not self.is_built:
-            self.encoder = DataEncoder.fit(
+            encoder = DataEncoder.fit(
                 self.config,
                 arrays.features,
                 arrays.feature_types,
@@ -221,19 +287,14 @@ class DGAN:
                 feature_names=arrays.feature_names,
                 attribute_names=arrays.attribute_names,
             )
-            self._build()
+            self.build(encoder, layout)
         elif (arrays.attributes is None) != (self.encoder.attribute_encoders is None):
             raise DataError(
                 "This model was first trained "
                 f"{'without' if self.encoder.attribute_encoders is None else 'with'} "
                 "attributes; continue training with data of the same shape."
             )
-        encoded = self.encoder.transform(arrays.features, arrays.attributes)
-        history = self._trainer.fit(
-            self._to_device(encoded), self.config.epochs, progress_callback, progress_bar
-        )
-        offset = len(self.history)
-        self.history.extend({**h, "epoch": h["epoch"] + offset} for h in history)
+        return self.encoder.transform(arrays.features, arrays.attributes)
 
     def _repair_missing(self, arrays: TrainingArrays) -> TrainingArrays:
         """Interpolate short NaN gaps in continuous features; drop hopeless examples."""
@@ -255,63 +316,6 @@ class DGAN:
         names = None if names is None else [name for name, k in zip(names, kept, strict=True) if k]
         return dataclasses.replace(
             arrays, features=features, attributes=attributes, example_names=names
-        )
-
-    def _build(self) -> None:
-        """Create networks, optimizers and RNGs for the fitted encoder."""
-        c, enc = self.config, self.encoder
-        with torch.random.fork_rng(devices=[]):  # seeding must not touch the user's RNG
-            if c.seed is not None:
-                torch.manual_seed(c.seed)
-            self.generator = Generator(
-                attribute_slices=enc.attribute_slices,
-                additional_slices=enc.additional_slices,
-                feature_slices=enc.feature_slices,
-                max_sequence_len=c.max_sequence_len,
-                sample_len=c.sample_len,
-                attribute_noise_dim=c.attribute_noise_dim,
-                feature_noise_dim=c.feature_noise_dim,
-                attribute_num_layers=c.attribute_num_layers,
-                attribute_num_units=c.attribute_num_units,
-                feature_num_layers=c.feature_num_layers,
-                feature_num_units=c.feature_num_units,
-                forget_bias=c.forget_bias,
-                generation_flag_column=enc.generation_flag_column,
-            ).to(self.device)
-            attribute_dim = enc.attribute_dim + enc.additional_dim
-            critic_dim = attribute_dim + c.max_sequence_len * enc.feature_dim
-            self.critic = Critic(
-                critic_dim, c.discriminator_num_layers, c.discriminator_num_units
-            ).to(self.device)
-            self.attribute_critic = None
-            if c.use_attribute_discriminator and attribute_dim > 0:
-                self.attribute_critic = Critic(
-                    attribute_dim, c.discriminator_num_layers, c.discriminator_num_units
-                ).to(self.device)
-        self._trainer = Trainer(
-            c,
-            self.generator,
-            self.critic,
-            self.attribute_critic,
-            PrecisionPolicy.from_config(c, self.device),
-            self._make_rng(0),
-        )
-        self._generation_rng = self._make_rng(1)
-
-    def _make_rng(self, stream: int) -> torch.Generator:
-        rng = torch.Generator(device=self.device)
-        if self.config.seed is None:
-            rng.seed()
-        else:
-            rng.manual_seed(self.config.seed * 2 + stream + 1)
-        return rng
-
-    def _to_device(self, encoded: EncodedData) -> Batch:
-        def move(a):
-            return None if a is None else torch.from_numpy(a).to(self.device)
-
-        return Batch(
-            move(encoded.attributes), move(encoded.additional_attributes), move(encoded.features)
         )
 
     # ----- generation -----------------------------------------------------------------
@@ -350,7 +354,8 @@ class DGAN:
             >>> [s.shape for s in series]
             [(4, 1), (4, 1), (4, 1)]
         """
-        generated_attributes, features = self._generate(
+        self._require_built()
+        generated_attributes, features = self.sampler.generate(
             n, attribute_noise, feature_noise, attributes, precision
         )
         # Numbers as numbers, so that np.isnan, arithmetic and allclose work on them.
@@ -359,56 +364,6 @@ class DGAN:
         if self.encoder.numeric_features:
             features = [f.astype(np.float64) for f in features]
         return generated_attributes, features
-
-    def _generate(
-        self, n, attribute_noise, feature_noise, attributes, precision=None
-    ) -> AttributesAndFeatures:
-        """`generate_numpy` with discrete values as their training categories (objects)."""
-        self._require_built()
-        condition = requested = None
-        if attributes is not None:
-            requested, condition = self._encode_condition(attributes)
-            if n is not None and n != len(condition):
-                raise ParameterError(
-                    f"n={n} but {len(condition)} attribute rows were given; omit n or give "
-                    "one attribute row per example."
-                )
-            n = len(condition)
-        attribute_noise, feature_noise = self._check_noise(n, attribute_noise, feature_noise)
-        policy = PrecisionPolicy(self.device, resolve_precision(precision or "fp32", self.device))
-        encoded = self._generate_encoded(
-            len(attribute_noise), attribute_noise, feature_noise, condition, policy
-        )
-        generated_attributes, features = self.encoder.inverse(encoded)
-        if requested is not None:
-            # Give back the requested continuous values themselves, not their float32
-            # round trip through the encoder (discrete ones decode to their category).
-            for j, enc in enumerate(self.encoder.attribute_encoders):
-                if isinstance(enc, ContinuousEncoder):
-                    generated_attributes[:, j] = requested[:, j]
-        return generated_attributes, features
-
-    def _require_built(self) -> None:
-        if not self.is_built:
-            raise NotTrainedError(
-                "The model is not trained yet; call train_numpy() or train_dataframe() first."
-            )
-
-    def _encode_condition(self, attributes) -> tuple[np.ndarray, torch.Tensor]:
-        """(validated attribute values, their encoding on the device)."""
-        if self.encoder.attribute_encoders is None:
-            raise ParameterError(
-                "This model was trained without attributes, so it cannot be conditioned on "
-                "them; generate without attributes."
-            )
-        types = [
-            OutputType.CONTINUOUS if isinstance(e, ContinuousEncoder) else OutputType.DISCRETE
-            for e in self.encoder.attribute_encoders
-        ]
-        names = self.data_frame_layout.attribute_columns if self.data_frame_layout else None
-        values = validate_condition_attributes(attributes, types, names)
-        encoded = self.encoder.transform_attributes(values, len(values))
-        return values, torch.from_numpy(encoded).to(self.device)
 
     def generate_dataframe(
         self,
@@ -444,52 +399,10 @@ class DGAN:
         given = None
         if attributes is not None:
             given = attributes_frame_to_array(attributes, self.data_frame_layout)
-        generated_attributes, features = self._generate(
+        generated_attributes, features = self.sampler.generate(
             n, attribute_noise, feature_noise, given, precision
         )
         return arrays_to_dataframe(generated_attributes, features, self.data_frame_layout)
-
-    def _check_noise(self, n, attribute_noise, feature_noise) -> tuple[torch.Tensor, ...]:
-        c = self.config
-        shapes = {
-            "attribute_noise": (c.attribute_noise_dim,),
-            "feature_noise": (c.max_sequence_len // c.sample_len, c.feature_noise_dim),
-        }
-        given = {"attribute_noise": attribute_noise, "feature_noise": feature_noise}
-        counts = {n} if n is not None else set()
-        for name, value in given.items():
-            if value is None:
-                continue
-            if isinstance(value, torch.Tensor):  # maybe on a GPU, where numpy cannot go
-                value = value.detach().float()
-            else:
-                value = torch.as_tensor(np.asarray(value, dtype=np.float32))
-            if tuple(value.shape[1:]) != shapes[name] or value.ndim != len(shapes[name]) + 1:
-                raise ParameterError(
-                    f"{name} has shape {tuple(value.shape)}; expected (n, "
-                    f"{', '.join(map(str, shapes[name]))})."
-                )
-            counts.add(value.shape[0])
-            given[name] = value.to(self.device)
-        if not counts:
-            raise ParameterError("Pass n (the number of examples to generate) or noise arrays.")
-        if len(counts) > 1:
-            raise ParameterError(
-                f"n and the noise arrays disagree on the number of examples {sorted(counts)}; "
-                "give the same count everywhere (or just n)."
-            )
-        count = counts.pop()
-        if not isinstance(count, (int, np.integer)) or count < 1:
-            raise ParameterError(f"n must be a positive integer, got {count!r}.")
-        missing = any(v is None for v in given.values())
-        fresh = self._noise(count) if missing else (None, None)
-        return tuple(
-            value if value is not None else default
-            for value, default in zip(given.values(), fresh, strict=True)
-        )
-
-    def _noise(self, n: int) -> tuple[torch.Tensor, torch.Tensor]:
-        return self.attribute_noise_func(n), self.feature_noise_func(n)
 
     def attribute_noise_func(self, n: int) -> torch.Tensor:
         """(n, attribute_noise_dim) noise from the model's generation RNG (gretel's name).
@@ -497,50 +410,18 @@ class DGAN:
         Pass it, with `feature_noise_func`'s, to `generate_numpy` to reproduce output.
         """
         self._require_built()
-        shape = (n, self.config.attribute_noise_dim)
-        return torch.randn(shape, device=self.device, generator=self._generation_rng)
+        return self.sampler.attribute_noise(n)
 
     def feature_noise_func(self, n: int) -> torch.Tensor:
         """(n, max_sequence_len // sample_len, feature_noise_dim) noise (gretel's name)."""
         self._require_built()
-        c = self.config
-        shape = (n, c.max_sequence_len // c.sample_len, c.feature_noise_dim)
-        return torch.randn(shape, device=self.device, generator=self._generation_rng)
+        return self.sampler.feature_noise(n)
 
-    def _generate_encoded(
-        self,
-        n: int,
-        attribute_noise: torch.Tensor,
-        feature_noise: torch.Tensor,
-        condition: torch.Tensor | None,
-        policy: PrecisionPolicy,
-    ) -> EncodedData:
-        """Run the generator in eval mode under ``policy``, in batches; restore its mode."""
-        was_training = self.generator.training
-        self.generator.eval()
-        policy.configure(self.generator)
-        parts: list[list[torch.Tensor | None]] = [[], [], []]
-        try:
-            with torch.inference_mode(), policy.autocast():
-                for start in range(0, n, self.config.batch_size):
-                    stop = start + self.config.batch_size
-                    given = None if condition is None else condition[start:stop]
-                    out = self.generator(
-                        attribute_noise[start:stop], feature_noise[start:stop], given
-                    )
-                    for store, tensor in zip(parts, out, strict=True):
-                        store.append(tensor)
-        finally:
-            self.generator.train(was_training)
-            self._trainer.policy.configure(self.generator)  # back to the training policy
-
-        def gather(store):
-            if store[0] is None:
-                return None
-            return torch.cat(store).float().cpu().numpy()
-
-        attrs, additional, feats = (gather(p) for p in parts)
-        return EncodedData(attrs, additional, feats, self.encoder.lengths_from_flags(feats))
+    def _require_built(self) -> None:
+        if not self.is_built:
+            raise NotTrainedError(
+                "The model is not trained yet; call train_numpy() or train_dataframe() first."
+            )
 
     # ----- save / load ----------------------------------------------------------------
     def save(self, path: str | os.PathLike) -> Path:
@@ -559,36 +440,7 @@ class DGAN:
             (4, 1)
         """
         self._require_built()
-        import dgan  # for the version, which __init__ defines
-
-        tensors: dict[str, torch.Tensor] = {}
-        optimizers = {}
-        for name, module, opt in self._trainable():
-            tensors |= flatten_state_dict(name, module.state_dict())
-            opt_tensors, optimizers[name] = split_optimizer_state(
-                f"optimizer.{name}", opt.state_dict()
-            )
-            tensors |= opt_tensors
-        tensors[f"rng.{self.device.type}.train"] = self._trainer.rng.get_state()
-        tensors[f"rng.{self.device.type}.generate"] = self._generation_rng.get_state()
-        state = {
-            "dgan_version": dgan.__version__,
-            "torch_version": torch.__version__,
-            "config": self.config.to_json_dict(),
-            "encoder": self.encoder.to_json(),
-            "data_frame_layout": None
-            if self.data_frame_layout is None
-            else self.data_frame_layout.to_json_dict(),
-            "history": json_safe(self.history),
-            "optimizers": optimizers,
-            "steps_done": self._trainer.steps_done,
-            "precision": {
-                "in_effect": self._trainer.policy.name,
-                "critic_scaler": self._trainer.policy.critic_scaler.state_dict(),
-                "generator_scaler": self._trainer.policy.generator_scaler.state_dict(),
-            },
-        }
-        return write_model_file(path, tensors, state)
+        return save_model(self, path)
 
     @classmethod
     def load(cls, path: str | os.PathLike, map_location: str | torch.device | None = None) -> DGAN:
@@ -599,74 +451,4 @@ class DGAN:
         Files that are truncated, corrupt, pickles or from a newer dgan raise
         `SerializationError` without executing anything.
         """
-        device = None if map_location is None else _loading_device(map_location)
-        tensors, state = read_model_file(path)
-        try:
-            model = cls(DGANConfig.from_json_dict(state["config"]))
-            if device is not None:
-                model.device = device
-            model.encoder = DataEncoder.from_json(state["encoder"])
-            if state["data_frame_layout"] is not None:
-                model.data_frame_layout = FrameLayout.from_json_dict(state["data_frame_layout"])
-            model._build()
-            for name, module, opt in model._trainable():
-                module.load_state_dict(unflatten_state_dict(name, tensors))
-                opt_state = state["optimizers"][name]
-                opt.load_state_dict(
-                    join_optimizer_state(f"optimizer.{name}", tensors, opt_state, opt.state_dict())
-                )
-            for stream, rng in (("train", model._trainer.rng), ("generate", model._generation_rng)):
-                saved = tensors.get(f"rng.{model.device.type}.{stream}")
-                if saved is not None:  # RNG states do not carry across device types
-                    rng.set_state(saved)
-            model._trainer.steps_done = state["steps_done"]
-            model._restore_precision(state["precision"])
-            model.history = state["history"]
-        except (KeyError, TypeError, ValueError, RuntimeError, AttributeError) as e:
-            detail = " ".join(str(e).split())  # torch's messages span several lines
-            raise SerializationError(
-                f"{str(path)!r} holds an incomplete or inconsistent dgan model ({detail}); "
-                "save it again with DGAN.save()."
-            ) from e
-        return model
-
-    def _restore_precision(self, saved: dict[str, Any]) -> None:
-        """Continue in the precision training had reached (a guard may have lowered it)."""
-        trainer = self._trainer
-        in_effect = Precision(saved["in_effect"])
-        if in_effect != trainer.policy.precision:
-            try:
-                resolve_precision(in_effect, self.device)  # can this device run it?
-                trainer.set_policy(trainer.policy.with_precision(in_effect))
-            except ParameterError:
-                logger.warning(
-                    "The model was training in %s, which %s cannot run; continuing in %s.",
-                    in_effect.value,
-                    self.device,
-                    trainer.policy.name,
-                )
-                return
-        if trainer.policy.critic_scaler.is_enabled() and saved["critic_scaler"]:
-            trainer.policy.critic_scaler.load_state_dict(saved["critic_scaler"])
-            trainer.policy.generator_scaler.load_state_dict(saved["generator_scaler"])
-
-    def _trainable(self) -> list[tuple[str, torch.nn.Module, torch.optim.Optimizer]]:
-        """(name, network, its optimizer) for every trained network."""
-        optimizers = self._trainer.optimizers()
-        return [(name, m, optimizers[name]) for name, m in self._trainer.modules().items()]
-
-
-def _loading_device(map_location: str | torch.device) -> torch.device:
-    """``map_location`` as a device this machine has; ParameterError otherwise."""
-    try:
-        device = torch.device(map_location)
-    except (RuntimeError, TypeError) as e:
-        raise ParameterError(
-            f"map_location={map_location!r} is not a device ({e}); use e.g. 'cpu' or 'cuda'."
-        ) from e
-    if device.type == "cuda" and not torch.cuda.is_available():
-        raise ParameterError(
-            f"map_location={map_location!r} but this machine has no usable CUDA device; "
-            "load with map_location='cpu' (or leave it out: the CPU is then used)."
-        )
-    return device
+        return load_model(cls, path, map_location)

@@ -18,12 +18,11 @@ For variable-length data the last two feature columns are a generation flag
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable
 
 import torch
 from torch import nn
 
-from dgan.encoding import BITS, SIGMOID, SOFTMAX, TANH, OutputSlice
+from dgan.encoding import BITS, SIGMOID, SOFTMAX, TANH, OutputSlice, series_ends
 
 
 class OutputActivation(nn.Module):
@@ -149,9 +148,9 @@ class Generator(nn.Module):
                         param[feature_num_units : 2 * feature_num_units].fill_(1.0)
                     elif name.startswith("bias_hh"):
                         param[feature_num_units : 2 * feature_num_units].fill_(0.0)
-        # The precision policy may swap in a runner that keeps the LSTM in fp32 where the
-        # device cannot run it safely in reduced precision (see precision.py).
-        self.lstm_runner: Callable | None = None
+        # Set by the precision policy where the device cannot run the LSTM safely in the
+        # reduced precision (see precision.py): then it runs in fp32 inside autocast.
+        self.lstm_in_fp32 = False
         self.head = nn.Linear(feature_num_units, sample_len * self.feature_dim)
         self.feature_activation = OutputActivation(feature_slices)
 
@@ -175,7 +174,11 @@ class Generator(nn.Module):
         lstm_in = torch.cat(
             [c.unsqueeze(1).expand(-1, steps, -1) for c in conditioning] + [feature_noise], dim=2
         )  # (B, T/S, A + AA + noise)
-        hidden, _ = (self.lstm_runner or self.lstm)(lstm_in)  # (B, T/S, H)
+        if self.lstm_in_fp32:
+            with torch.autocast(lstm_in.device.type, enabled=False):
+                hidden, _ = self.lstm(lstm_in.float())  # (B, T/S, H)
+        else:
+            hidden, _ = self.lstm(lstm_in)  # (B, T/S, H)
         logits = self.head(hidden)  # (B, T/S, S*F)
         logits = logits.reshape(logits.shape[0], steps * self.sample_len, self.feature_dim)
         features = self.feature_activation(logits)  # (B, T, F)
@@ -184,10 +187,11 @@ class Generator(nn.Module):
         return attributes, additional, features
 
     def _alive_mask(self, features: torch.Tensor) -> torch.Tensor:
-        """(B, T, 1) mask: 1 up to and including the first step whose 'ends' flag wins."""
+        """(B, T, 1) mask: 1 up to and including the first step where `series_ends`."""
         flag = self.generation_flag_column
         with torch.no_grad():  # a hard, non-differentiable cut as in DoppelGANger
-            continues = (features[..., flag] > features[..., flag + 1]).to(features.dtype)
+            ended = series_ends(features[..., flag], features[..., flag + 1])
+            continues = (~ended).to(features.dtype)
             alive = torch.cumprod(continues, dim=1)  # (B, T): 1 while every step so far continues
             mask = torch.cat([torch.ones_like(alive[:, :1]), alive[:, :-1]], dim=1)
         return mask.unsqueeze(-1)
@@ -209,3 +213,48 @@ class Critic(nn.Module):
     def forward(self, *parts: torch.Tensor | None) -> torch.Tensor:
         flat = [p.flatten(1) for p in parts if p is not None]  # each (B, -1)
         return self.net(torch.cat(flat, dim=1))  # (B, 1)
+
+
+def build_networks(config, encoder) -> tuple[Generator, Critic, Critic | None]:
+    """The generator, critic and (if used) attribute critic for a fitted `DataEncoder`.
+
+    Initialisation draws from torch's global RNG: seed it (under ``fork_rng``) first for
+    reproducible weights. The critic sees attributes, additional attributes and the whole
+    flattened series; the attribute critic only the (additional) attributes.
+
+    Example:
+        >>> import numpy as np
+        >>> from dgan import DGANConfig, OutputType
+        >>> from dgan.encoding import DataEncoder
+        >>> config = DGANConfig(max_sequence_len=4, sample_len=2)
+        >>> encoder = DataEncoder.fit(config, [np.zeros((4, 1))] * 2, [OutputType.CONTINUOUS],
+        ...                           None, None)
+        >>> generator, critic, attribute_critic = build_networks(config, encoder)
+        >>> attribute_critic is not None  # example scaling makes additional attributes
+        True
+    """
+    c, enc = config, encoder
+    generator = Generator(
+        attribute_slices=enc.attribute_slices,
+        additional_slices=enc.additional_slices,
+        feature_slices=enc.feature_slices,
+        max_sequence_len=c.max_sequence_len,
+        sample_len=c.sample_len,
+        attribute_noise_dim=c.attribute_noise_dim,
+        feature_noise_dim=c.feature_noise_dim,
+        attribute_num_layers=c.attribute_num_layers,
+        attribute_num_units=c.attribute_num_units,
+        feature_num_layers=c.feature_num_layers,
+        feature_num_units=c.feature_num_units,
+        forget_bias=c.forget_bias,
+        generation_flag_column=enc.generation_flag_column,
+    )
+    attribute_dim = enc.attribute_dim + enc.additional_dim
+    critic_dim = attribute_dim + c.max_sequence_len * enc.feature_dim
+    critic = Critic(critic_dim, c.discriminator_num_layers, c.discriminator_num_units)
+    attribute_critic = None
+    if c.use_attribute_discriminator and attribute_dim > 0:
+        attribute_critic = Critic(
+            attribute_dim, c.discriminator_num_layers, c.discriminator_num_units
+        )
+    return generator, critic, attribute_critic

@@ -1,16 +1,18 @@
-"""Numeric precision: the only module that knows about autocast, loss scaling and bf16/fp16.
+"""Numeric precision: `Precision`, what a device can run, the fallback order, and the policy.
 
 A `PrecisionPolicy` is built once from the config (`PrecisionPolicy.from_config`). The
-training loop reads the same in every precision: it enters ``policy.autocast()``, calls
-``policy.backward_and_step(...)`` and asks the policy for the gradient penalty. In fp32
-and bf16 the scalers are disabled `torch.amp.GradScaler`s, which are no-ops.
+training loop reads the same in every precision: it enters ``policy.autocast()`` and calls
+``policy.backward_and_step(...)``; the losses (losses.py) take the policy to run the
+gradient penalty. In fp32 and bf16 the scalers are disabled `torch.amp.GradScaler`s,
+which are no-ops. The divergence guard (guard.py) decides when to fall back along
+`fallback_precision`'s order.
 
-Platform facts handled here (DESIGN.md decision 8):
+Platform facts handled here (docs/design.md, "Precision"):
 
 * On CUDA, autocast runs cuDNN's LSTM in fp16 even when bf16 is asked for, and there is
   then no loss scaler to protect its gradients; on some CPUs oneDNN has no fp16 or bf16
   LSTM at all. `lstm_runs_safely` probes the device once and, where the LSTM would not run
-  in the policy's dtype, the generator runs its LSTM in fp32 (`run_in_fp32`).
+  in the policy's dtype, the policy sets the generator's ``lstm_in_fp32``.
 * fp16 gradients of the gradient penalty overflow at GradScaler's default initial scale
   of 2**16 (the scaled output gradient exceeds 65504), so dgan starts at 2**14.
 """
@@ -18,10 +20,9 @@ Platform facts handled here (DESIGN.md decision 8):
 from __future__ import annotations
 
 import contextlib
-import copy
 import functools
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from enum import Enum
 
 import torch
@@ -29,8 +30,6 @@ import torch
 from dgan.errors import ParameterError
 
 logger = logging.getLogger(__name__)
-
-Parts = Sequence[torch.Tensor | None]
 
 
 class Precision(str, Enum):
@@ -82,12 +81,6 @@ def lstm_runs_safely(device_type: str, dtype: torch.dtype) -> bool:
         return out.dtype == dtype
     except RuntimeError:
         return False
-
-
-def run_in_fp32(module: torch.nn.Module, *inputs: torch.Tensor):
-    """Run ``module`` in fp32 with autocast off (inputs cast up), inside an autocast region."""
-    with torch.autocast(inputs[0].device.type, enabled=False):
-        return module(*(x.float() for x in inputs))
 
 
 def resolve_precision(requested: str | Precision, device: torch.device) -> Precision:
@@ -248,9 +241,7 @@ class PrecisionPolicy:
 
     def configure(self, generator: torch.nn.Module) -> None:
         """Make the generator run its LSTM in fp32 where this device can't run it safely."""
-        generator.lstm_runner = (
-            functools.partial(run_in_fp32, generator.lstm) if self.lstm_in_fp32 else None
-        )
+        generator.lstm_in_fp32 = self.lstm_in_fp32
 
     # ----- backward and optimizer steps -----------------------------------------------
     def backward_and_step(
@@ -285,114 +276,3 @@ class PrecisionPolicy:
         else:
             scaler.update()
         return skipped
-
-    # ----- gradient penalty -----------------------------------------------------------
-    def gradient_penalty(
-        self,
-        critic: Callable[..., torch.Tensor],
-        real: Parts,
-        fake: Parts,
-        alpha: torch.Tensor,
-    ) -> torch.Tensor:
-        """WGAN-GP penalty: mean over the batch of (||d critic / d x_hat|| - 1)^2.
-
-        ``x_hat`` interpolates each real/fake part with the same per-example ``alpha``
-        (B, 1). With ``gradient_penalty_precision="fp32"`` the critic pass and the norm
-        run in full precision (second-order gradients amplify rounding). With
-        "autocast" they follow PyTorch's AMP recipe: the *scaled* critic output goes into
-        ``autograd.grad`` (so small fp16 gradients do not flush to zero), the gradients
-        are unscaled out of place by dividing by ``scaler.scale(1)`` (a device tensor: no
-        host sync), and the penalty is computed inside autocast.
-        """
-        interpolated = []
-        for r, f in zip(real, fake, strict=True):
-            if r is None:
-                interpolated.append(None)
-                continue
-            a = alpha.view(-1, *([1] * (r.dim() - 1)))  # broadcast over (B, ...)
-            mixed = a * r.float() + (1 - a) * f.float()
-            interpolated.append(mixed.requires_grad_(True))
-        inputs = [x for x in interpolated if x is not None]
-        full_precision = self.gradient_penalty_precision == "fp32"
-        region = contextlib.nullcontext if full_precision else self.autocast
-        scaler = self.critic_scaler
-        with torch.autocast(self.device.type, enabled=False) if full_precision else region():
-            scores = critic(*interpolated)  # (B, 1)
-        if full_precision or not scaler.is_enabled():
-            grads = torch.autograd.grad(scores.float().sum(), inputs, create_graph=True)
-        else:
-            scaled = scaler.scale(scores.float().sum())
-            scaled_grads = torch.autograd.grad(scaled, inputs, create_graph=True)
-            inv_scale = 1.0 / scaler.scale(torch.ones((), device=self.device))
-            grads = [g * inv_scale for g in scaled_grads]
-        with region():
-            squared = sum(g.flatten(1).float().pow(2).sum(dim=1) for g in grads)
-            # eps keeps the sqrt differentiable at a zero gradient (DoppelGANger uses it too)
-            norm = torch.sqrt(squared + 1e-12)
-            return ((norm - 1.0) ** 2).mean()
-
-
-class DivergenceGuard:
-    """Catches divergence at the loop's sync points and rolls back to the last good state.
-
-    Divergence is a non-finite loss or weight, or a collapsed fp16 loss scale. The
-    normal skipped steps of a loss scaler (inf gradients, scale backed off) are not
-    divergence. On each healthy check the guard keeps an in-memory snapshot of the
-    networks, optimizers and scalers; on divergence it restores it and picks a safer
-    precision (`fallback_precision`), or, in fp32, stops training with the good weights.
-    """
-
-    # A dynamic scale that has backed off below this means fp16 cannot represent the
-    # model's gradients at all any more.
-    MIN_LOSS_SCALE = 1.0
-
-    def __init__(
-        self, modules: dict[str, torch.nn.Module], optimizers: dict[str, torch.optim.Optimizer]
-    ):
-        self.modules = modules
-        self.optimizers = optimizers
-        self._snapshot: dict | None = None
-
-    def snapshot(self, policy: PrecisionPolicy) -> None:
-        self._snapshot = {
-            "modules": {
-                name: {k: v.detach().clone() for k, v in m.state_dict().items()}
-                for name, m in self.modules.items()
-            },
-            "optimizers": {n: copy.deepcopy(o.state_dict()) for n, o in self.optimizers.items()},
-            "precision": policy.precision,
-            "scalers": (policy.critic_scaler.state_dict(), policy.generator_scaler.state_dict()),
-        }
-
-    def problem(self, nonfinite_loss: torch.Tensor, policy: PrecisionPolicy) -> str | None:
-        """What is wrong, or None. Deliberate host sync: called every log_every steps."""
-        finite = [torch.isfinite(p).all() for m in self.modules.values() for p in m.parameters()]
-        bad_loss, bad_weights = torch.stack(
-            [nonfinite_loss.bool(), ~torch.stack(finite).all()]
-        ).tolist()  # host sync
-        if bad_loss:
-            return "non-finite loss"
-        if bad_weights:
-            return "non-finite weights"
-        for label, scaler in (
-            ("critic", policy.critic_scaler),
-            ("generator", policy.generator_scaler),
-        ):
-            if scaler.is_enabled() and scaler.get_scale() < self.MIN_LOSS_SCALE:  # host sync
-                return f"{label} loss scale collapsed below {self.MIN_LOSS_SCALE:g}"
-        return None
-
-    def restore(self, policy: PrecisionPolicy) -> None:
-        """Load the last snapshot into the networks and optimizers (and same-precision scalers)."""
-        if self._snapshot is None:
-            raise RuntimeError("DivergenceGuard.restore() before any snapshot")
-        for name, module in self.modules.items():
-            module.load_state_dict(self._snapshot["modules"][name])
-        for name, opt in self.optimizers.items():
-            # load_state_dict keeps the tensors it is given; Adam would then update the
-            # snapshot in place, so hand it a copy.
-            opt.load_state_dict(copy.deepcopy(self._snapshot["optimizers"][name]))
-        if policy.precision == self._snapshot["precision"]:
-            critic_state, generator_state = self._snapshot["scalers"]
-            policy.critic_scaler.load_state_dict(critic_state)
-            policy.generator_scaler.load_state_dict(generator_state)

@@ -27,6 +27,7 @@ from dgan.metrics import (
     factorize_pair,
     mean_autocorrelation,
 )
+from dgan.records import EpochRecord
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -455,84 +456,87 @@ _LOSSES = (
 )
 
 
-def _series(history: list[dict[str, Any]], key: str) -> np.ndarray:
-    """One history key per epoch as floats; missing or None entries are NaN gaps."""
-    values = []
-    for entry in history:
-        value = entry.get(key)
-        values.append(float(value) if isinstance(value, (int, float)) else math.nan)
-    return np.array(values)
+def _series(records: list[EpochRecord], field: str) -> np.ndarray:
+    """One record field per epoch as floats; None entries are NaN gaps."""
+    values = [getattr(r, field) for r in records]
+    return np.array([math.nan if v is None else float(v) for v in values])
 
 
 def _training_section(history: list[dict[str, Any]]) -> str:
-    epochs = _series(history, "epoch")
-    panels = [("losses", _plot_losses), ("throughput", _plot_throughput)]
-    if np.isfinite(_series(history, "loss_scale")).any():
-        panels.append(("loss scale", _plot_loss_scale))
-    if np.isfinite(_series(history, "skipped_steps")).any():
-        panels.append(("skipped steps", _plot_skipped))
+    records = [EpochRecord.from_dict(entry) for entry in history]
+    epochs = _series(records, "epoch")
+    panels = [_plot_losses, _plot_throughput]
+    scales = ("critic_loss_scale", "generator_loss_scale")
+    if any(np.isfinite(_series(records, f)).any() for f in scales):
+        panels.append(_plot_loss_scale)
+    if any(r.skipped_steps for r in records):  # an all-zero panel says nothing
+        panels.append(_plot_skipped)
     figure, axes = _figure(len(panels), n_columns=2)
-    for ax, (_, plot) in zip(axes, panels, strict=True):
-        plot(ax, epochs, history)
-        _mark_precision_events(ax, epochs, history)
+    for ax, plot in zip(axes, panels, strict=True):
+        plot(ax, epochs, records)
+        _mark_precision_events(ax, epochs, records)
         ax.set_xlabel("epoch", fontsize="small")
     return (
         "<h2>Training</h2>\n"
-        + _precision_summary(history)
+        + _precision_summary(records)
         + _img(figure, "training curves")
         + "\n"
-        + _guard_event_table(history)
+        + _guard_event_table(records)
     )
 
 
-def _plot_losses(ax: Axes, epochs: np.ndarray, history: list[dict[str, Any]]) -> None:
-    for key, label in _LOSSES:
-        values = _series(history, key)
+def _plot_losses(ax: Axes, epochs: np.ndarray, records: list[EpochRecord]) -> None:
+    for field, label in _LOSSES:
+        values = _series(records, field)
         if np.isfinite(values).any():
             ax.plot(epochs, values, label=label)
     ax.set_title("losses", fontsize="medium")
     _legend(ax)
 
 
-def _plot_throughput(ax: Axes, epochs: np.ndarray, history: list[dict[str, Any]]) -> None:
-    ax.plot(epochs, _series(history, "examples_per_s"), color="#2ca02c")
+def _plot_throughput(ax: Axes, epochs: np.ndarray, records: list[EpochRecord]) -> None:
+    ax.plot(epochs, _series(records, "examples_per_s"), color="#2ca02c")
     ax.set_title("throughput (examples/s)", fontsize="medium")
     ax.set_ylim(bottom=0)
 
 
-def _plot_loss_scale(ax: Axes, epochs: np.ndarray, history: list[dict[str, Any]]) -> None:
-    scale = _series(history, "loss_scale")
-    ax.plot(epochs, scale, color="#9467bd", marker=".")
-    if (scale[np.isfinite(scale)] > 0).all():
+def _plot_loss_scale(ax: Axes, epochs: np.ndarray, records: list[EpochRecord]) -> None:
+    positive = True
+    for field, label, color in (
+        ("critic_loss_scale", "critics", "#9467bd"),
+        ("generator_loss_scale", "generator", "#8c564b"),
+    ):
+        scale = _series(records, field)
+        ax.plot(epochs, scale, color=color, marker=".", label=label)
+        positive &= bool((scale[np.isfinite(scale)] > 0).all())
+    if positive:
         ax.set_yscale("log", base=2)
     ax.set_title("loss scale (fp16)", fontsize="medium")
+    _legend(ax)
 
 
-def _plot_skipped(ax: Axes, epochs: np.ndarray, history: list[dict[str, Any]]) -> None:
-    ax.bar(epochs, np.nan_to_num(_series(history, "skipped_steps")), color="#d62728")
+def _plot_skipped(ax: Axes, epochs: np.ndarray, records: list[EpochRecord]) -> None:
+    ax.bar(epochs, _series(records, "skipped_steps"), color="#d62728")
     ax.set_title("skipped optimizer steps", fontsize="medium")
 
 
-def _mark_precision_events(ax: Axes, epochs: np.ndarray, history: list[dict[str, Any]]) -> None:
+def _mark_precision_events(ax: Axes, epochs: np.ndarray, records: list[EpochRecord]) -> None:
     """Dotted red lines at epochs with guard events; dashed grey where precision changes."""
-    for epoch, entry in zip(epochs, history, strict=True):
-        if entry.get("guard_events"):
+    for epoch, record in zip(epochs, records, strict=True):
+        if record.guard_events:
             ax.axvline(epoch, color="#d62728", ls=":", lw=1)
-    for k in range(1, len(history)):
-        if history[k].get("precision") != history[k - 1].get("precision"):
+    for k in range(1, len(records)):
+        if records[k].precision != records[k - 1].precision:
             ax.axvline(epochs[k], color="#555", ls="--", lw=1)
 
 
-def _precision_summary(history: list[dict[str, Any]]) -> str:
+def _precision_summary(records: list[EpochRecord]) -> str:
     runs: list[list[Any]] = []  # [precision, first epoch, last epoch]
-    for entry in history:
-        precision = entry.get("precision")
-        if runs and runs[-1][0] == precision:
-            runs[-1][2] = entry["epoch"]
+    for record in records:
+        if runs and runs[-1][0] == record.precision:
+            runs[-1][2] = record.epoch
         else:
-            runs.append([precision, entry["epoch"], entry["epoch"]])
-    if all(run[0] is None for run in runs):
-        return ""
+            runs.append([record.precision, record.epoch, record.epoch])
     text = "; ".join(
         f"{html.escape(str(p))} (epochs {html.escape(str(a))}–{html.escape(str(b))})"
         for p, a, b in runs
@@ -543,20 +547,18 @@ def _precision_summary(history: list[dict[str, Any]]) -> str:
     )
 
 
-def _guard_event_table(history: list[dict[str, Any]]) -> str:
-    events = [
-        (entry["epoch"], event) for entry in history for event in entry.get("guard_events") or []
-    ]
+def _guard_event_table(records: list[EpochRecord]) -> str:
+    events = [event for record in records for event in record.guard_events]
     if not events:
         return ""
     rows = [
         "<tr>"
         + "".join(
             f"<td>{html.escape(str(v))}</td>"
-            for v in (epoch, *(_get(event, k) for k in ("step", "reason", "action")))
+            for v in (event.epoch, event.step, event.reason, event.action)
         )
         + "</tr>"
-        for epoch, event in events[:MAX_GUARD_EVENTS]
+        for event in events[:MAX_GUARD_EVENTS]
     ]
     more = len(events) - MAX_GUARD_EVENTS
     note = f'<p class="note">... and {more} more events.</p>' if more > 0 else ""
@@ -566,7 +568,3 @@ def _guard_event_table(history: list[dict[str, Any]]) -> str:
         + "\n".join(rows)
         + f"\n</table>\n{note}"
     )
-
-
-def _get(event: Any, key: str) -> Any:
-    return event.get(key, "") if isinstance(event, dict) else (event if key == "reason" else "")

@@ -1,11 +1,11 @@
 """The WGAN-GP training step and the epoch loop.
 
 The step never waits for the host: batches are gathered on the device from a
-device-side permutation, losses and counters accumulate into device tensors, and the
-host reads them only every ``log_every`` steps and at the end of each epoch (each read
-is marked below as a deliberate sync). The loop is the same in every precision: the
-`PrecisionPolicy` supplies autocast, loss scaling and the gradient penalty, and the
-`DivergenceGuard` checks health at those sync points.
+device-side permutation, losses and counters accumulate into device tensors
+(`Accumulators`), and the host reads them only every ``log_every`` steps and at the end
+of each epoch (each read is marked below as a deliberate sync). The loop is the same in
+every precision: the `PrecisionPolicy` supplies autocast and loss scaling, the losses
+take the policy, and the `DivergenceGuard` checks health at those sync points.
 """
 
 from __future__ import annotations
@@ -23,10 +23,24 @@ import torch
 from tqdm.auto import tqdm
 
 from dgan.config import DGANConfig
-from dgan.networks import Critic, Generator
-from dgan.precision import DivergenceGuard, PrecisionPolicy, fallback_precision
+from dgan.encoding import DataEncoder, EncodedData
+from dgan.errors import ParameterError
+from dgan.generation import draw_noise, make_rng
+from dgan.guard import DivergenceGuard
+from dgan.losses import critic_loss, generator_loss, gradient_penalty
+from dgan.networks import Critic, Generator, build_networks
+from dgan.precision import Precision, PrecisionPolicy, resolve_precision
+from dgan.records import EpochRecord, GuardEvent
 
 logger = logging.getLogger(__name__)
+
+# Mean losses an epoch reports, in the order of `Accumulators.losses`.
+LOSS_NAMES = (
+    "discriminator_loss",
+    "attribute_discriminator_loss",
+    "gradient_penalty",
+    "generator_loss",
+)
 
 
 @dataclass
@@ -51,14 +65,33 @@ class ProgressInfo:
 
 @dataclass
 class Batch:
-    """One batch of encoded examples on the training device; absent parts are None."""
+    """Encoded examples on the training device; absent parts are None.
+
+    Example:
+        >>> batch = Batch(None, None, torch.zeros(5, 4, 2))
+        >>> len(batch.take(torch.tensor([0, 2]))), len(batch.head(3))
+        (2, 3)
+    """
 
     attributes: torch.Tensor | None  # (B, A)
     additional: torch.Tensor | None  # (B, AA)
     features: torch.Tensor  # (B, T, F)
 
+    @classmethod
+    def from_encoded(cls, data: EncodedData, device: torch.device | str) -> Batch:
+        """Move encoded data (e.g. from `DGAN.preprocess`) to ``device``, once."""
+
+        def move(a):
+            return None if a is None else torch.from_numpy(a).to(device)
+
+        return cls(move(data.attributes), move(data.additional_attributes), move(data.features))
+
     def __len__(self) -> int:
         return self.features.shape[0]
+
+    def parts(self) -> tuple[torch.Tensor | None, ...]:
+        """(attributes, additional, features): what the main critic reads."""
+        return self.attributes, self.additional, self.features
 
     def take(self, index: torch.Tensor) -> Batch:
         def pick(t):
@@ -71,6 +104,30 @@ class Batch:
             return None if t is None else t[:n]
 
         return Batch(first(self.attributes), first(self.additional), first(self.features))
+
+
+class Accumulators:
+    """On-device sums over a logging window; nothing here is read on the host by a step.
+
+    Attributes:
+        losses: batch-weighted sums of the losses, in `LOSS_NAMES` order.
+        critic_skipped, generator_skipped: optimizer steps skipped for inf/NaN gradients.
+        nonfinite_losses: steps whose loss was NaN or inf (divergence, not fp16 overflow).
+    """
+
+    def __init__(self, device: torch.device):
+        self.losses = torch.zeros(len(LOSS_NAMES), device=device)
+        self.critic_skipped = torch.zeros((), dtype=torch.long, device=device)
+        self.generator_skipped = torch.zeros((), dtype=torch.long, device=device)
+        self.nonfinite_losses = torch.zeros((), dtype=torch.long, device=device)
+
+    def mean_losses(self, examples: int) -> dict[str, float]:
+        """Mean of each loss over ``examples``. Deliberate host sync."""
+        return dict(zip(LOSS_NAMES, (self.losses / examples).tolist(), strict=True))
+
+    def skipped_steps(self) -> int:
+        """Skipped optimizer steps of both kinds. Deliberate host sync."""
+        return int((self.critic_skipped + self.generator_skipped).item())
 
 
 @contextlib.contextmanager
@@ -86,19 +143,12 @@ def frozen(*modules: torch.nn.Module | None) -> Iterator[None]:
             p.requires_grad_(True)
 
 
-# Order of the on-device loss accumulator: the critic step's three, then the generator's.
-LOSS_NAMES = (
-    "discriminator_loss",
-    "attribute_discriminator_loss",
-    "gradient_penalty",
-    "generator_loss",
-)
-# Order of the on-device counters.
-CRITIC_SKIPPED, GENERATOR_SKIPPED, NONFINITE_LOSS = range(3)
-
-
 class Trainer:
-    """Owns the optimizers and the precision policy; runs training epochs on device data."""
+    """Owns the networks, optimizers, precision policy and training RNG; runs epochs.
+
+    Build one with `Trainer.create`. Its whole state (`state_dict`) is what a saved model
+    and the divergence guard's snapshot hold.
+    """
 
     def __init__(
         self,
@@ -131,111 +181,182 @@ class Trainer:
                 c.attribute_discriminator_learning_rate,
                 c.attribute_discriminator_beta1,
             )
-        self.guard = DivergenceGuard(self.modules(), self.optimizers())
+        self.set_policy(policy)
+        self.guard = DivergenceGuard(self)
         self.stopped = False  # set when the guard finds no safer precision to continue in
         self.steps_done = 0
-        self.set_policy(policy)
+
+    @classmethod
+    def create(cls, config: DGANConfig, encoder: DataEncoder, device: torch.device) -> Trainer:
+        """Networks sized for ``encoder``, initialised from ``config.seed``, on ``device``.
+
+        Seeding never touches the caller's global RNG.
+        """
+        with torch.random.fork_rng(devices=[]):
+            if config.seed is not None:
+                torch.manual_seed(config.seed)
+            generator, critic, attribute_critic = build_networks(config, encoder)
+        return cls(
+            config,
+            generator.to(device),
+            critic.to(device),
+            None if attribute_critic is None else attribute_critic.to(device),
+            PrecisionPolicy.from_config(config, device),
+            make_rng(config.seed, 0, device),
+        )
 
     def modules(self) -> dict[str, torch.nn.Module]:
+        """The trained networks by name ("generator", "critic", "attribute_critic")."""
         parts = {"generator": self.generator, "critic": self.critic}
         if self.attribute_critic is not None:
             parts["attribute_critic"] = self.attribute_critic
         return parts
 
     def optimizers(self) -> dict[str, torch.optim.Optimizer]:
+        """Each network's optimizer, by the network's name."""
         parts = {"generator": self.generator_opt, "critic": self.critic_opt}
         if self.attribute_critic_opt is not None:
             parts["attribute_critic"] = self.attribute_critic_opt
         return parts
 
+    # ----- precision and state --------------------------------------------------------
     def set_policy(self, policy: PrecisionPolicy) -> None:
         self.policy = policy
         policy.configure(self.generator)
 
-    # ----- noise ----------------------------------------------------------------------
-    def noise(self, n: int) -> tuple[torch.Tensor, torch.Tensor]:
-        """(attribute noise (n, Na), feature noise (n, T/S, Nf)) from the trainer's RNG."""
-        c = self.config
-        cells = c.max_sequence_len // c.sample_len
-        attribute_noise = torch.randn(
-            n, c.attribute_noise_dim, device=self.device, generator=self.rng
-        )
-        feature_noise = torch.randn(
-            n, cells, c.feature_noise_dim, device=self.device, generator=self.rng
-        )
-        return attribute_noise, feature_noise
+    def set_precision(self, precision: Precision) -> None:
+        """Continue in ``precision`` with the same settings (and fresh loss scalers)."""
+        self.set_policy(self.policy.with_precision(precision))
 
-    def _fake(self, n: int) -> Batch:
-        # BatchNorm cannot normalise a batch of one: generate two and keep one.
-        return Batch(*self.generator(*self.noise(max(n, 2)))).head(n)
+    def state_dict(self) -> dict[str, Any]:
+        """Everything training needs to continue exactly: networks, optimizers, precision
+        in effect with its scalers, the training RNG and the step count. Tensors are the
+        live ones: copy before keeping.
+
+        Example:
+            >>> import numpy as np
+            >>> from dgan import DGAN, DGANConfig
+            >>> model = DGAN(DGANConfig(max_sequence_len=4, sample_len=2, epochs=1, cuda=False))
+            >>> model.train_numpy(np.random.default_rng(0).random((8, 4, 1)), progress_bar=False)
+            >>> sorted(model.trainer.state_dict())
+            ['modules', 'optimizers', 'precision', 'rng', 'steps_done']
+        """
+        policy = self.policy
+        return {
+            "modules": {name: m.state_dict() for name, m in self.modules().items()},
+            "optimizers": {name: o.state_dict() for name, o in self.optimizers().items()},
+            "precision": {
+                "in_effect": policy.name,
+                "critic_scaler": policy.critic_scaler.state_dict(),
+                "generator_scaler": policy.generator_scaler.state_dict(),
+            },
+            "rng": self.rng.get_state(),
+            "steps_done": self.steps_done,
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore what `state_dict` returned; parts missing from ``state`` stay as they are.
+
+        A saved precision this device cannot run (e.g. fp16 saved on a GPU, loaded on a
+        CPU without fp16 autocast) is logged and the current one kept; loss-scaler states
+        load only into the precision they were saved in.
+        """
+        for name, module in self.modules().items():
+            if name in state.get("modules", {}):
+                module.load_state_dict(state["modules"][name])
+        for name, opt in self.optimizers().items():
+            if name in state.get("optimizers", {}):
+                opt.load_state_dict(state["optimizers"][name])
+        if "precision" in state:
+            self._restore_precision(state["precision"])
+        if "rng" in state:
+            self.rng.set_state(state["rng"])
+        if "steps_done" in state:
+            self.steps_done = state["steps_done"]
+
+    def _restore_precision(self, saved: dict[str, Any]) -> None:
+        """Continue in the saved precision (a guard may have lowered it) with its scalers."""
+        in_effect = Precision(saved["in_effect"])
+        if in_effect != self.policy.precision:
+            try:
+                resolve_precision(in_effect, self.device)  # can this device run it?
+            except ParameterError:
+                logger.warning(
+                    "The model was training in %s, which %s cannot run; continuing in %s.",
+                    in_effect.value,
+                    self.device,
+                    self.policy.name,
+                )
+                return
+            self.set_precision(in_effect)
+        if self.policy.critic_scaler.is_enabled() and saved["critic_scaler"]:
+            self.policy.critic_scaler.load_state_dict(saved["critic_scaler"])
+            self.policy.generator_scaler.load_state_dict(saved["generator_scaler"])
 
     # ----- one step -------------------------------------------------------------------
-    def discriminator_step(self, real: Batch) -> tuple[torch.Tensor, torch.Tensor]:
-        """Update both critics once.
+    def fake_batch(self, n: int) -> Batch:
+        """``n`` generated examples from fresh noise (with the graph, unless under no_grad)."""
+        # BatchNorm cannot normalise a batch of one: generate two and keep one.
+        noise = draw_noise(self.config, max(n, 2), self.rng, self.device)
+        return Batch(*self.generator(*noise)).head(n)
 
-        Returns ((critic loss, attribute critic loss, penalty), skipped) as device tensors.
-        """
+    def critic_step(self, real: Batch, acc: Accumulators, weight: float) -> None:
+        """Update both critics once on ``real`` and as many fresh fakes."""
         c, policy = self.config, self.policy
         with torch.no_grad(), policy.autocast():
-            fake = self._fake(len(real))  # detached fakes: no generator graph is kept
+            fake = self.fake_batch(len(real))  # detached fakes: no generator graph is kept
         alpha = torch.rand(len(real), 1, device=self.device, generator=self.rng)
-
-        real_parts = (real.attributes, real.additional, real.features)
-        fake_parts = (fake.attributes, fake.additional, fake.features)
         with policy.autocast():
-            wasserstein = self.critic(*fake_parts).mean() - self.critic(*real_parts).mean()
-        penalty = policy.gradient_penalty(self.critic, real_parts, fake_parts, alpha)
-        loss = wasserstein.float() + c.gradient_penalty_coef * penalty
+            wasserstein = critic_loss(self.critic(*real.parts()), self.critic(*fake.parts()))
+        penalty = gradient_penalty(self.critic, real.parts(), fake.parts(), alpha, policy)
+        loss = wasserstein + c.gradient_penalty_coef * penalty
         attribute_loss = torch.zeros((), device=self.device)
         if self.attribute_critic is not None:
-            real_attrs, fake_attrs = real_parts[:2], fake_parts[:2]
+            real_attrs, fake_attrs = real.parts()[:2], fake.parts()[:2]
             with policy.autocast():
-                attribute_loss = (
-                    self.attribute_critic(*fake_attrs).mean()
-                    - self.attribute_critic(*real_attrs).mean()
-                ).float()
-            attribute_penalty = policy.gradient_penalty(
-                self.attribute_critic, real_attrs, fake_attrs, alpha
+                attribute_loss = critic_loss(
+                    self.attribute_critic(*real_attrs), self.attribute_critic(*fake_attrs)
+                )
+            attribute_penalty = gradient_penalty(
+                self.attribute_critic, real_attrs, fake_attrs, alpha, policy
             )
             attribute_loss = attribute_loss + c.attribute_gradient_penalty_coef * attribute_penalty
-
-        # The critics share no parameters and see detached inputs, so one backward of
-        # the summed losses gives each critic exactly its own gradients.
+        # The critics share no parameters and see detached inputs, so one backward of the
+        # summed losses gives each critic exactly its own gradients.
         optimizers = [o for o in (self.critic_opt, self.attribute_critic_opt) if o is not None]
         skipped = policy.backward_and_step(loss + attribute_loss, policy.critic_scaler, optimizers)
-        return torch.stack([loss, attribute_loss, penalty]).detach().float(), skipped
+        stats = torch.stack([loss, attribute_loss, penalty]).detach()
+        acc.losses[:3] += stats * weight
+        acc.critic_skipped += skipped
+        acc.nonfinite_losses += (~torch.isfinite(stats)).any()
 
-    def generator_step(self, n: int) -> tuple[torch.Tensor, torch.Tensor]:
-        """Update the generator once on fresh noise; returns (its loss, skipped)."""
+    def generator_step(self, n: int, acc: Accumulators, weight: float) -> None:
+        """Update the generator once on ``n`` fresh fakes, through frozen critics."""
         c, policy = self.config, self.policy
         with frozen(self.critic, self.attribute_critic), policy.autocast():
-            fake = self._fake(n)
-            loss = -self.critic(fake.attributes, fake.additional, fake.features).mean()
+            fake = self.fake_batch(n)
+            loss = generator_loss(self.critic(*fake.parts()))
             if self.attribute_critic is not None:
-                attribute_score = self.attribute_critic(fake.attributes, fake.additional)
-                loss = loss - c.attribute_loss_coef * attribute_score.mean()
-        loss = loss.float()
+                attribute_scores = self.attribute_critic(fake.attributes, fake.additional)
+                loss = loss + c.attribute_loss_coef * generator_loss(attribute_scores)
         skipped = policy.backward_and_step(loss, policy.generator_scaler, [self.generator_opt])
-        return loss.detach(), skipped
+        acc.losses[3] += loss.detach() * weight
+        acc.generator_skipped += skipped
+        acc.nonfinite_losses += ~torch.isfinite(loss.detach())
 
-    def train_step(self, real: Batch, sums: torch.Tensor, counters: torch.Tensor) -> None:
-        """Critic rounds then generator rounds on one batch.
-
-        Adds batch-weighted losses (LOSS_NAMES order) to the device tensor ``sums`` and
-        skipped steps / non-finite losses to ``counters``; nothing is read on the host.
-        """
+    def train_step(self, real: Batch, acc: Accumulators) -> None:
+        """Critic rounds, then generator rounds, on one batch; adds to ``acc`` on the device."""
         c, n = self.config, len(real)
         for _ in range(c.discriminator_rounds):
-            stats, skipped = self.discriminator_step(real)
-            sums[:3] += stats * (n / c.discriminator_rounds)
-            counters[CRITIC_SKIPPED] += skipped
-            counters[NONFINITE_LOSS] += (~torch.isfinite(stats)).any()
+            self.critic_step(real, acc, weight=n / c.discriminator_rounds)
         for _ in range(c.generator_rounds):
-            loss, skipped = self.generator_step(n)
-            sums[3] += loss * (n / c.generator_rounds)
-            counters[GENERATOR_SKIPPED] += skipped
-            counters[NONFINITE_LOSS] += ~torch.isfinite(loss)
+            self.generator_step(n, acc, weight=n / c.generator_rounds)
         self.steps_done += 1
+
+    def random_batch(self, data: Batch, size: int) -> Batch:
+        """``size`` examples of ``data`` drawn on the device with the training RNG."""
+        index = torch.randperm(len(data), device=self.device, generator=self.rng)[:size]
+        return data.take(index)
 
     # ----- epochs ---------------------------------------------------------------------
     def fit(
@@ -244,130 +365,94 @@ class Trainer:
         epochs: int,
         progress_callback: Callable[[ProgressInfo], None] | None = None,
         progress_bar: bool | None = None,
-    ) -> list[dict[str, Any]]:
-        """Train for ``epochs`` passes over ``data``; returns one history dict per epoch.
+    ) -> list[EpochRecord]:
+        """Train for ``epochs`` passes over ``data``; returns one record per epoch.
 
         Stops early, keeping the last good weights, only if the divergence guard finds
         no safer precision to continue in.
         """
-        n = len(data)
-        n_batches = max(1, math.ceil(n / self.config.batch_size))
+        n_batches = max(1, math.ceil(len(data) / self.config.batch_size))
         for m in self.modules().values():
             m.train()
         show = sys.stderr.isatty() if progress_bar is None else progress_bar
         bar = tqdm(total=epochs * n_batches, disable=not show, unit="batch", desc="training")
         if self.config.divergence_guard:
-            self.guard.snapshot(self.policy)
-        history = []
+            self.guard.snapshot()
+        records = []
         self.stopped = False
         try:
             for epoch in range(epochs):
                 record = self._epoch(data, epoch, epochs, n_batches, progress_callback, bar)
-                history.append(record)
-                if record.get("stopped"):
+                records.append(record)
+                if record.stopped:
                     break
         finally:
             bar.close()
-        return history
+        return records
 
-    def _epoch(self, data, epoch, epochs, n_batches, progress_callback, bar) -> dict[str, Any]:
+    def _epoch(self, data, epoch, epochs, n_batches, progress_callback, bar) -> EpochRecord:
         n, cuda = len(data), self.device.type == "cuda"
         if cuda:
             torch.cuda.reset_peak_memory_stats(self.device)
         start = time.perf_counter()
-        sums = torch.zeros(4, device=self.device)
-        counters = torch.zeros(3, dtype=torch.long, device=self.device)
-        seen, events, stopped = 0, [], False
+        acc = Accumulators(self.device)
+        seen, events = 0, []
         # Balanced batches (sizes differ by at most one) from a device permutation.
         perm = torch.randperm(n, device=self.device, generator=self.rng)
         for b, index in enumerate(perm.tensor_split(n_batches)):
-            self.train_step(data.take(index), sums, counters)
+            self.train_step(data.take(index), acc)
             seen += len(index)
             bar.update(1)
             if progress_callback is not None:
                 progress_callback(ProgressInfo(epoch, epochs, b, n_batches))
-            last = b == n_batches - 1
-            if self.steps_done % self.config.log_every == 0 or last:
-                healthy = self._check(epoch, counters, events)
-                if not healthy:  # rolled back: this epoch's sums were polluted
-                    sums.zero_()
-                    counters[NONFINITE_LOSS] = 0
+            if self.steps_done % self.config.log_every == 0 or b == n_batches - 1:
+                event = self._check(epoch, acc)
+                if event is not None:  # rolled back: this epoch's sums were polluted
+                    events.append(event)
+                    acc.losses.zero_()
+                    acc.nonfinite_losses.zero_()
                     seen = 0
-                    stopped = self.stopped
-                    if stopped:
+                    if self.stopped:
                         break
-                elif not bar.disable:
-                    means = self._means(sums, max(seen, 1))  # deliberate host sync, for the bar
-                    bar.set_postfix(
-                        {k: v for k, v in means.items() if v is not None}, refresh=False
-                    )
+                elif not bar.disable:  # deliberate host sync, for the bar
+                    bar.set_postfix_str(self._postfix(acc, seen), refresh=False)
         elapsed = time.perf_counter() - start
-        means = self._means(sums, seen) if seen else dict.fromkeys(LOSS_NAMES)  # host sync
+        means = acc.mean_losses(seen) if seen else dict.fromkeys(LOSS_NAMES)  # host sync
         if self.attribute_critic is None:
             means["attribute_discriminator_loss"] = None
-        critic_skipped, generator_skipped, _ = counters.tolist()  # host sync
-        record = {
-            "epoch": epoch,
+        return EpochRecord(
+            epoch=epoch,
             **means,
-            "examples_per_s": n / elapsed,
-            "wall_time_s": elapsed,
-            "precision": self.policy.name,
-            "critic_loss_scale": loss_scale(self.policy.critic_scaler),
-            "generator_loss_scale": loss_scale(self.policy.generator_scaler),
-            "skipped_steps": critic_skipped + generator_skipped,
-            "guard_events": events,
-            "peak_memory_bytes": torch.cuda.max_memory_allocated(self.device)
+            examples_per_s=n / elapsed,
+            wall_time_s=elapsed,
+            precision=self.policy.name,
+            critic_loss_scale=loss_scale(self.policy.critic_scaler),
+            generator_loss_scale=loss_scale(self.policy.generator_scaler),
+            skipped_steps=acc.skipped_steps(),  # host sync
+            guard_events=tuple(events),
+            peak_memory_bytes=torch.cuda.max_memory_allocated(self.device)
             if cuda
             else peak_rss_bytes(),
-        }
-        if stopped:
-            record["stopped"] = True
-        return record
-
-    def _check(self, epoch: int, counters: torch.Tensor, events: list[dict]) -> bool:
-        """Guard check at a sync point; True when healthy (a new snapshot is taken)."""
-        if not self.config.divergence_guard:
-            return True
-        problem = self.guard.problem(counters[NONFINITE_LOSS], self.policy)  # host sync
-        if problem is None:
-            self.guard.snapshot(self.policy)
-            return True
-        self.guard.restore(self.policy)
-        old = self.policy.precision
-        new = fallback_precision(old, self.device)
-        if new is None:
-            self.stopped = True
-            action = "rolled back to the last good weights and stopped training"
-            advice = "; lower the learning rates or raise gradient_penalty_coef"
-        else:
-            self.set_policy(self.policy.with_precision(new))
-            action = f"rolled back and continued in {new.value}"
-            advice = ""
-        event = {
-            "epoch": epoch,
-            "step": self.steps_done,
-            "reason": problem,
-            "precision": old.value,
-            "action": action,
-        }
-        events.append(event)
-        logger.warning(
-            "Divergence at step %d (epoch %d, %s): %s; %s%s.",
-            self.steps_done,
-            epoch,
-            old.value,
-            problem,
-            action,
-            advice,
+            stopped=self.stopped,
         )
-        return False
 
-    def _means(self, sums: torch.Tensor, count: float) -> dict[str, float | None]:
-        values = (sums / count).tolist()  # host sync
-        means = dict(zip(LOSS_NAMES, values, strict=True))
-        if self.attribute_critic is None:
-            means["attribute_discriminator_loss"] = None
-        return means
+    def _postfix(self, acc: Accumulators, seen: int) -> str:
+        """Short loss summary for the progress bar: critic, attribute critic, generator."""
+        means = acc.mean_losses(max(seen, 1))  # host sync
+        text = f"D {means['discriminator_loss']:.3g}"
+        if self.attribute_critic is not None:
+            text += f" A {means['attribute_discriminator_loss']:.3g}"
+        return text + f" G {means['generator_loss']:.3g}"
+
+    def _check(self, epoch: int, acc: Accumulators) -> GuardEvent | None:
+        """Guard check at a sync point: None when healthy (a new snapshot is taken)."""
+        if not self.config.divergence_guard:
+            return None
+        problem = self.guard.problem(acc.nonfinite_losses)  # host sync
+        if problem is None:
+            self.guard.snapshot()
+            return None
+        return self.guard.recover(problem, epoch)
 
 
 def peak_rss_bytes() -> int | None:

@@ -1,0 +1,246 @@
+"""Generation: noise, conditioning, batching and generation precision.
+
+Noise shapes are defined here once (`noise_shapes`) and used by training too. A
+`Sampler` turns noise (and optionally requested attributes) into decoded examples with
+a trained generator: it runs the generator in eval mode under the requested precision,
+in batches, and puts the generator back as it found it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from dgan.config import DGANConfig
+from dgan.encoding import ContinuousEncoder, DataEncoder, EncodedData
+from dgan.errors import ParameterError
+from dgan.networks import Generator
+from dgan.precision import PrecisionPolicy, resolve_precision
+from dgan.validation import validate_condition_attributes
+
+AttributesAndFeatures = tuple[np.ndarray | None, list[np.ndarray]]
+
+
+def noise_shapes(config: DGANConfig) -> dict[str, tuple[int, ...]]:
+    """Per-example shapes of the two noise inputs, by argument name.
+
+    Example:
+        >>> noise_shapes(DGANConfig(max_sequence_len=20, sample_len=5))
+        {'attribute_noise': (10,), 'feature_noise': (4, 10)}
+    """
+    cells = config.max_sequence_len // config.sample_len  # LSTM steps
+    return {
+        "attribute_noise": (config.attribute_noise_dim,),
+        "feature_noise": (cells, config.feature_noise_dim),
+    }
+
+
+def draw_noise(
+    config: DGANConfig, n: int, rng: torch.Generator, device: torch.device
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """(attribute noise (n, Na), feature noise (n, T/S, Nf)), standard normal, from ``rng``.
+
+    Example:
+        >>> config = DGANConfig(max_sequence_len=4, sample_len=2)
+        >>> a, f = draw_noise(config, 3, torch.Generator().manual_seed(0), torch.device("cpu"))
+        >>> tuple(a.shape), tuple(f.shape)
+        ((3, 10), (3, 2, 10))
+    """
+    shapes = noise_shapes(config)
+    return tuple(  # type: ignore[return-value]
+        torch.randn(n, *shape, device=device, generator=rng) for shape in shapes.values()
+    )
+
+
+def make_rng(seed: int | None, stream: int, device: torch.device) -> torch.Generator:
+    """A random generator on ``device``: stream ``stream`` of ``seed``, or fresh entropy.
+
+    Training uses stream 0 and generation stream 1, so generating never changes what
+    training draws next (and vice versa).
+
+    Example:
+        >>> a = make_rng(7, 0, torch.device("cpu")).initial_seed()
+        >>> a == make_rng(7, 0, torch.device("cpu")).initial_seed() != make_rng(7, 1,
+        ...     torch.device("cpu")).initial_seed()
+        True
+    """
+    rng = torch.Generator(device=device)
+    if seed is None:
+        rng.seed()
+    else:
+        rng.manual_seed(seed * 2 + stream + 1)
+    return rng
+
+
+class Sampler:
+    """Generate decoded examples from a trained generator.
+
+    Args:
+        config: the model's config (noise sizes, generation batch size, seed).
+        encoder: the fitted `DataEncoder` (decodes the generator's output).
+        generator: the trained `Generator`.
+        device: where the generator lives.
+        attribute_names: attribute names for error messages (e.g. DataFrame columns).
+
+    Example:
+        >>> import numpy as np
+        >>> from dgan import DGAN, DGANConfig
+        >>> model = DGAN(DGANConfig(max_sequence_len=4, sample_len=2, epochs=1, cuda=False))
+        >>> model.train_numpy(np.random.default_rng(0).random((8, 4, 1)), progress_bar=False)
+        >>> sampler = Sampler(model.config, model.encoder, model.generator, model.device)
+        >>> attributes, features = sampler.generate(2)
+        >>> attributes is None, [f.shape for f in features]
+        (True, [(4, 1), (4, 1)])
+    """
+
+    def __init__(
+        self,
+        config: DGANConfig,
+        encoder: DataEncoder,
+        generator: Generator,
+        device: torch.device,
+        attribute_names: list | None = None,
+    ):
+        self.config = config
+        self.encoder = encoder
+        self.generator = generator
+        self.device = device
+        self.attribute_names = attribute_names
+        self.rng = make_rng(config.seed, 1, device)
+
+    def noise(self, n: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """Fresh (attribute noise, feature noise) for ``n`` examples from the sampler's RNG."""
+        return self.attribute_noise(n), self.feature_noise(n)
+
+    def attribute_noise(self, n: int) -> torch.Tensor:
+        """(n, attribute_noise_dim) standard normal noise from the sampler's RNG."""
+        shape = noise_shapes(self.config)["attribute_noise"]
+        return torch.randn(n, *shape, device=self.device, generator=self.rng)
+
+    def feature_noise(self, n: int) -> torch.Tensor:
+        """(n, max_sequence_len // sample_len, feature_noise_dim) noise from the RNG."""
+        shape = noise_shapes(self.config)["feature_noise"]
+        return torch.randn(n, *shape, device=self.device, generator=self.rng)
+
+    def generate(
+        self,
+        n: int | None = None,
+        attribute_noise: np.ndarray | torch.Tensor | None = None,
+        feature_noise: np.ndarray | torch.Tensor | None = None,
+        attributes: np.ndarray | None = None,
+        precision: str | None = None,
+    ) -> AttributesAndFeatures:
+        """Decoded ``(attributes, features)``; discrete values as their training categories.
+
+        Arguments as in `DGAN.generate_numpy`. Requested continuous attributes come back
+        exactly as given, not as their float32 round trip through the encoder.
+        """
+        condition = requested = None
+        if attributes is not None:
+            requested, condition = self._encode_condition(attributes)
+            if n is not None and n != len(condition):
+                raise ParameterError(
+                    f"n={n} but {len(condition)} attribute rows were given; omit n or give "
+                    "one attribute row per example."
+                )
+            n = len(condition)
+        attribute_noise, feature_noise = self._check_noise(n, attribute_noise, feature_noise)
+        policy = PrecisionPolicy(self.device, resolve_precision(precision or "fp32", self.device))
+        encoded = self.generate_encoded(attribute_noise, feature_noise, condition, policy)
+        generated_attributes, features = self.encoder.inverse(encoded)
+        if requested is not None:
+            for j, enc in enumerate(self.encoder.attribute_encoders):
+                if isinstance(enc, ContinuousEncoder):
+                    generated_attributes[:, j] = requested[:, j]
+        return generated_attributes, features
+
+    def generate_encoded(
+        self,
+        attribute_noise: torch.Tensor,
+        feature_noise: torch.Tensor,
+        condition: torch.Tensor | None,
+        policy: PrecisionPolicy,
+    ) -> EncodedData:
+        """Run the generator in eval mode under ``policy``, in batches; restore its state."""
+        generator = self.generator
+        was_training, lstm_in_fp32 = generator.training, generator.lstm_in_fp32
+        generator.eval()
+        policy.configure(generator)
+        parts: list[list[torch.Tensor | None]] = [[], [], []]
+        batch = self.config.batch_size
+        try:
+            with torch.inference_mode(), policy.autocast():
+                for start in range(0, len(attribute_noise), batch):
+                    stop = start + batch
+                    given = None if condition is None else condition[start:stop]
+                    out = generator(attribute_noise[start:stop], feature_noise[start:stop], given)
+                    for store, tensor in zip(parts, out, strict=True):
+                        store.append(tensor)
+        finally:
+            generator.train(was_training)
+            generator.lstm_in_fp32 = lstm_in_fp32  # back to the training policy's choice
+
+        def gather(store):
+            if store[0] is None:
+                return None
+            return torch.cat(store).float().cpu().numpy()
+
+        attrs, additional, feats = (gather(p) for p in parts)
+        return EncodedData(attrs, additional, feats, self.encoder.lengths_from_flags(feats))
+
+    def _encode_condition(self, attributes) -> tuple[np.ndarray, torch.Tensor]:
+        """(validated attribute values, their encoding on the device)."""
+        if self.encoder.attribute_encoders is None:
+            raise ParameterError(
+                "This model was trained without attributes, so it cannot be conditioned on "
+                "them; generate without attributes."
+            )
+        values = validate_condition_attributes(
+            attributes, self.encoder.attribute_types, self.attribute_names
+        )
+        encoded = self.encoder.transform_attributes(values, len(values))
+        return values, torch.from_numpy(encoded).to(self.device)
+
+    def _check_noise(self, n, attribute_noise, feature_noise) -> tuple[torch.Tensor, ...]:
+        """The noise to generate from: the given arrays (checked) or fresh draws."""
+        shapes = noise_shapes(self.config)
+        given = {"attribute_noise": attribute_noise, "feature_noise": feature_noise}
+        counts = {n} if n is not None else set()
+        for name, value in given.items():
+            if value is None:
+                continue
+            if isinstance(value, torch.Tensor):  # maybe on a GPU, where numpy cannot go
+                value = value.detach().float()
+            else:
+                value = torch.as_tensor(np.asarray(value, dtype=np.float32))
+            if tuple(value.shape[1:]) != shapes[name] or value.ndim != len(shapes[name]) + 1:
+                raise ParameterError(
+                    f"{name} has shape {tuple(value.shape)}; expected (n, "
+                    f"{', '.join(map(str, shapes[name]))})."
+                )
+            counts.add(value.shape[0])
+            given[name] = value.to(self.device)
+        if not counts:
+            raise ParameterError("Pass n (the number of examples to generate) or noise arrays.")
+        if len(counts) > 1:
+            raise ParameterError(
+                f"n and the noise arrays disagree on the number of examples {sorted(counts)}; "
+                "give the same count everywhere (or just n)."
+            )
+        count = counts.pop()
+        if not isinstance(count, (int, np.integer)) or count < 1:
+            raise ParameterError(f"n must be a positive integer, got {count!r}.")
+        missing = any(v is None for v in given.values())
+        fresh = self.noise(count) if missing else (None, None)
+        return tuple(
+            value if value is not None else default
+            for value, default in zip(given.values(), fresh, strict=True)
+        )
+
+    def state_dict(self) -> dict[str, torch.Tensor]:
+        """The sampler's RNG state (saved with the model so generation continues exactly)."""
+        return {"rng": self.rng.get_state()}
+
+    def load_state_dict(self, state: dict[str, torch.Tensor]) -> None:
+        """Restore what `state_dict` returned."""
+        self.rng.set_state(state["rng"])

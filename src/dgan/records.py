@@ -1,0 +1,114 @@
+"""Typed training records: what one epoch of training did.
+
+The trainer produces one `EpochRecord` per epoch; the report, the CLI summary and the
+benchmarks read its fields, so a renamed field is an error at the reader, not a panel
+that silently never appears. `DGAN.history` keeps plain dicts (`EpochRecord.as_dict`) for
+gretel-style users and for the model file's JSON; `EpochRecord.from_dict` reads them back.
+
+Example:
+    >>> record = EpochRecord(epoch=0, generator_loss=-0.5, examples_per_s=100.0)
+    >>> record.as_dict()["generator_loss"]
+    -0.5
+    >>> EpochRecord.from_dict(record.as_dict()) == record
+    True
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class GuardEvent:
+    """One intervention of the divergence guard.
+
+    Attributes:
+        epoch: the epoch in which the problem was found.
+        step: training steps (batches) done when it was found.
+        reason: what was wrong, e.g. "non-finite loss".
+        precision: the precision training was running in.
+        action: what the guard did, e.g. "rolled back and continued in fp32".
+    """
+
+    epoch: int
+    step: int
+    reason: str
+    precision: str
+    action: str
+
+    def as_dict(self) -> dict[str, Any]:
+        """The event as a JSON-ready dict (the ``guard_events`` entries of `DGAN.history`)."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> GuardEvent:
+        """Read an event written by `as_dict` (e.g. from a saved model's history)."""
+        return cls(**{f.name: data.get(f.name) for f in dataclasses.fields(cls)})
+
+
+@dataclass(frozen=True)
+class EpochRecord:
+    """What one training epoch did. Losses are batch-weighted means over the epoch.
+
+    Attributes:
+        epoch: 0-based epoch number, counted over every training call of the model.
+        discriminator_loss: the critic's loss (Wasserstein estimate plus penalty).
+        attribute_discriminator_loss: the attribute critic's loss; None without one.
+        gradient_penalty: the critic's gradient penalty (before its coefficient).
+        generator_loss: the generator's loss.
+        examples_per_s: training examples per second of wall time.
+        wall_time_s: the epoch's wall time in seconds.
+        precision: the precision in effect at the end of the epoch ("fp32", ...).
+        critic_loss_scale, generator_loss_scale: fp16 loss scales; None without scaling.
+        skipped_steps: optimizer steps skipped for inf/NaN gradients (fp16 overflow).
+        guard_events: the divergence guard's interventions in this epoch.
+        peak_memory_bytes: peak CUDA memory allocated, or the process's peak RSS on CPU.
+        stopped: True when the guard stopped training in this epoch.
+    """
+
+    epoch: int
+    discriminator_loss: float | None = None
+    attribute_discriminator_loss: float | None = None
+    gradient_penalty: float | None = None
+    generator_loss: float | None = None
+    examples_per_s: float | None = None
+    wall_time_s: float | None = None
+    precision: str = "fp32"
+    critic_loss_scale: float | None = None
+    generator_loss_scale: float | None = None
+    skipped_steps: int = 0
+    guard_events: tuple[GuardEvent, ...] = field(default_factory=tuple)
+    peak_memory_bytes: int | None = None
+    stopped: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        """The record as a plain, JSON-ready dict: one entry of `DGAN.history`.
+
+        ``stopped`` appears only when True, as in earlier versions of the history.
+        """
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        out["guard_events"] = [e.as_dict() for e in self.guard_events]
+        if not self.stopped:
+            del out["stopped"]
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> EpochRecord:
+        """Read a `DGAN.history` entry (missing keys take their defaults).
+
+        Unknown keys are ignored, so histories of older or newer versions still read.
+        """
+        known = {f.name for f in dataclasses.fields(cls)}
+        values = {k: v for k, v in data.items() if k in known}
+        values["guard_events"] = tuple(
+            GuardEvent.from_dict(e) for e in data.get("guard_events") or ()
+        )
+        values["stopped"] = bool(data.get("stopped", False))
+        return cls(**values)
+
+    def renumbered(self, offset: int) -> EpochRecord:
+        """The same record with ``offset`` added to the epoch numbers (of events too)."""
+        events = tuple(dataclasses.replace(e, epoch=e.epoch + offset) for e in self.guard_events)
+        return dataclasses.replace(self, epoch=self.epoch + offset, guard_events=events)
