@@ -41,6 +41,7 @@ import torch
 
 from dgan.config import DGANConfig, OutputType
 from dgan.model import DGAN
+from dgan.precision import cpu_bf16_hardware
 from dgan.serialization import json_safe
 from dgan.training import Accumulators, Batch, loss_scale, peak_rss_bytes
 
@@ -65,6 +66,7 @@ def machine_info(repo: str | os.PathLike | None = None) -> dict[str, Any]:
         "torch_threads": torch.get_num_threads(),
         "cpu_capability": torch.backends.cpu.get_cpu_capability(),
         "cpu_native_low_precision_flags": [f for f in _NATIVE_LOW_PRECISION_FLAGS if f in flags],
+        "cpu_bf16_hardware": cpu_bf16_hardware(),  # what torch sees, None where emulated
         "torch": torch.__version__,
         "cuda": torch.version.cuda,
         "cudnn": torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None,
