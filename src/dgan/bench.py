@@ -1,6 +1,6 @@
 """Benchmark harness: time a fixed window of training steps, record the machine, save JSON.
 
-Shared by the scripts in ``benchmarks/``. Following DESIGN.md ("Measuring"), a
+Shared by the scripts in ``benchmarks/``. Following docs/design.md ("Measuring"), a
 measurement burns in, synchronizes, then times a fixed window of training steps after
 ``torch.cuda.synchronize()`` on CUDA, and reports examples/s, seconds per batch, peak
 memory and skipped (loss-scaler) steps. Absolute numbers from shared machines are noise:
@@ -326,7 +326,7 @@ def _window(step: Callable[[], None], steps: int, device: torch.device) -> dict[
 
 
 class _SyncCheck:
-    """On CUDA, record host syncs in the window (DESIGN decision 2) as warning texts."""
+    """On CUDA, record host syncs in the window (docs/design.md, decision 2) as warning texts."""
 
     def __init__(self, cuda: bool):
         self.cuda = cuda
