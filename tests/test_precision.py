@@ -290,7 +290,7 @@ def test_cuda_mixed_precision_step_never_syncs(precision):
 
 @pytest.mark.gpu
 def test_cuda_bf16_lstm_is_detected():
-    """docs/design.md, decision 8: cuDNN runs the LSTM in fp16 under bf16 autocast; dgan must notice."""
+    """docs/design.md, decision 8: cuDNN runs the LSTM in fp16 under bf16 autocast; we notice."""
     policy = PrecisionPolicy(torch.device("cuda"), Precision.BF16)
     assert policy.lstm_in_fp32 == (not lstm_runs_safely("cuda", torch.bfloat16))
 
