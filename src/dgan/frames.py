@@ -307,15 +307,15 @@ def _time_order(series: pd.Series) -> np.ndarray:
     if not (ptypes.is_numeric_dtype(values) or ptypes.is_datetime64_any_dtype(values)):
         numbers = pd.to_numeric(values, errors="coerce")
         if numbers.notna().all():
-            logger.warning("time_column %r holds numbers written as text; sorted as numbers.", name)
+            logger.warning("Time column %r holds numbers written as text; sorted as numbers.", name)
             values = numbers
         elif (dates := _as_datetimes(values)) is not None:
-            logger.warning("time_column %r holds dates written as text; sorted as dates.", name)
+            logger.warning("Time column %r holds dates written as text; sorted as dates.", name)
             values = dates
         else:
             first = ", ".join(repr(v) for v in pd.unique(values)[:3])
             logger.warning(
-                "time_column %r holds text that is neither numbers nor dates, so its rows are "
+                "Time column %r holds text that is neither numbers nor dates, so its rows are "
                 "ordered by each value's first appearance in the frame (%s, ...), not "
                 "alphabetically; convert it to numbers or datetimes to sort by value.",
                 name,

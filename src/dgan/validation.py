@@ -308,8 +308,11 @@ def _value_kinds(values: np.ndarray) -> set[str]:
     if kind != "O":
         return set()
     kinds = set()
+    texts = set()
     for v in values:
-        if isinstance(v, (complex, np.complexfloating)):
+        if isinstance(v, str):
+            texts.add(v)
+        elif isinstance(v, (complex, np.complexfloating)):
             kinds.add("complex")
         elif isinstance(v, np.datetime64) or type(v).__name__ in ("Timestamp", "datetime", "date"):
             kinds.add("datetime")
@@ -319,13 +322,19 @@ def _value_kinds(values: np.ndarray) -> set[str]:
             kinds.add("bool")
         elif isinstance(v, (int, float, np.integer, np.floating)):
             kinds.add("number")
-        elif isinstance(v, str):
-            kinds.add("number" if float_values(np.array([v])) is not None else "text")
+    for text in texts:  # each distinct string once
+        kinds.add("number" if _is_number_text(text) else "text")
     return kinds
 
 
+def _is_number_text(text: str) -> bool:
+    return float_values(np.array([text])) is not None
+
+
 def _stray_strings(values: np.ndarray) -> list[str]:
-    return [v for v in values if isinstance(v, str) and float_values(np.array([v])) is None]
+    texts = {v for v in values if isinstance(v, str)}
+    odd = {t for t in texts if not _is_number_text(t)}
+    return [v for v in values if isinstance(v, str) and v in odd]
 
 
 def _convert_series(series, types) -> list[np.ndarray]:
