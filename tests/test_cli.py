@@ -502,3 +502,21 @@ def test_config_fields_and_types_are_checked_before_the_data_is_read(
     err = capsys.readouterr().err
     assert expected in err and "No such file" not in err, err
     assert "valid fields are" not in err  # no list of all 47 fields
+
+
+def test_a_failed_generation_leaves_the_old_output_in_place(trained, monkeypatch, tmp_path):
+    out = tmp_path / "kept.csv"
+    out.write_text("old\n")
+    monkeypatch.setattr("dgan.streaming.GENERATE_CHUNK", 2)
+    original, calls = DGAN.generate_dataframe, []
+
+    def failing_second_chunk(self, n=None, **kwargs):
+        calls.append(n)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return original(self, n, **kwargs)
+
+    monkeypatch.setattr(DGAN, "generate_dataframe", failing_second_chunk)
+    args = ["generate", str(trained / "model.dgan"), "-n", "5", "-o", str(out), "--force"]
+    assert main(args) == 130
+    assert out.read_text() == "old\n" and [p.name for p in tmp_path.iterdir()] == ["kept.csv"]

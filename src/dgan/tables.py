@@ -15,6 +15,7 @@ Example:
 
 from __future__ import annotations
 
+import os
 import zlib
 from pathlib import Path
 
@@ -106,7 +107,9 @@ def write_table(df: pd.DataFrame, path: str | Path) -> Path:
 class TableWriter:
     """Write a table in chunks: CSV chunks are appended, Parquet chunks become row groups.
 
-    Use as a context manager; the file is complete when the block ends. At least one
+    Use as a context manager. Chunks go to a temporary file next to ``path`` that
+    replaces ``path`` only when the block ends without an error, so a failed run never
+    leaves a half-written table (or destroys the file it was to replace). At least one
     chunk must be written (it gives the columns).
 
     Example:
@@ -121,6 +124,7 @@ class TableWriter:
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
+        self._partial = self.path.with_name(f".{self.path.name}.partial")
         self.format = table_format(path)
         if self.format == "parquet":
             _require_pyarrow()
@@ -139,11 +143,11 @@ class TableWriter:
 
             table = pa.Table.from_pandas(df, preserve_index=False)
             if self._parquet is None:
-                self._parquet = pq.ParquetWriter(self.path, table.schema)
+                self._parquet = pq.ParquetWriter(self._partial, table.schema)
             self._parquet.write_table(table.cast(self._parquet.schema))
             return
         if self._csv is None:
-            self._csv = _open_text(self.path)
+            self._csv = _open_text(self._partial, self.path.name)
             df.to_csv(self._csv, index=False)
         else:
             df.to_csv(self._csv, index=False, header=False)
@@ -153,31 +157,35 @@ class TableWriter:
             self._parquet.close()
         if self._csv is not None:
             self._csv.close()
+        if exc[0] is None and self._partial.exists():
+            os.replace(self._partial, self.path)
+        else:
+            self._partial.unlink(missing_ok=True)
 
 
-def _open_text(path: Path):
-    """A text file handle that compresses as the name says (.gz, .bz2, .xz, .zip, .zst)."""
-    name = str(path).lower()
-    if name.endswith(".gz"):
+def _open_text(path: Path, name: str):
+    """A text handle on ``path`` compressed as ``name`` says (.gz, .bz2, .xz, .zip, .zst)."""
+    lower = name.lower()
+    if lower.endswith(".gz"):
         import gzip
 
         return gzip.open(path, "wt", encoding="utf-8", newline="")
-    if name.endswith(".bz2"):
+    if lower.endswith(".bz2"):
         import bz2
 
         return bz2.open(path, "wt", encoding="utf-8", newline="")
-    if name.endswith(".xz"):
+    if lower.endswith(".xz"):
         import lzma
 
         return lzma.open(path, "wt", encoding="utf-8", newline="")
-    if name.endswith(".zip"):
+    if lower.endswith(".zip"):
         import io
         import zipfile
 
         archive = zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED)
-        member = archive.open(path.name.removesuffix(".zip"), "w", force_zip64=True)
+        member = archive.open(name[: -len(".zip")], "w", force_zip64=True)
         return _ClosingText(io.TextIOWrapper(member, encoding="utf-8", newline=""), archive)
-    if name.endswith(".zst"):
+    if lower.endswith(".zst"):
         import io
 
         zstandard = __import__("zstandard")  # pandas needs it to read .zst as well
