@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from dgan.metrics import METRIC_DESCRIPTIONS
+from dgan.records import EpochRecord
 
 MAX_EVENTS_SHOWN = 5
 """`training_summary` lists at most this many guard events (the report lists all)."""
@@ -26,53 +27,40 @@ def training_summary(history: Sequence[dict[str, Any]], seconds: float) -> str:
     ``history`` is ``DGAN.history`` (one dict per epoch) of that run; ``seconds`` its
     wall time. Throughput leaves out the first epoch, which pays for one-off setup.
     """
-    history = list(history)
-    if not history:
+    records = [EpochRecord.from_dict(h) for h in history]
+    if not records:
         return f"trained 0 epochs in {seconds:.1f} s"
-    steady = history[1:] or history
-    epoch_seconds = sum(h["wall_time_s"] for h in steady)
-    examples = sum(h["examples_per_s"] * h["wall_time_s"] for h in steady)
-    n_series = round(history[-1]["examples_per_s"] * history[-1]["wall_time_s"])
+    steady = records[1:] or records
+    epoch_seconds = sum(r.wall_time_s or 0.0 for r in steady)
+    examples = sum((r.examples_per_s or 0.0) * (r.wall_time_s or 0.0) for r in steady)
+    last = records[-1]
+    n_series = round((last.examples_per_s or 0.0) * (last.wall_time_s or 0.0))
     lines = [
-        f"trained {len(history)} epochs on {n_series} series in {seconds:.1f} s "
+        f"trained {len(records)} epochs on {n_series} series in {seconds:.1f} s "
         f"({examples / max(epoch_seconds, 1e-9):,.0f} examples/s"
-        + (" after the first epoch)" if len(history) > 1 else ")"),
-        f"precision: {_precision_in_effect(history)}",
+        + (" after the first epoch)" if len(records) > 1 else ")"),
+        f"precision: {_precision_in_effect(records)}",
     ]
-    events = [(h["epoch"], e) for h in history for e in h.get("guard_events") or []]
+    events = [(r.epoch, event) for r in records for event in r.guard_events]
     lines.append(f"guard events: {len(events) or 'none'}")
     for epoch, event in events[:MAX_EVENTS_SHOWN]:
-        lines.append(f"  epoch {epoch}: {_describe_event(event)}")
+        lines.append(f"  epoch {epoch}: step {event.step}: {event.reason} -> {event.action}")
     if len(events) > MAX_EVENTS_SHOWN:
         lines.append(f"  ... and {len(events) - MAX_EVENTS_SHOWN} more (see the report)")
     return "\n".join(lines)
 
 
-def _precision_in_effect(history: list[dict[str, Any]]) -> str:
-    """ "fp16 (epochs 0-3), fp32 (epochs 4-9)", or one precision when it never changed.
-
-    Histories written without a precision (by a gretel-style caller) count as fp32.
-    """
+def _precision_in_effect(records: list[EpochRecord]) -> str:
+    """ "fp16 (epochs 0-3), fp32 (epochs 4-9)", or one precision when it never changed."""
     runs: list[list[Any]] = []  # [precision, first epoch, last epoch]
-    for h in history:
-        precision = h.get("precision") or "fp32"
-        if runs and runs[-1][0] == precision:
-            runs[-1][2] = h["epoch"]
+    for r in records:
+        if runs and runs[-1][0] == r.precision:
+            runs[-1][2] = r.epoch
         else:
-            runs.append([precision, h["epoch"], h["epoch"]])
+            runs.append([r.precision, r.epoch, r.epoch])
     if len(runs) == 1:
         return str(runs[0][0])
     return ", ".join(f"{p} (epochs {a}-{b})" for p, a, b in runs)
-
-
-def _describe_event(event: dict[str, Any]) -> str:
-    """``step 120: <reason> -> <action>`` for a guard event."""
-    text = str(event.get("reason") or event)
-    if "step" in event:
-        text = f"step {event['step']}: {text}"
-    if event.get("action"):
-        text += f" -> {event['action']}"
-    return text
 
 
 def metrics_table(metrics: dict[str, Any]) -> str:
