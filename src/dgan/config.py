@@ -204,7 +204,7 @@ class DGANConfig:
             value = getattr(self, name)
             if not _is_int(value) or value < 1:
                 problems.append(
-                    f"{name} must be a positive integer, got {_show(value)}; "
+                    f"{name} must be a positive integer, got {short_repr(value)}; "
                     f"the default is {_default(name)!r}."
                 )
         for name, (low, high, rule) in _REALS.items():
@@ -220,7 +220,7 @@ class DGANConfig:
         if not isinstance(self.normalization, Normalization):
             names = ", ".join(n.name for n in Normalization)
             problems.append(
-                f"normalization must be one of {names}, got {_show(self.normalization)}."
+                f"normalization must be one of {names}, got {short_repr(self.normalization)}."
             )
         if (
             _is_int(self.max_sequence_len)
@@ -232,7 +232,7 @@ class DGANConfig:
         if self.seed is not None and not (_is_int(self.seed) and 0 <= self.seed <= MAX_SEED):
             problems.append(
                 f"seed must be None or an integer from 0 to 2**63 - 2 (torch's generators "
-                f"take 64 bits and dgan derives one seed per stream), got {_show(self.seed)}."
+                f"take 64 bits and dgan derives one seed per stream), got {short_repr(self.seed)}."
             )
         problems += self._precision_problems()
         problems += self._quality_problems()
@@ -250,7 +250,7 @@ class DGANConfig:
             isinstance(self.precision, str) and self.precision in choices
         ):
             problems.append(
-                f"precision must be one of {choices} or None, got {_show(self.precision)}."
+                f"precision must be one of {choices} or None, got {short_repr(self.precision)}."
             )
         if not (isinstance(self.loss_scale, str) and self.loss_scale == "dynamic") and not (
             _is_real(self.loss_scale) and 0 < self.loss_scale <= FP16_MAX
@@ -259,12 +259,12 @@ class DGANConfig:
                 f"loss_scale must be 'dynamic' or a number > 0 and <= {FP16_MAX:g} (fp16's "
                 "largest value: with a larger static scale every gradient of size 1 or more "
                 "overflows fp16 and its step is skipped), got "
-                f"{_show(self.loss_scale)}; use 'dynamic' unless you know the scale you need."
+                f"{short_repr(self.loss_scale)}; use 'dynamic' unless you know the scale you need."
             )
         if self.gradient_penalty_precision not in _GP_PRECISIONS:
             problems.append(
                 f"gradient_penalty_precision must be 'fp32' or 'autocast', got "
-                f"{_show(self.gradient_penalty_precision)}."
+                f"{short_repr(self.gradient_penalty_precision)}."
             )
         return problems
 
@@ -439,8 +439,16 @@ def _default(name: str) -> Any:
     return None if field.default is MISSING else field.default
 
 
-def _show(value: Any) -> str:
-    """``repr(value)`` cut to a few dozen characters, whatever its size (O(1) to build)."""
+def short_repr(value: Any) -> str:
+    """``repr(value)`` cut to a few dozen characters for messages, built in bounded time
+    whatever the value's size.
+
+    Example:
+        >>> short_repr("x" * 1000)
+        "'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'... (1000 characters)"
+        >>> short_repr(10**1000)
+        'an integer of 3322 bits'
+    """
     if _is_int(value) and value.bit_length() > 128:
         return f"an integer of {value.bit_length()} bits"
     if isinstance(value, str) and len(value) > 40:
@@ -453,7 +461,9 @@ def _show(value: Any) -> str:
 
 def _real_problem(name: str, value: Any, rule: str) -> str:
     note = " (a bool is not a number)" if isinstance(value, (bool, np.bool_)) else ""
-    return f"{name} must be {rule}, got {_show(value)}{note}; the default is {_default(name)!r}."
+    return (
+        f"{name} must be {rule}, got {short_repr(value)}{note}; the default is {_default(name)!r}."
+    )
 
 
 _FALSE_WORDS = frozenset({"false", "no", "off", "0", "n", "f", ""})
@@ -461,7 +471,7 @@ _TRUE_WORDS = frozenset({"true", "yes", "on", "1", "y", "t"})
 
 
 def _bool_problem(name: str, value: Any) -> str:
-    message = f"{name} must be True or False, got {_show(value)}"
+    message = f"{name} must be True or False, got {short_repr(value)}"
     if isinstance(value, str):
         word = value.strip().lower()
         meant = "False" if word in _FALSE_WORDS else "True" if word in _TRUE_WORDS else None
