@@ -214,3 +214,8 @@ def test_config_file_values_are_checked_the_same_way():
                 '{"max_sequence_len": 4, "sample_len": 2, "mixed_precision_training": "false"}'
             )
         )
+
+
+def test_a_config_table_that_is_not_a_table_is_a_clear_error():
+    with pytest.raises(ParameterError, match=r"from a table of fields .*not \[4, 2\]"):
+        DGANConfig.from_json_dict([4, 2])

@@ -541,6 +541,17 @@ def test_a_deeply_nested_header_is_a_serialization_error(saved, depth):
         DGAN.load(path)
 
 
+def test_a_number_too_long_to_parse_is_a_serialization_error(saved):
+    path = saved[1]
+    tensors, state = read_model_file(path)
+    text = json.dumps({**state, "steps_done": 0}).replace(
+        '"steps_done": 0', '"steps_done": ' + "9" * 5000
+    )
+    _write_raw(path, tensors, text)
+    with pytest.raises(SerializationError, match=r"has an invalid header: it cannot be parsed"):
+        DGAN.load(path)
+
+
 def test_a_file_without_its_checksum_is_refused(saved):
     path = saved[1]
     tensors, state = read_model_file(path)

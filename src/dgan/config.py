@@ -327,6 +327,11 @@ class DGANConfig:
             >>> DGANConfig.from_json_dict(c.to_json_dict()) == c
             True
         """
+        if not isinstance(data, dict):
+            raise ParameterError(
+                f"A DGANConfig must be read from a table of fields (like "
+                f'{{"max_sequence_len": 20, "sample_len": 5}}), not {short_repr(data)}.'
+            )
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:

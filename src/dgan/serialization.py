@@ -212,11 +212,15 @@ def _parse_header(path: Path, text: str | None) -> dict[str, Any]:
         state = json.loads(text)
     except json.JSONDecodeError as e:
         raise SerializationError(not_dgan) from e
-    except RecursionError as e:  # the parser recursed on nested containers
+    except (RecursionError, ValueError) as e:  # nested too deeply; a number too long
+        problem = (
+            f"it is nested too deeply to read (dgan writes at most {MAX_HEADER_DEPTH} levels)"
+            if isinstance(e, RecursionError)
+            else f"it cannot be parsed ({short_repr(str(e))[1:-1]})"
+        )
         raise SerializationError(
-            f"{str(path)!r} has an invalid header: it is nested too deeply to read (dgan "
-            f"writes at most {MAX_HEADER_DEPTH} levels). The file is corrupt or was not "
-            "written by dgan; save the model again with DGAN.save()."
+            f"{str(path)!r} has an invalid header: {problem}. The file is corrupt or was "
+            "not written by dgan; save the model again with DGAN.save()."
         ) from e
     if not isinstance(state, dict) or state.get("format") != FORMAT_NAME:
         raise SerializationError(
