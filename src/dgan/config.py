@@ -261,7 +261,8 @@ class DGANConfig:
                 "overflows fp16 and its step is skipped), got "
                 f"{short_repr(self.loss_scale)}; use 'dynamic' unless you know the scale you need."
             )
-        if self.gradient_penalty_precision not in _GP_PRECISIONS:
+        gp = self.gradient_penalty_precision
+        if not (isinstance(gp, str) and gp in _GP_PRECISIONS):
             problems.append(
                 f"gradient_penalty_precision must be 'fp32' or 'autocast', got "
                 f"{short_repr(self.gradient_penalty_precision)}."

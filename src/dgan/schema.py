@@ -126,8 +126,14 @@ def _is_list(p: list[str], value: Any, where: str) -> bool:
     return _check(p, isinstance(value, list), where, "a list", value)
 
 
-def _in(p: list[str], value: Any, where: str, low: tuple[float, bool] | None = None,
-        high: tuple[float, bool] | None = None, what: str = _NUMBER) -> bool:  # fmt: skip
+def _in(
+    p: list[str],
+    value: Any,
+    where: str,
+    low: tuple[float, bool] | None = None,
+    high: tuple[float, bool] | None = None,
+    what: str = _NUMBER,
+) -> bool:
     ok = _is_number(value)
     if ok and low is not None:
         ok = value >= low[0] if low[1] else value > low[0]
@@ -171,16 +177,15 @@ def _encoder(p: list[str], data: Any, config: DGANConfig | None) -> None:
         _check(p, isinstance(value, bool), "encoder.variable_length", "true or false", value)
     if _required(p, data, "normalization", "encoder"):
         _normalization(p, data["normalization"], "encoder.normalization")
-    continuous = sum(kind == "continuous" for kind in lists.get("feature_encoders", []))
     additional = lists.get("additional_encoders")
     if additional is not None and "feature_encoders" in lists:
-        _check(
-            p,
-            len(additional) == 2 * continuous and set(additional) <= {"continuous"},
-            "encoder.additional_encoders",
-            f"{2 * continuous} continuous encoders (2 per continuous feature)",
-            f"{len(additional)} encoders",
-        )
+        expected = 2 * sum(kind == "continuous" for kind in lists["feature_encoders"])
+        if len(additional) != expected or set(additional) - {"continuous"}:
+            p.append(
+                f"encoder.additional_encoders must be {expected} continuous encoders (2 per "
+                f"continuous feature), got {len(additional)} of types "
+                f"{sorted(map(str, set(additional)))}"
+            )
 
 
 def _variable(p: list[str], data: Any, where: str) -> str | None:
@@ -188,8 +193,9 @@ def _variable(p: list[str], data: Any, where: str) -> str | None:
     if not _is_dict(p, data, where) or not _required(p, data, "type", where):
         return None
     kind = data["type"]
-    if not _check(p, kind in ("continuous", "discrete"), f"{where}.type",
-                  "'continuous' or 'discrete'", kind):  # fmt: skip
+    if not _check(
+        p, kind in ("continuous", "discrete"), f"{where}.type", "'continuous' or 'discrete'", kind
+    ):
         return None
     if _required(p, data, "name", where):
         _check(p, isinstance(data["name"], str), f"{where}.name", "a string", data["name"])
@@ -207,8 +213,13 @@ def _variable(p: list[str], data: Any, where: str) -> str | None:
     else:
         if _required(p, data, "binary_encoder_cutoff", where):
             value = data["binary_encoder_cutoff"]
-            _check(p, _is_int(value) and value >= 1, f"{where}.binary_encoder_cutoff",
-                   "a positive integer", value)  # fmt: skip
+            _check(
+                p,
+                _is_int(value) and value >= 1,
+                f"{where}.binary_encoder_cutoff",
+                "a positive integer",
+                value,
+            )
         if _required(p, data, "categories", where):
             _categories(p, data["categories"], f"{where}.categories")
     return kind
@@ -294,21 +305,32 @@ def _param_group(p: list[str], group: Any, where: str) -> None:
         return
     if _required(p, group, "params", where) and _is_list(p, group["params"], f"{where}.params"):
         for j, index in enumerate(group["params"]):
-            _check(p, _is_int(index) and index >= 0, f"{where}.params[{j}]",
-                   "a parameter index", index)  # fmt: skip
+            _check(
+                p, _is_int(index) and index >= 0, f"{where}.params[{j}]", "a parameter index", index
+            )
     if _required(p, group, "lr", where):
         _in(p, group["lr"], f"{where}.lr", (0.0, True), what="a finite number >= 0")
     if "betas" in group:
         betas = group["betas"]
-        if _check(p, isinstance(betas, list) and len(betas) == 2, f"{where}.betas",
-                  "a list of 2 numbers", betas):  # fmt: skip
+        if _check(
+            p,
+            isinstance(betas, list) and len(betas) == 2,
+            f"{where}.betas",
+            "a list of 2 numbers",
+            betas,
+        ):
             for j, beta in enumerate(betas):
                 _in(p, beta, f"{where}.betas[{j}]", (0.0, True), (1.0, False), "a number in [0, 1)")
     if "eps" in group:
         _in(p, group["eps"], f"{where}.eps", (0.0, False), what="a finite number > 0")
     if "weight_decay" in group:
-        _in(p, group["weight_decay"], f"{where}.weight_decay", (0.0, True),
-            what="a finite number >= 0")  # fmt: skip
+        _in(
+            p,
+            group["weight_decay"],
+            f"{where}.weight_decay",
+            (0.0, True),
+            what="a finite number >= 0",
+        )
 
 
 def _precision(p: list[str], data: Any) -> None:
