@@ -279,7 +279,7 @@ class DGANConfig:
             return []
         return [
             "gradient_penalty_norm must be 'example' or 'batch', got "
-            f"{_show(self.gradient_penalty_norm)}."
+            f"{short_repr(self.gradient_penalty_norm)}."
         ]
 
     @property
