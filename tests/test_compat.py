@@ -372,3 +372,12 @@ def test_gretel_error_phrases_and_classes(rng, config):
     one_and_a_bit = pd.DataFrame({"f": rng.random(8)})  # one whole chunk and 2 rows
     with pytest.raises(DataError, match="multiple examples to train"):
         DGAN(config).train_dataframe(one_and_a_bit, df_style="long")
+
+
+@pytest.mark.parametrize("style", [DfStyle.LONG, "long"])
+def test_long_auto_split_with_attributes_speaks_gretels_words(style):
+    df = pd.DataFrame({"kind": ["a", "b"] * 6, "value": np.arange(12.0)})
+    model = DGAN(DGANConfig(max_sequence_len=3, sample_len=1, epochs=1, cuda=False))
+    with pytest.raises(ParameterError, match="auto-splitting not available"):
+        model.train_dataframe(df, attribute_columns=["kind"], df_style=style, progress_bar=False)
+    assert not model.is_built
