@@ -55,14 +55,13 @@ if (REPO / "src" / "dgan").is_dir():
     sys.path.insert(0, str(REPO / "src"))  # measure this checkout, not an installed copy
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fidelity_data import LOADERS, Dataset  # noqa: E402
-
 from dgan.bench import json_safe, machine_info  # noqa: E402
 from dgan.metrics import SeriesData, evaluate  # noqa: E402
 from dgan.metrics.protocol import (  # noqa: E402
     timegan_discriminative_score,
     timegan_predictive_score,
 )
+from fidelity_data import LOADERS, Dataset  # noqa: E402
 
 PUBLISHED = {
     "stocks": {
@@ -118,7 +117,7 @@ def make_config(config_cls, base: dict[str, Any], overrides: dict[str, Any]):
 def train_and_generate(system, config, data: Dataset, seed: int) -> tuple[Any, float, Any]:
     dgan_cls, _, output_type, _ = system
     torch.manual_seed(seed)
-    np.random.seed(seed)
+    np.random.seed(seed)  # noqa: NPY002  (a library may draw from the global RNG)
     model = dgan_cls(config)
     kwargs: dict[str, Any] = {"features": data.features}
     n_features = np.shape(data.features[0])[-1]

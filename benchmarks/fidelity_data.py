@@ -51,7 +51,9 @@ class Dataset:
         span = np.where(self.feature_max > self.feature_min, self.feature_max - self.feature_min, 1)
         if isinstance(features, np.ndarray) and features.dtype != object:
             return ((features - self.feature_min) / span).astype(np.float32)
-        return [((np.asarray(f, float) - self.feature_min) / span).astype(np.float32) for f in features]
+        return [
+            ((np.asarray(f, float) - self.feature_min) / span).astype(np.float32) for f in features
+        ]
 
 
 def _ranges(features: np.ndarray | list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -108,7 +110,7 @@ def _seattle_csv() -> Path:
     if env:
         return Path(env)
     try:
-        import vega_datasets  # noqa: F401  (optional: only to find its data file)
+        import vega_datasets  # optional: only to find its data file
     except ImportError as exc:
         raise FileNotFoundError(
             "weather-var needs vega_datasets' seattle-weather.csv: pip install "
