@@ -146,8 +146,9 @@ def score(data: Dataset, generated, args, seed: int) -> dict[str, Any]:
         "discriminative": timegan_discriminative_score(
             real, synthetic, runs=args.disc_runs, seed=seed
         ),
-        "predictive": timegan_predictive_score(real, synthetic, seed=seed),
     }
+    if args.predictive:
+        metrics["predictive"] = timegan_predictive_score(real, synthetic, seed=seed)
     if args.own_metrics:
         own = evaluate(
             SeriesData.from_arrays(data.features, data.attributes),
@@ -191,6 +192,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--systems", default="dgan,gretel")
     p.add_argument("--disc-runs", type=int, default=10, help="classifiers averaged (10)")
     p.add_argument("--no-own-metrics", dest="own_metrics", action="store_false")
+    p.add_argument("--no-predictive", dest="predictive", action="store_false")
     p.add_argument("--no-train-on-real", dest="train_on_real", action="store_false")
     p.add_argument("--tag", default="baseline", help="goes into the result file name")
     p.add_argument("--out", default=str(REPO / "benchmarks" / "results"))
@@ -253,6 +255,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             tor = [timegan_predictive_score(real, None, seed=s) for s in seeds]
             entry["train_on_real_predictive"] = summarize(tor)
             print(f"{name}: train-on-real predictive {statistics.fmean(tor):.4f}", flush=True)
+            write(report, path)
         for sys_name, system in systems.items():
             seed_field = {"seed": None} if sys_name == "dgan" else {}
             config, missing = make_config(system[1], {**base, **seed_field}, overrides)

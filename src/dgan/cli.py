@@ -36,11 +36,16 @@ import pandas as pd
 import torch
 
 import dgan
-from dgan.config import DfStyle, DGANConfig, OutputType
+from dgan.config import DfStyle, DGANConfig
 from dgan.datasets import DEMO_COLUMNS, DEMO_MAX_SEQUENCE_LEN, load_demo
 from dgan.errors import DataError, DGANError, ParameterError
 from dgan.frames import FrameLayout, dataframe_to_arrays
-from dgan.metrics import METRIC_DESCRIPTIONS, SeriesData, evaluate
+from dgan.metrics import (
+    METRIC_DESCRIPTIONS,
+    columns_of_layout,
+    evaluate,
+    frames_to_series,
+)
 from dgan.model import DGAN
 
 # Settings of `dgan demo`: under a minute on a CPU, everything included (50 s on a busy
@@ -547,32 +552,6 @@ def _columns_from_flags(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def columns_of_layout(layout: FrameLayout) -> dict[str, Any]:
-    """The column arguments that read a table the way a model read its training table."""
-    discrete = [
-        c
-        for c, t in zip(layout.attribute_columns, layout.attribute_types, strict=True)
-        if t is OutputType.DISCRETE
-    ]
-    if layout.df_style is DfStyle.WIDE:  # one feature, a column per time step
-        if layout.feature_types[0] is OutputType.DISCRETE:
-            discrete += layout.feature_columns
-    else:
-        discrete += [
-            c
-            for c, t in zip(layout.feature_columns, layout.feature_types, strict=True)
-            if t is OutputType.DISCRETE
-        ]
-    return {
-        "attribute_columns": list(layout.attribute_columns),
-        "feature_columns": list(layout.feature_columns),
-        "example_id_column": layout.example_id_column,
-        "time_column": layout.time_column,
-        "discrete_columns": discrete,
-        "df_style": layout.df_style,
-    }
-
-
 def choose_sample_len(max_sequence_len: int, target_steps: int = TARGET_LSTM_STEPS) -> int:
     """The divisor of ``max_sequence_len`` giving the LSTM about ``target_steps`` steps.
 
@@ -688,53 +667,6 @@ def _count_series(df: pd.DataFrame, layout: FrameLayout) -> int:
     if layout.df_style is DfStyle.LONG and layout.example_id_column is not None:
         return int(df[layout.example_id_column].nunique())
     return len(df)
-
-
-def frames_to_series(
-    real_df: pd.DataFrame,
-    synthetic_df: pd.DataFrame,
-    columns: dict[str, Any],
-    max_sequence_len: int | None = None,
-) -> tuple[SeriesData, SeriesData]:
-    """Read a real and a synthetic table the same way, as `SeriesData` for the metrics.
-
-    Discrete columns are decided on the real table (by dtype, or ``discrete_columns``)
-    and imposed on the synthetic one, so both sides agree. ``max_sequence_len`` only
-    matters for LONG tables without an example id (rows are cut into series of that
-    length); otherwise None allows any length.
-    """
-    long = columns["df_style"] is DfStyle.LONG
-    if max_sequence_len is None and long and columns["example_id_column"] is None:
-        raise ParameterError(
-            "Without an example id, LONG rows are cut into series of max_sequence_len rows; "
-            "pass --max-sequence-len or --example-id (or --model)."
-        )
-    real, layout = _series_data(real_df, columns, max_sequence_len, "real")
-    same = columns_of_layout(layout)
-    synthetic, _ = _series_data(synthetic_df, same, max_sequence_len, "synthetic")
-    return real, synthetic
-
-
-def _series_data(df, columns, max_sequence_len, what) -> tuple[SeriesData, FrameLayout]:
-    bound = max_sequence_len or max(len(df), len(df.columns), 1)
-    try:
-        arrays = dataframe_to_arrays(df, **columns, max_sequence_len=bound)
-    except DGANError as error:
-        raise type(error)(f"In the {what} table: {error}") from error
-    layout = arrays.layout
-    if layout.df_style is DfStyle.WIDE:  # the feature columns are the steps of one feature
-        feature_names = ["value"]
-    else:
-        feature_names = [str(c) for c in layout.feature_columns]
-    data = SeriesData.from_arrays(
-        arrays.features,
-        arrays.attributes,
-        feature_names=feature_names,
-        feature_discrete=[t is OutputType.DISCRETE for t in layout.feature_types],
-        attribute_names=[str(c) for c in layout.attribute_columns],
-        attribute_discrete=[t is OutputType.DISCRETE for t in layout.attribute_types],
-    )
-    return data, layout
 
 
 # --------------------------------------------------------------------------------------
