@@ -9,6 +9,7 @@ mutated by dgan afterwards.
 from __future__ import annotations
 
 import contextlib
+import os
 from dataclasses import asdict, dataclass, fields
 from enum import Enum
 from typing import Any
@@ -155,8 +156,21 @@ class DGANConfig:
     divergence_guard: bool = True
     """Roll back to the last good state and continue one precision safer on NaN/inf."""
 
+    # --- Checkpoints (see dgan.checkpoint) ---
+    checkpoint_dir: str | None = None
+    """Directory for training checkpoints (model files plus what exact resume needs);
+    None writes none. Resume with ``train_numpy(..., resume_from=checkpoint_dir)``."""
+    checkpoint_every: int = 10
+    """Write a checkpoint every this many epochs (and always after the last one)."""
+    checkpoint_every_minutes: float | None = None
+    """Also write one at the first epoch end at least this many minutes after the last."""
+    checkpoint_keep: int = 3
+    """Keep the newest this many checkpoints; older ones are deleted."""
+
     def __post_init__(self) -> None:
         self._coerce_enums()
+        if isinstance(self.checkpoint_dir, os.PathLike):  # a Path is kept as its text
+            self.checkpoint_dir = os.fspath(self.checkpoint_dir)
         raise_all(self._problems(), ParameterError, "DGANConfig")
 
     def _coerce_enums(self) -> None:
@@ -242,6 +256,26 @@ class DGANConfig:
             problems.append(
                 "dp_enabled=True (differential privacy) is not supported by dgan; "
                 "set dp_enabled=False."
+            )
+        problems += self._checkpoint_problems()
+        return problems
+
+    def _checkpoint_problems(self) -> list[str]:
+        problems = []
+        if self.checkpoint_dir is not None and not isinstance(self.checkpoint_dir, str):
+            problems.append(
+                f"checkpoint_dir must be a directory path or None, got {self.checkpoint_dir!r}."
+            )
+        for name in ("checkpoint_every", "checkpoint_keep"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                problems.append(f"{name} must be a positive integer, got {value!r}.")
+        minutes = self.checkpoint_every_minutes
+        if minutes is not None and (
+            isinstance(minutes, bool) or not isinstance(minutes, (int, float)) or not minutes > 0
+        ):
+            problems.append(
+                f"checkpoint_every_minutes must be a positive number or None, got {minutes!r}."
             )
         return problems
 

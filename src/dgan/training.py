@@ -365,25 +365,39 @@ class Trainer:
         epochs: int,
         progress_callback: Callable[[ProgressInfo], None] | None = None,
         progress_bar: bool | None = None,
+        *,
+        start_epoch: int = 0,
+        on_epoch_end: Callable[[EpochRecord], None] | None = None,
     ) -> list[EpochRecord]:
         """Train for ``epochs`` passes over ``data``; returns one record per epoch.
 
         Stops early, keeping the last good weights, only if the divergence guard finds
-        no safer precision to continue in.
+        no safer precision to continue in. ``start_epoch`` > 0 continues a run restored
+        from a checkpoint (epochs ``start_epoch`` to ``epochs - 1``, with the guard's
+        restored snapshot); ``on_epoch_end`` is called with each epoch's record (it
+        writes checkpoints).
         """
         n_batches = max(1, math.ceil(len(data) / self.config.batch_size))
         for m in self.modules().values():
             m.train()
         show = sys.stderr.isatty() if progress_bar is None else progress_bar
-        bar = tqdm(total=epochs * n_batches, disable=not show, unit="batch", desc="training")
-        if self.config.divergence_guard:
+        bar = tqdm(
+            total=epochs * n_batches,
+            initial=start_epoch * n_batches,
+            disable=not show,
+            unit="batch",
+            desc="training",
+        )
+        if self.config.divergence_guard and start_epoch == 0:
             self.guard.snapshot()
         records = []
         self.stopped = False
         try:
-            for epoch in range(epochs):
+            for epoch in range(start_epoch, epochs):
                 record = self._epoch(data, epoch, epochs, n_batches, progress_callback, bar)
                 records.append(record)
+                if on_epoch_end is not None:
+                    on_epoch_end(record)
                 if record.stopped:
                     break
         finally:
