@@ -28,6 +28,7 @@ import torch
 
 from dgan.checkpoint import Checkpointer, ResumePoint, resume_point
 from dgan.config import DfStyle, DGANConfig, OutputType
+from dgan.distributed import attach, training_device
 from dgan.encoding import DataEncoder, EncodedData
 from dgan.errors import DataError, NotTrainedError, ParameterError
 from dgan.frames import (
@@ -72,8 +73,7 @@ class DGAN:
         self.data_frame_layout: FrameLayout | None = None
         self.trainer: Trainer | None = None
         self.sampler: Sampler | None = None
-        use_cuda = self.config.cuda and torch.cuda.is_available()
-        self.device = torch.device("cuda" if use_cuda else "cpu")
+        self.device = training_device(self.config.cuda)  # under torchrun: GPU LOCAL_RANK
 
     @property
     def is_built(self) -> bool:
@@ -278,15 +278,19 @@ class DGAN:
 
         The data goes to the training device once; batches are drawn there. With
         ``config.checkpoint_dir`` it writes checkpoints; ``resume_from`` as in `train_numpy`.
+        Under torchrun, all processes train this one model (see dgan.distributed).
         """
         self._require_built()
+        collective = attach(self, data)  # None unless several processes train (torchrun)
+        world = 1 if collective is None else collective.world_size
         start_epoch, offset = 0, len(self.history)
         point = resume_point(resume_from)
         if point is not None:
-            start_epoch, offset = point.restore(self, data)
+            start_epoch, offset = point.restore(self, data, world)
         writer = None
         if self.config.checkpoint_dir is not None:
-            writer = Checkpointer(self, data, offset)
+            main = collective is None or collective.is_main
+            writer = Checkpointer(self, data, offset, world, writes=main)
             if point is None:
                 writer.check_folder()
         records = self.trainer.fit(
@@ -461,6 +465,7 @@ class DGAN:
 
         Weights, optimizer moments and RNG states go in safetensors; config, encoders,
         DataFrame layout and history as JSON. Continue training or generate after `load`.
+        After distributed training call it on every process: rank 0 writes the file.
 
         Example:
             >>> import tempfile, numpy as np
@@ -472,7 +477,13 @@ class DGAN:
             (4, 1)
         """
         self._require_built()
-        return save_model(self, path)
+        collective = self.trainer.collective
+        if collective is None:
+            return save_model(self, path)
+        # Distributed: rank 0 writes (all processes hold the same model); the others wait.
+        written = save_model(self, path) if collective.is_main else Path(path)
+        collective.barrier()
+        return written
 
     @classmethod
     def load(cls, path: str | os.PathLike, map_location: str | torch.device | None = None) -> DGAN:

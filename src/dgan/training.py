@@ -17,7 +17,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from tqdm.auto import tqdm
@@ -31,6 +31,9 @@ from dgan.losses import critic_loss, generator_loss, gradient_penalty
 from dgan.networks import Critic, Generator, build_networks
 from dgan.precision import Precision, PrecisionPolicy, resolve_precision
 from dgan.records import EpochRecord, GuardEvent
+
+if TYPE_CHECKING:
+    from dgan.distributed import Collective
 
 logger = logging.getLogger(__name__)
 
@@ -185,6 +188,8 @@ class Trainer:
         self.guard = DivergenceGuard(self)
         self.stopped = False  # set when the guard finds no safer precision to continue in
         self.steps_done = 0
+        # Set by dgan.distributed.attach when several processes train this model.
+        self.collective: Collective | None = None
 
     @classmethod
     def create(cls, config: DGANConfig, encoder: DataEncoder, device: torch.device) -> Trainer:
@@ -298,14 +303,23 @@ class Trainer:
         """``n`` generated examples from fresh noise (with the graph, unless under no_grad)."""
         # BatchNorm cannot normalise a batch of one: generate two and keep one.
         noise = draw_noise(self.config, max(n, 2), self.rng, self.device)
+        if self.collective is not None:  # drawn for the whole batch: this process's rows
+            noise = [self.collective.rows(t) for t in noise]
         return Batch(*self.generator(*noise)).head(n)
 
-    def critic_step(self, real: Batch, acc: Accumulators, weight: float) -> None:
-        """Update both critics once on ``real`` and as many fresh fakes."""
-        c, policy = self.config, self.policy
+    def critic_step(
+        self, real: Batch, acc: Accumulators, weight: float, n: int | None = None
+    ) -> None:
+        """Update both critics once on ``real`` and as many fresh fakes.
+
+        ``n``: the whole batch's size when ``real`` is this process's shard of it.
+        """
+        c, policy, n = self.config, self.policy, len(real) if n is None else n
         with torch.no_grad(), policy.autocast():
-            fake = self.fake_batch(len(real))  # detached fakes: no generator graph is kept
-        alpha = torch.rand(len(real), 1, device=self.device, generator=self.rng)
+            fake = self.fake_batch(n)  # detached fakes: no generator graph is kept
+        alpha = torch.rand(n, 1, device=self.device, generator=self.rng)
+        if self.collective is not None:
+            alpha = self.collective.rows(alpha)
         with policy.autocast():
             wasserstein = critic_loss(self.critic(*real.parts()), self.critic(*fake.parts()))
         penalty = gradient_penalty(self.critic, real.parts(), fake.parts(), alpha, policy)
@@ -324,7 +338,9 @@ class Trainer:
         # The critics share no parameters and see detached inputs, so one backward of the
         # summed losses gives each critic exactly its own gradients.
         optimizers = [o for o in (self.critic_opt, self.attribute_critic_opt) if o is not None]
-        skipped = policy.backward_and_step(loss + attribute_loss, policy.critic_scaler, optimizers)
+        skipped = policy.backward_and_step(
+            loss + attribute_loss, policy.critic_scaler, optimizers, self._reduce_gradients
+        )
         stats = torch.stack([loss, attribute_loss, penalty]).detach()
         acc.losses[:3] += stats * weight
         acc.critic_skipped += skipped
@@ -339,19 +355,29 @@ class Trainer:
             if self.attribute_critic is not None:
                 attribute_scores = self.attribute_critic(fake.attributes, fake.additional)
                 loss = loss + c.attribute_loss_coef * generator_loss(attribute_scores)
-        skipped = policy.backward_and_step(loss, policy.generator_scaler, [self.generator_opt])
+        skipped = policy.backward_and_step(
+            loss, policy.generator_scaler, [self.generator_opt], self._reduce_gradients
+        )
         acc.losses[3] += loss.detach() * weight
         acc.generator_skipped += skipped
         acc.nonfinite_losses += ~torch.isfinite(loss.detach())
 
-    def train_step(self, real: Batch, acc: Accumulators) -> None:
-        """Critic rounds, then generator rounds, on one batch; adds to ``acc`` on the device."""
-        c, n = self.config, len(real)
+    def train_step(self, real: Batch, acc: Accumulators, n: int | None = None) -> None:
+        """Critic rounds, then generator rounds, on one batch; adds to ``acc`` on the device.
+
+        ``n``: the whole batch's size when ``real`` is this process's shard of it.
+        """
+        c, mine = self.config, len(real)
+        n = mine if n is None else n
         for _ in range(c.discriminator_rounds):
-            self.critic_step(real, acc, weight=n / c.discriminator_rounds)
+            self.critic_step(real, acc, weight=mine / c.discriminator_rounds, n=n)
         for _ in range(c.generator_rounds):
-            self.generator_step(n, acc, weight=n / c.generator_rounds)
+            self.generator_step(n, acc, weight=mine / c.generator_rounds)
         self.steps_done += 1
+
+    @property
+    def _reduce_gradients(self) -> Callable | None:
+        return None if self.collective is None else self.collective.reduce_gradients
 
     def random_batch(self, data: Batch, size: int) -> Batch:
         """``size`` examples of ``data`` drawn on the device with the training RNG."""
@@ -381,6 +407,7 @@ class Trainer:
         for m in self.modules().values():
             m.train()
         show = sys.stderr.isatty() if progress_bar is None else progress_bar
+        show = show and (self.collective is None or self.collective.is_main)
         bar = tqdm(
             total=epochs * n_batches,
             initial=start_epoch * n_batches,
@@ -414,7 +441,10 @@ class Trainer:
         # Balanced batches (sizes differ by at most one) from a device permutation.
         perm = torch.randperm(n, device=self.device, generator=self.rng)
         for b, index in enumerate(perm.tensor_split(n_batches)):
-            self.train_step(data.take(index), acc)
+            if self.collective is None:
+                self.train_step(data.take(index), acc)
+            else:  # every process draws the same permutation and takes its shard
+                self.train_step(data.take(self.collective.shard(index)), acc, len(index))
             seen += len(index)
             bar.update(1)
             if progress_callback is not None:
@@ -430,6 +460,8 @@ class Trainer:
                         break
                 elif not bar.disable:  # deliberate host sync, for the bar
                     bar.set_postfix_str(self._postfix(acc, seen), refresh=False)
+        if self.collective is not None:  # sums over processes; `n` counts them all already
+            seen = self.collective.end_epoch(self, acc, seen)
         elapsed = time.perf_counter() - start
         means = acc.mean_losses(seen) if seen else dict.fromkeys(LOSS_NAMES)  # host sync
         if self.attribute_critic is None:
@@ -462,7 +494,10 @@ class Trainer:
         """Guard check at a sync point: None when healthy (a new snapshot is taken)."""
         if not self.config.divergence_guard:
             return None
-        problem = self.guard.problem(acc.nonfinite_losses)  # host sync
+        nonfinite = acc.nonfinite_losses
+        if self.collective is not None:  # a divergence anywhere rolls back everywhere
+            nonfinite = self.collective.total(nonfinite)
+        problem = self.guard.problem(nonfinite)  # host sync
         if problem is None:
             self.guard.snapshot()
             return None
