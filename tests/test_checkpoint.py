@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import logging
 import os
 import signal
@@ -17,7 +18,7 @@ import pytest
 import torch
 
 from dgan import DGAN, DGANConfig, OutputType
-from dgan.checkpoint import find_resume_point, list_checkpoints
+from dgan.checkpoint import Checkpointer, find_resume_point, list_checkpoints
 from dgan.errors import DataError, ParameterError, SerializationError
 from tiny import tiny_config
 
@@ -229,3 +230,43 @@ def test_checkpoint_settings_are_validated(field, value):
 
 def test_checkpoint_dir_accepts_a_path(tmp_path):
     assert tiny_config(checkpoint_dir=tmp_path).checkpoint_dir == str(tmp_path)
+
+
+def test_checkpoint_every_minutes_writes_at_the_first_epoch_end_after_that_time(
+    tmp_path, monkeypatch
+):
+    clock = iter(range(0, 10_000, 40))  # each reading of the clock is 40 s later
+    monkeypatch.setattr("dgan.checkpoint.time.monotonic", lambda: next(clock))
+    folder = tmp_path / "ckpt"
+    config = tiny_config(
+        epochs=4, checkpoint_dir=str(folder), checkpoint_every=100, checkpoint_every_minutes=1
+    )
+    _train(config)
+    # start 0; epoch 1 ends at 40 s; epoch 2 at 80 s: due (written, clock 120 s); epoch 3
+    # at 160 s: not due; epoch 4: the last, always written
+    assert [n for n, _ in list_checkpoints(folder)] == [2, 4]
+
+
+def test_a_guard_snapshot_older_than_the_weights_is_kept_whole(tmp_path):
+    features, attributes = _data()
+    folder = tmp_path / "ckpt"
+    config = tiny_config(checkpoint_dir=str(folder))
+    model = _train(config)
+    snapshot = copy.deepcopy(model.trainer.guard.state_dict())
+    with torch.no_grad():  # the weights move on after the guard's last healthy check
+        for p in model.generator.parameters():
+            p.add_(1.0)
+    encoded = model.preprocess(features, attributes=attributes)
+    path = Checkpointer(model, encoded, history_offset=0).write(1)
+
+    resumed = _train(config, resume_from=path)  # 1 of 1 epochs done: only restores
+    restored = resumed.trainer.guard.state_dict()
+    for name, state in snapshot["modules"].items():
+        for key, value in state.items():
+            assert torch.equal(restored["modules"][name][key], value), (name, key)
+    weight = "lstm.weight_hh_l0"  # the checkpoint's weights are the moved ones
+    current = resumed.generator.state_dict()[weight]
+    assert not torch.equal(current, snapshot["modules"]["generator"][weight])
+    assert restored["precision"] == snapshot["precision"]
+    moments = restored["optimizers"]["critic"]["state"][0]["exp_avg"]
+    assert torch.equal(moments, snapshot["optimizers"]["critic"]["state"][0]["exp_avg"])
