@@ -124,6 +124,16 @@ def test_corrupt_latest_checkpoint_falls_back_to_the_previous(tmp_path, caplog):
     _assert_identical(resumed, _train(tiny_config(epochs=3)))
 
 
+def test_preprocess_then_train_encoded_resumes_too(tmp_path):
+    folder = tmp_path / "ckpt"
+    _train(tiny_config(epochs=1, checkpoint_dir=str(folder)))
+    features, attributes = _data()
+    model = DGAN(tiny_config(epochs=2))
+    encoded = model.preprocess(features, attributes=attributes, attribute_types=TYPES)
+    model.train_encoded(encoded, progress_bar=False, resume_from=folder)
+    _assert_identical(model, _train(tiny_config(epochs=2)))
+
+
 def test_all_checkpoints_unreadable_is_an_error(tmp_path):
     folder = tmp_path / "ckpt"
     folder.mkdir()

@@ -359,7 +359,7 @@ class Checkpointer:
         which would be kept instead of this run's (another run's, most likely)."""
         start = len(self.base_history)
         newer = [p.name for n, p in list_checkpoints(self.folder) if n > start]
-        if newer and self.writes:
+        if newer:
             raise ParameterError(
                 f"checkpoint_dir {str(self.folder)!r} holds checkpoints of another run "
                 f"({', '.join(newer[-3:])}); resume it with resume_from={str(self.folder)!r}, "
