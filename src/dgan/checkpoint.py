@@ -419,8 +419,9 @@ class Checkpointer:
         guard["optimizers"] = {}
         for name, module_state in snapshot["modules"].items():
             tensors |= flatten_state_dict(f"guard.{name}", module_state)
+        for name, optimizer_state in snapshot["optimizers"].items():
             opt_tensors, guard["optimizers"][name] = split_optimizer_state(
-                f"guard.optimizer.{name}", snapshot["optimizers"][name]
+                f"guard.optimizer.{name}", optimizer_state
             )
             tensors |= opt_tensors
         return tensors, guard

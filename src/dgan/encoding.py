@@ -128,15 +128,30 @@ class ContinuousEncoder:
         values = np.asarray(values, dtype=np.float64)
         if not self.apply_scaling:
             return values.astype(np.float32)
-        span = self.max - self.min
-        unit = (values - self.min) / span if span > 0 else np.zeros_like(values)
+        # Halves keep the arithmetic finite for data spanning the whole float64 range.
+        half_span = self.max / 2 - self.min / 2
+        unit = (values / 2 - self.min / 2) / half_span if half_span > 0 else 0.0 * values
         return self._from_unit(unit).astype(np.float32)
 
     def inverse(self, encoded: np.ndarray) -> np.ndarray:
         encoded = np.asarray(encoded, dtype=np.float64)
         if not self.apply_scaling:
             return encoded
-        return self._to_unit(encoded) * (self.max - self.min) + self.min
+        unit = self._to_unit(encoded)
+        return (1.0 - unit) * self.min + unit * self.max  # finite wherever min, max are
+
+    def outside_range(self, values: np.ndarray, tolerance: float = 0.0) -> np.ndarray:
+        """Which values lie outside the fitted range widened by ``tolerance`` spans.
+
+        Example:
+            >>> enc = ContinuousEncoder(Normalization.ZERO_ONE).fit(np.array([0.0, 10.0]))
+            >>> enc.outside_range(np.array([-5.0, 5.0, 25.0]), tolerance=1.0).tolist()
+            [False, False, True]
+        """
+        values = np.asarray(values, dtype=np.float64)
+        margin = tolerance * (self.max / 2 - self.min / 2) * 2
+        with np.errstate(invalid="ignore"):
+            return (values < self.min - margin) | (values > self.max + margin)
 
     def _from_unit(self, unit: np.ndarray) -> np.ndarray:
         return unit if self.normalization == Normalization.ZERO_ONE else unit * 2.0 - 1.0
@@ -475,6 +490,64 @@ class DataEncoder:
                     )
                     encoder.additional_encoders.append(enc.fit(values))
         return encoder
+
+    def mismatch_problems(
+        self, features: list[np.ndarray], attributes: np.ndarray | None
+    ) -> list[str]:
+        """Why data given to continue training does not fit these encoders ([] if it does).
+
+        Continued training must see the variables the encoders were fitted on: the same
+        number of features and attributes, fixed-length series for a fixed-length model,
+        and continuous values within the fitted range widened by one range (further out
+        the networks' output activations cannot represent them).
+
+        Example:
+            >>> from dgan import DGANConfig
+            >>> config = DGANConfig(max_sequence_len=2, sample_len=1)
+            >>> enc = DataEncoder.fit(config, [np.zeros((2, 1)), np.ones((2, 1))],
+            ...                       [OutputType.CONTINUOUS], None, None)
+            >>> enc.mismatch_problems([np.zeros((2, 2))], None)[0][:44]
+            'The model was trained on 1 feature(s); this '
+        """
+        fix = "train a new DGAN on this data, or continue with data shaped like the first"
+        problems = []
+        n_features = len(self.feature_encoders)
+        widths = {f.shape[1] for f in features}
+        if widths != {n_features}:
+            problems.append(
+                f"The model was trained on {n_features} feature(s); this data has "
+                f"{sorted(widths)}: {fix}."
+            )
+        n_attributes = 0 if self.attribute_encoders is None else len(self.attribute_encoders)
+        given = 0 if attributes is None else attributes.shape[1]
+        if given != n_attributes:
+            problems.append(
+                f"The model was trained on {n_attributes} attribute(s); this data has {given}: "
+                f"{fix}."
+            )
+        if not self.variable_length and any(len(f) != self.max_sequence_len for f in features):
+            problems.append(
+                "The model was trained on series of one length "
+                f"({self.max_sequence_len}); this data has shorter ones, which it would pad "
+                f"with zeros as if they were data: {fix}."
+            )
+        if problems:
+            return problems
+        stacked = np.concatenate(features, axis=0)
+        columns = [("feature", e, stacked[:, i]) for i, e in enumerate(self.feature_encoders)]
+        if attributes is not None:
+            columns += [
+                ("attribute", e, attributes[:, i]) for i, e in enumerate(self.attribute_encoders)
+            ]
+        for kind, enc, values in columns:
+            if isinstance(enc, ContinuousEncoder) and enc.apply_scaling:
+                far = enc.outside_range(values.astype(np.float64), tolerance=1.0)
+                if far.any():
+                    problems.append(
+                        f"{kind} {enc.name!r} has {int(far.sum())} value(s) far outside the "
+                        f"range the model was fitted on [{enc.min:g}, {enc.max:g}]: {fix}."
+                    )
+        return problems
 
     def _scaled_continuous(self, series: np.ndarray) -> np.ndarray:
         """(T, C) globally scaled continuous features of one series."""

@@ -30,7 +30,7 @@ from dgan.checkpoint import Checkpointer, ResumePoint, resume_point
 from dgan.config import DfStyle, DGANConfig, OutputType
 from dgan.distributed import attach, training_device
 from dgan.encoding import DataEncoder, EncodedData
-from dgan.errors import DataError, NotTrainedError, ParameterError
+from dgan.errors import DataError, NotTrainedError, ParameterError, raise_all
 from dgan.frames import (
     FrameLayout,
     arrays_to_dataframe,
@@ -110,7 +110,8 @@ class DGAN:
         self.encoder, self.data_frame_layout = encoder, layout
         self.trainer = Trainer.create(self.config, encoder, self.device)
         names = None if layout is None else layout.attribute_columns
-        self.sampler = Sampler(self.config, encoder, self.trainer.generator, self.device, names)
+        generator = self.trainer.sampling_generator
+        self.sampler = Sampler(self.config, encoder, generator, self.device, names)
 
     # ----- training -------------------------------------------------------------------
     def train_numpy(
@@ -330,6 +331,9 @@ class DGAN:
                 f"{'without' if self.encoder.attribute_encoders is None else 'with'} "
                 "attributes; continue training with data of the same shape."
             )
+        else:
+            problems = self.encoder.mismatch_problems(arrays.features, arrays.attributes)
+            raise_all(problems, DataError, "the data to continue training on")
         return self.encoder.transform(arrays.features, arrays.attributes)
 
     def _repair_missing(self, arrays: TrainingArrays) -> TrainingArrays:
@@ -455,8 +459,9 @@ class DGAN:
 
     def _require_built(self) -> None:
         if not self.is_built:
-            raise NotTrainedError(
-                "The model is not trained yet; call train_numpy() or train_dataframe() first."
+            raise NotTrainedError(  # gretel's words first, for code that matches them
+                "Must build DGAN model prior to generating samples. The model is not trained "
+                "yet; call train_numpy() or train_dataframe() first."
             )
 
     # ----- save / load ----------------------------------------------------------------
