@@ -3,9 +3,9 @@
 Run as ``python distributed_worker.py RANK WORLD_SIZE PORT OUT_DIR [FAIL_RANK]`` with the
 environment torchrun would set (this script sets it from its arguments). Each process
 trains a model without BatchNorm ("plain": no attributes, no example scaling) and one
-with attributes ("bn"), writes its weights, the first critic gradients after the
-all-reduce, and (rank 0) the saved models and checkpoints into OUT_DIR; then it resumes
-the first run from its checkpoints for a third epoch.
+with attributes, a weight-averaged generator and a temporal critic ("bn"); it writes its
+weights, the first critic gradients after the all-reduce, and (rank 0) the saved models
+and checkpoints into OUT_DIR; then it resumes the first run for a third epoch.
 """
 
 from __future__ import annotations
@@ -86,7 +86,8 @@ def main(rank: int, world: int, port: int, out: Path, fail_rank: int) -> None:
     model.save(out / "plain.dgan")
 
     features, attributes = bn_data()
-    model = DGAN(tiny_config(epochs=2, batch_size=8))
+    levers = dict(generator_ema_decay=0.9, temporal_critic=True, temporal_critic_num_units=8)
+    model = DGAN(tiny_config(epochs=2, batch_size=8, **levers))
     model.train_numpy(
         features, attributes=attributes, attribute_types=ATTRIBUTE_TYPES, progress_bar=False
     )

@@ -124,6 +124,15 @@ def test_corrupt_latest_checkpoint_falls_back_to_the_previous(tmp_path, caplog):
     _assert_identical(resumed, _train(tiny_config(epochs=3)))
 
 
+def test_resume_is_exact_with_the_quality_levers(tmp_path):
+    folder = str(tmp_path / "ckpt")
+    levers = dict(generator_ema_decay=0.9, temporal_critic=True, temporal_critic_num_units=8)
+    _train(tiny_config(epochs=1, checkpoint_dir=folder, **levers))
+    resumed = _train(tiny_config(epochs=2, checkpoint_dir=folder, **levers), resume_from=folder)
+    assert "generator_ema" in resumed.trainer.modules()
+    _assert_identical(resumed, _train(tiny_config(epochs=2, **levers)))
+
+
 def test_preprocess_then_train_encoded_resumes_too(tmp_path):
     folder = tmp_path / "ckpt"
     _train(tiny_config(epochs=1, checkpoint_dir=str(folder)))

@@ -96,6 +96,8 @@ def test_both_ranks_end_with_identical_weights(run, kind):
     assert rank0.keys() == rank1.keys()
     if kind == "bn":  # BatchNorm running statistics are averaged at epoch ends
         assert any("running_mean" in k for k in rank0)
+        assert any(k.startswith("generator_ema.") for k in rank0)
+        assert any(k.startswith("temporal_critic.") for k in rank0)
     for key in rank0:
         assert torch.equal(rank0[key], rank1[key]), key
 
