@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -76,6 +77,8 @@ def main(rank: int, world: int, port: int, out: Path, fail_rank: int) -> None:
 
     def fail(info):
         if rank == fail_rank and (info.epoch, info.batch) == (0, 1):
+            if os.environ.get("WORKER_FAILS_BY") == "hanging":
+                time.sleep(600)  # alive but silent: the others must time out
             os._exit(3)  # as if killed: no exception, no goodbye to the other process
 
     checkpoints = str(out / "ckpt")

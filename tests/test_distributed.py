@@ -32,12 +32,13 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _launch(out: Path, fail_rank: int = -1) -> list[subprocess.Popen]:
+def _launch(out: Path, fail_rank: int = -1, **environment: str) -> list[subprocess.Popen]:
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(TESTS.parent / "src"), str(TESTS)]),
         "OMP_NUM_THREADS": "1",
         "DGAN_DISTRIBUTED_TIMEOUT_S": "60",
+        **environment,
     }
     port = str(_free_port())
     script = str(TESTS / "distributed_worker.py")
@@ -164,6 +165,19 @@ def test_a_killed_rank_ends_the_job_with_a_clear_error(tmp_path):
     assert "DistributedError" in stderr0 and "another process of this job failed" in stderr0
 
 
+def test_a_hanging_rank_ends_the_job_after_the_timeout(tmp_path):
+    rank0, rank1 = _launch(
+        tmp_path, fail_rank=1, WORKER_FAILS_BY="hanging", DGAN_DISTRIBUTED_TIMEOUT_S="5"
+    )
+    try:
+        _, stderr0 = rank0.communicate(timeout=240)
+    finally:
+        rank1.kill()
+        rank1.communicate()
+    assert rank0.returncode != 0
+    assert "DistributedError" in stderr0 and "did not answer within 5 s" in stderr0
+
+
 def test_one_process_is_not_distributed():
     assert not launched() and is_main_process()
 
@@ -173,3 +187,21 @@ def test_shards_split_each_batch_and_remember_their_share():
     first, second = Collective(0, 2, torch.device("cpu")), Collective(1, 2, torch.device("cpu"))
     assert first.shard(index).tolist() == [0, 1, 2, 3] and first.share == 4 / 7
     assert second.shard(index).tolist() == [4, 5, 6] and second.share == 3 / 7
+
+
+def test_torchrun_runs_the_command_line_and_rank_0_alone_prints(tmp_path):
+    from dgan.datasets import load_demo
+
+    data = tmp_path / "weather.csv"
+    load_demo().head(28 * 24).to_csv(data, index=False)  # 24 series of 28 days
+    command = [
+        sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node=2",
+        "-m", "dgan", "train", str(data), "-o", str(tmp_path / "m.dgan"),
+        "--example-id", "example_id", "--time", "day", "--attributes", "month",
+        "--epochs", "2", "--batch-size", "8", "--seed", "0",
+    ]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(TESTS.parent / "src"), "OMP_NUM_THREADS": "1"}
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.count("model: ") == 1
+    assert len(DGAN.load(tmp_path / "m.dgan").history) == 2
