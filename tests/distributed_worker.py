@@ -32,6 +32,12 @@ def plain_config(**overrides):
     return tiny_config(**{**settings, **overrides})
 
 
+def bn_config(**overrides):
+    """Attributes (so BatchNorm), a weight-averaged generator and a temporal critic."""
+    levers = dict(generator_ema_decay=0.9, temporal_critic=True, temporal_critic_num_units=8)
+    return tiny_config(**{**dict(epochs=2, batch_size=8), **levers, **overrides})
+
+
 def plain_data() -> np.ndarray:
     return np.random.default_rng(5).normal(size=(24, 6, 2))
 
@@ -55,6 +61,17 @@ def critic_grads(trainer) -> dict[str, torch.Tensor]:
     return {k: p.grad.detach().clone() for k, p in trainer.critic.named_parameters()}
 
 
+def first_gradients(trainer, optimizers, store: dict[str, torch.Tensor]) -> None:
+    """Keep the first critic step's and the first generator step's gradients."""
+    for prefix, network, optimizer in (
+        ("critic.", trainer.critic, trainer.critic_opt),
+        ("generator.", trainer.generator, trainer.generator_opt),
+    ):
+        if optimizer in optimizers and not any(k.startswith(prefix) for k in store):
+            for k, p in network.named_parameters():
+                store[prefix + k] = p.grad.detach().clone()
+
+
 def main(rank: int, world: int, port: int, out: Path, fail_rank: int) -> None:
     torch.set_num_threads(1)
     os.environ.update(
@@ -69,9 +86,7 @@ def main(rank: int, world: int, port: int, out: Path, fail_rank: int) -> None:
 
     def recording_reduce(self, optimizers):
         reduce(self, optimizers)
-        trainer = model.trainer
-        if not first and trainer.critic_opt in optimizers:
-            first.update(critic_grads(trainer))
+        first_gradients(model.trainer, optimizers, first)
 
     Collective.reduce_gradients = recording_reduce
 
@@ -86,15 +101,16 @@ def main(rank: int, world: int, port: int, out: Path, fail_rank: int) -> None:
     model.train_numpy(plain_data(), progress_callback=fail, progress_bar=False)
     save_file(weights(model), str(out / f"plain-{rank}.safetensors"))
     save_file(first, str(out / f"grads-{rank}.safetensors"))
+    first.clear()
     model.save(out / "plain.dgan")
 
     features, attributes = bn_data()
-    levers = dict(generator_ema_decay=0.9, temporal_critic=True, temporal_critic_num_units=8)
-    model = DGAN(tiny_config(epochs=2, batch_size=8, **levers))
+    model = DGAN(bn_config())
     model.train_numpy(
         features, attributes=attributes, attribute_types=ATTRIBUTE_TYPES, progress_bar=False
     )
     save_file(weights(model), str(out / f"bn-{rank}.safetensors"))
+    save_file(first, str(out / f"bn-grads-{rank}.safetensors"))
     model.save(out / "bn.dgan")
     (out / f"history-{rank}.txt").write_text(repr(model.history[-1]["discriminator_loss"]))
 

@@ -21,11 +21,12 @@ model's device; multi-node rendezvous is torchrun's) and train ONE model togethe
   at its existing sync points (every ``log_every`` steps): a divergence anywhere rolls
   back everywhere. Epoch losses are summed over processes (history shows the mean over
   the whole batch); ``examples_per_s`` counts all processes.
-- BatchNorm (the generator's attribute networks) normalises over each process's shard,
-  as DDP without SyncBatchNorm does; the running statistics are averaged over processes
-  at each epoch end. So with attributes or example scaling, P processes equal one
-  process only in distribution; without them (no BatchNorm) they equal it up to float
-  summation order.
+- BatchNorm (the generator's attribute networks) normalises over the whole batch: its
+  layers become `SyncedBatchNorm`, which all-reduces the per-feature sums (forward and
+  backward; torch's SyncBatchNorm needs a GPU, this works on gloo too). These small
+  all-reduces are the only ones inside a step besides the gradients'. Running statistics
+  are also averaged at each epoch end (a no-op when they agree). So P processes train
+  like one process on the same global batch, up to float summation order.
 - Only rank 0 shows the progress bar and writes checkpoints and model files.
 - A collective that fails (another process raised or was killed) or waits longer than
   ``DGAN_DISTRIBUTED_TIMEOUT_S`` seconds (default 300) raises `DistributedError`; torchrun
@@ -230,6 +231,79 @@ class Collective:
             dist.barrier()
 
 
+class _SumOverProcesses(torch.autograd.Function):
+    """All-reduce (sum) of ``x`` whose backward gives each process the gradient of the
+    whole batch's loss: the processes' gradients weighted by their batch shares, divided
+    by this process's share (`Collective.reduce_gradients` multiplies by it again)."""
+
+    @staticmethod
+    def forward(ctx, x: torch.Tensor, share: float) -> torch.Tensor:
+        ctx.share = share
+        out = x.clone()
+        dist.all_reduce(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor) -> tuple[torch.Tensor, None]:
+        out = grad.contiguous() * ctx.share
+        with collective_errors("The BatchNorm backward all-reduce"):
+            dist.all_reduce(out)
+        return out / ctx.share, None
+
+
+class SyncedBatchNorm(torch.nn.BatchNorm1d):
+    """BatchNorm1d whose training statistics cover the whole batch of all processes.
+
+    The per-feature sums of x and x**2 (in float64) and the example count are summed over
+    processes by a differentiable all-reduce, so the backward also flows through the
+    other processes' examples, as in one process. It
+    works on gloo and nccl alike (torch's SyncBatchNorm needs a GPU). Outside a
+    distributed run, or in eval mode, it is BatchNorm1d; it has BatchNorm1d's state.
+
+    Example:
+        >>> bn = torch.nn.BatchNorm1d(3)
+        >>> bn.__class__ = SyncedBatchNorm  # as `attach` converts the generator's
+        >>> bn(torch.ones(4, 3)).shape  # one process: plain BatchNorm1d
+        torch.Size([4, 3])
+    """
+
+    collective: Collective | None = None  # set by `sync_batchnorm`
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not (self.training and self.collective is not None and dist.is_initialized()):
+            return super().forward(x)
+        local = x.double()
+        count = local.new_full((1,), float(x.shape[0]))
+        stats = torch.cat([local.sum(0), (local * local).sum(0), count])
+        with collective_errors("The BatchNorm all-reduce"):
+            stats = _SumOverProcesses.apply(stats, self.collective.share)
+        c, n = x.shape[1], stats[-1]
+        mean = stats[:c] / n
+        var = (stats[c : 2 * c] / n - mean * mean).clamp_min(0.0)  # biased, as BN's
+        if self.track_running_stats:
+            self._update_running_stats(mean.detach(), (var * n / (n - 1)).detach())
+        y = (x - mean.to(x.dtype)) * torch.rsqrt(var + self.eps).to(x.dtype)
+        return y * self.weight + self.bias if self.affine else y
+
+    @torch.no_grad()
+    def _update_running_stats(self, mean: torch.Tensor, unbiased_var: torch.Tensor) -> None:
+        self.num_batches_tracked.add_(1)
+        # momentum None: a cumulative average, as in BatchNorm1d
+        factor = self.momentum or 1.0 / float(self.num_batches_tracked)
+        self.running_mean.lerp_(mean.to(self.running_mean.dtype), factor)
+        self.running_var.lerp_(unbiased_var.to(self.running_var.dtype), factor)
+
+
+def sync_batchnorm(module: torch.nn.Module, collective: Collective) -> None:
+    """Make ``module``'s BatchNorm1d layers `SyncedBatchNorm` in place (same parameter
+    objects, so optimizers keep working), synchronised through ``collective``."""
+    for m in module.modules():
+        if type(m) is torch.nn.BatchNorm1d:
+            m.__class__ = SyncedBatchNorm
+        if isinstance(m, SyncedBatchNorm):
+            m.collective = collective
+
+
 def join(device: torch.device) -> Collective | None:
     """Join (or reuse) the default process group when launched by torchrun; else None."""
     if not launched():
@@ -263,4 +337,5 @@ def attach(model: DGAN, data: EncodedData) -> Collective | None:
         )
     collective.check_same_data(data_digest(data))
     collective.broadcast_start(model)
+    sync_batchnorm(trainer.generator, collective)
     return collective
