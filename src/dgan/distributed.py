@@ -36,7 +36,7 @@ Example (a script ``train.py`` run as ``torchrun --nproc-per-node=2 train.py``):
 
     model = DGAN(DGANConfig(max_sequence_len=20, sample_len=5, seed=0))
     model.train_numpy(features)   # both processes train the same model
-    model.save("model.dgan")      # rank 0 writes; the others wait for it
+    model.save("model.dgan")      # rank 0 writes; on the others it writes nothing
 """
 
 from __future__ import annotations
@@ -225,10 +225,6 @@ class Collective:
                 f"Processes {differ} of this distributed run got other training data than "
                 "rank 0; every process must pass the same data (each trains on its shard)."
             )
-
-    def barrier(self) -> None:
-        with collective_errors("Waiting for the other processes"):
-            dist.barrier()
 
 
 class _SumOverProcesses(torch.autograd.Function):

@@ -470,7 +470,8 @@ class DGAN:
 
         Weights, optimizer moments and RNG states go in safetensors; config, encoders,
         DataFrame layout and history as JSON. Continue training or generate after `load`.
-        After distributed training call it on every process: rank 0 writes the file.
+        After distributed training only rank 0 writes (on the other processes it writes
+        nothing), so calling it on every process or only on rank 0 both work.
 
         Example:
             >>> import tempfile, numpy as np
@@ -483,12 +484,9 @@ class DGAN:
         """
         self._require_built()
         collective = self.trainer.collective
-        if collective is None:
-            return save_model(self, path)
-        # Distributed: rank 0 writes (all processes hold the same model); the others wait.
-        written = save_model(self, path) if collective.is_main else Path(path)
-        collective.barrier()
-        return written
+        if collective is not None and not collective.is_main:
+            return Path(path)  # distributed: every process holds this model; rank 0 writes
+        return save_model(self, path)
 
     @classmethod
     def load(cls, path: str | os.PathLike, map_location: str | torch.device | None = None) -> DGAN:
