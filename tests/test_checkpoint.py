@@ -133,6 +133,19 @@ def test_resume_is_exact_with_the_quality_levers(tmp_path):
     _assert_identical(resumed, _train(tiny_config(epochs=2, **levers)))
 
 
+@pytest.mark.filterwarnings("ignore:precision='fp16' on CPU")
+def test_resume_restores_the_loss_scalers(tmp_path):
+    folder = str(tmp_path / "ckpt")
+    fp16 = dict(precision="fp16", growth_interval=1)  # the scale changes every step
+    first = _train(tiny_config(epochs=1, checkpoint_dir=folder, **fp16))
+    resumed = _train(tiny_config(epochs=2, checkpoint_dir=folder, **fp16), resume_from=folder)
+    full = _train(tiny_config(epochs=2, **fp16))
+    assert first.history[0]["critic_loss_scale"] != tiny_config().init_scale
+    scales = [(h["critic_loss_scale"], h["generator_loss_scale"]) for h in resumed.history]
+    assert scales == [(h["critic_loss_scale"], h["generator_loss_scale"]) for h in full.history]
+    _assert_identical(resumed, full)
+
+
 def test_preprocess_then_train_encoded_resumes_too(tmp_path):
     folder = tmp_path / "ckpt"
     _train(tiny_config(epochs=1, checkpoint_dir=str(folder)))
