@@ -202,6 +202,13 @@ class DGAN:
             >>> list(model.generate_dataframe(3).columns)
             ['kind', 't0', 't1']
         """
+        long_style = str(getattr(df_style, "value", df_style)).lower() == DfStyle.LONG.value
+        if long_style and example_id_column is None and attribute_columns:
+            raise ParameterError(  # gretel's words first
+                "Long-style auto-splitting not available with attribute_columns: without "
+                "example_id_column, rows are cut into chunks of max_sequence_len, which cannot "
+                "carry per-example attributes. Pass example_id_column, or no attributes."
+            )
         resume = self._resume_point(resume_from)
         converted = dataframe_to_arrays(
             df,
