@@ -50,8 +50,14 @@ def _assert_identical(a: DGAN, b: DGAN) -> None:
     assert a.trainer.steps_done == b.trainer.steps_done
     losses = [(h["epoch"], h["discriminator_loss"], h["generator_loss"]) for h in a.history]
     assert losses == [(h["epoch"], h["discriminator_loss"], h["generator_loss"]) for h in b.history]
-    for x, y in zip(a.generate_numpy(6), b.generate_numpy(6), strict=True):
-        assert np.array_equal(np.asarray(x, dtype=float), np.asarray(y, dtype=float))
+    (x_attributes, x_features), (y_attributes, y_features) = (
+        a.generate_numpy(6),
+        b.generate_numpy(6),
+    )
+    assert (x_attributes is None) == (y_attributes is None)
+    assert x_attributes is None or np.array_equal(x_attributes, y_attributes)
+    for x, y in zip(x_features, y_features, strict=True):
+        assert np.array_equal(x, y)
 
 
 # A real training process that stops in the middle of epoch 2 (of 4) and waits there to
@@ -302,3 +308,27 @@ def test_a_guard_snapshot_older_than_the_weights_is_kept_whole(tmp_path):
     assert restored["precision"] == snapshot["precision"]
     moments = restored["optimizers"]["critic"]["state"][0]["exp_avg"]
     assert torch.equal(moments, snapshot["optimizers"]["critic"]["state"][0]["exp_avg"])
+
+
+def test_command_line_checkpoints_and_resumes(tmp_path, capsys):
+    from dgan.cli import main
+    from dgan.datasets import load_demo
+
+    data = tmp_path / "weather.csv"
+    load_demo().head(28 * 16).to_csv(data, index=False)  # 16 series of 28 days
+    common = [
+        "train", str(data), "--example-id", "example_id", "--time", "day",
+        "--attributes", "month", "--batch-size", "8", "--seed", "0",
+    ]  # fmt: skip
+    folder = tmp_path / "ckpt"
+    first = [*common, "-o", str(tmp_path / "a.dgan"), "--epochs", "2"]
+    assert main([*first, "--checkpoint-dir", str(folder), "--checkpoint-every", "1"]) == 0
+    assert [n for n, _ in list_checkpoints(folder)] == [1, 2]
+    assert (
+        main([*common, "-o", str(tmp_path / "b.dgan"), "--epochs", "3", "--resume", str(folder)])
+        == 0
+    )
+    assert [n for n, _ in list_checkpoints(folder)] == [1, 2, 3]  # kept checkpointing there
+    assert main([*common, "-o", str(tmp_path / "c.dgan"), "--epochs", "3"]) == 0
+    capsys.readouterr()
+    _assert_identical(DGAN.load(tmp_path / "b.dgan"), DGAN.load(tmp_path / "c.dgan"))
