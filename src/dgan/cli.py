@@ -28,18 +28,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 import dgan
 from dgan.cli_messages import check_not_long, flag_words, hint_long_data
-from dgan.config import DfStyle, DGANConfig, OutputType
+from dgan.config import DfStyle, DGANConfig
 from dgan.config_files import check_settings, read_config_file
 from dgan.demo import DEMO_CONFIG, run_demo
 from dgan.errors import DGANError, ParameterError
-from dgan.frames import FrameLayout, dataframe_to_arrays
 from dgan.layout import columns_of_layout
 from dgan.lengths import TARGET_LSTM_STEPS, infer_lengths
-from dgan.metrics import SeriesData, evaluate
+from dgan.metrics import evaluate, frames_to_series
 from dgan.model import DGAN
 from dgan.output_paths import check_outputs
 from dgan.streaming import write_generated
@@ -488,53 +485,6 @@ def _columns_from_flags(args: argparse.Namespace) -> dict[str, Any]:
         "discrete_columns": args.discrete,
         "df_style": DfStyle(style),
     }
-
-
-def frames_to_series(
-    real_df: pd.DataFrame,
-    synthetic_df: pd.DataFrame,
-    columns: dict[str, Any],
-    max_sequence_len: int | None = None,
-) -> tuple[SeriesData, SeriesData]:
-    """Read a real and a synthetic table the same way, as `SeriesData` for the metrics.
-
-    Discrete columns are decided on the real table (by dtype, or ``discrete_columns``)
-    and imposed on the synthetic one, so both sides agree. ``max_sequence_len`` only
-    matters for LONG tables without an example id (rows are cut into series of that
-    length); otherwise None allows any length.
-    """
-    long = columns["df_style"] is DfStyle.LONG
-    if max_sequence_len is None and long and columns["example_id_column"] is None:
-        raise ParameterError(
-            "Without an example id, LONG rows are cut into series of max_sequence_len rows; "
-            "pass --max-sequence-len or --example-id (or --model)."
-        )
-    real, layout = _series_data(real_df, columns, max_sequence_len, "real")
-    same = columns_of_layout(layout)
-    synthetic, _ = _series_data(synthetic_df, same, max_sequence_len, "synthetic")
-    return real, synthetic
-
-
-def _series_data(df, columns, max_sequence_len, what) -> tuple[SeriesData, FrameLayout]:
-    bound = max_sequence_len or max(len(df), len(df.columns), 1)
-    try:
-        arrays = dataframe_to_arrays(df, **columns, max_sequence_len=bound)
-    except DGANError as error:
-        raise type(error)(f"In the {what} table: {error}") from error
-    layout = arrays.layout
-    if layout.df_style is DfStyle.WIDE:  # the feature columns are the steps of one feature
-        feature_names = ["value"]
-    else:
-        feature_names = [str(c) for c in layout.feature_columns]
-    data = SeriesData.from_arrays(
-        arrays.features,
-        arrays.attributes,
-        feature_names=feature_names,
-        feature_discrete=[t is OutputType.DISCRETE for t in layout.feature_types],
-        attribute_names=[str(c) for c in layout.attribute_columns],
-        attribute_discrete=[t is OutputType.DISCRETE for t in layout.attribute_types],
-    )
-    return data, layout
 
 
 if __name__ == "__main__":

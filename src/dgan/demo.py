@@ -17,7 +17,7 @@ import torch
 from dgan.config import DfStyle, DGANConfig
 from dgan.datasets import DEMO_COLUMNS, DEMO_MAX_SEQUENCE_LEN, load_demo
 from dgan.layout import columns_of_layout
-from dgan.metrics import evaluate
+from dgan.metrics import evaluate, frames_to_series
 from dgan.model import DGAN
 from dgan.output_paths import check_outputs
 from dgan.summary import metrics_table, training_summary
@@ -45,7 +45,6 @@ def run_demo(out: str | Path, epochs: int | None = None, force: bool = False) ->
     matplotlib is installed). Existing files in ``out`` are overwritten only with
     ``force``.
     """
-    from dgan.cli import frames_to_series  # moves to the metrics package
 
     config = DEMO_CONFIG
     if epochs is not None:
