@@ -187,9 +187,13 @@ def test_a_finished_run_can_be_extended_with_more_epochs(tmp_path):
 
 def test_keeps_the_newest_checkpoints_and_they_load_as_models(tmp_path):
     folder = tmp_path / "ckpt"
+    folder.mkdir()
+    stale = folder / ".checkpoint-000009.dgan.x1y2.tmp"  # a killed run's half-written file
+    stale.write_bytes(b"half")
     config = tiny_config(epochs=4, checkpoint_dir=str(folder), checkpoint_every=1)
     model = _train(dataclass_replace(config, checkpoint_keep=2))
     assert [n for n, _ in list_checkpoints(folder)] == [3, 4]
+    assert not stale.exists()
     loaded = DGAN.load(folder / "checkpoint-000004.dgan")
     _assert_identical(model, loaded)
 

@@ -353,6 +353,9 @@ class Checkpointer:
         self.world_size = world_size
         self.writes = writes
         self.last_write = time.monotonic()
+        if writes and self.folder.is_dir():  # half-written files of a killed run's last write
+            for stale in self.folder.glob(".checkpoint-*.tmp"):
+                stale.unlink(missing_ok=True)
 
     def check_folder(self) -> None:
         """ParameterError when the folder holds checkpoints newer than this run's start,
