@@ -9,14 +9,13 @@ import contextlib
 import os
 import sys
 
-from dgan.cli import main
-from dgan.distributed import is_main_process
+from dgan.launch import main  # sets OpenMP's wait policy before torch loads
 
 if __name__ == "__main__":
     # Under torchrun every process runs the command; rank 0 alone prints its output.
     # Errors (stderr) still come from every process: a failing rank must be seen.
     with contextlib.ExitStack() as stack:
-        if not is_main_process():
+        if os.environ.get("RANK", "0") != "0":
             stack.enter_context(contextlib.redirect_stdout(open(os.devnull, "w")))  # noqa: SIM115
         status = main()
     sys.exit(status)
