@@ -259,9 +259,7 @@ def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 speedups.append(base["seconds_per_batch"] / r["seconds_per_batch"])
                 memory_ratios.append(r["peak_memory_bytes"] / base["peak_memory_bytes"])
                 if r.get("cpu_seconds_per_batch"):  # CPU runs: the steadier clock
-                    cpu_speedups.append(
-                        base["cpu_seconds_per_batch"] / r["cpu_seconds_per_batch"]
-                    )
+                    cpu_speedups.append(base["cpu_seconds_per_batch"] / r["cpu_seconds_per_batch"])
         seconds = statistics.median(r["seconds_per_batch"] for r in ok)
         entry.update(
             status="ok",
