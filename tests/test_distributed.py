@@ -78,8 +78,8 @@ def _one_process(config, kind: str = "plain") -> tuple[DGAN, dict]:
     def recorder(trainer):
         return lambda optimizers: worker.first_gradients(trainer, optimizers, first)
 
-    original = Trainer._reduce_gradients
-    Trainer._reduce_gradients = property(recorder)  # the hook after each backward
+    original = Trainer.gradient_hook
+    Trainer.gradient_hook = property(recorder)  # the hook after each backward
     try:
         model = DGAN(config)
         if kind == "plain":
@@ -93,7 +93,7 @@ def _one_process(config, kind: str = "plain") -> tuple[DGAN, dict]:
                 progress_bar=False,
             )
     finally:
-        Trainer._reduce_gradients = original
+        Trainer.gradient_hook = original
     return model, first
 
 

@@ -307,7 +307,7 @@ class Trainer:
         # summed losses gives each critic exactly its own gradients.
         critic_optimizers = [o for name, o in self.optimizers().items() if name != "generator"]
         skipped = policy.backward_and_step(
-            total, policy.critic_scaler, critic_optimizers, self._reduce_gradients
+            total, policy.critic_scaler, critic_optimizers, self.gradient_hook
         )
         acc.losses[CRITIC_LOSSES] += torch.stack([loss, attribute_loss, penalty]).detach() * weight
         acc.losses[TEMPORAL_LOSS] += temporal_loss.detach() * weight
@@ -336,7 +336,7 @@ class Trainer:
                 temporal_scores = self.temporal_critic(*fake.parts())
                 loss = loss + c.temporal_critic_loss_coef * generator_loss(temporal_scores)
         skipped = policy.backward_and_step(
-            loss, policy.generator_scaler, [self.generator_opt], self._reduce_gradients
+            loss, policy.generator_scaler, [self.generator_opt], self.gradient_hook
         )
         if self.generator_ema is not None:
             self._update_generator_ema()
@@ -369,7 +369,9 @@ class Trainer:
         self.steps_done += 1
 
     @property
-    def _reduce_gradients(self) -> Callable | None:
+    def gradient_hook(self) -> Callable | None:
+        """Run after each backward, before the optimizer steps: the all-reduce of gradients
+        under torchrun (see distributed.py), None in one process."""
         return None if self.collective is None else self.collective.reduce_gradients
 
     def random_batch(self, data: Batch, size: int) -> Batch:
