@@ -233,6 +233,12 @@ def _add_generate(commands, parents) -> None:
         help="generate one series per row of this table of attribute values (conditional "
         "generation); -n may then be omitted",
     )
+    p.add_argument(
+        "--seed",
+        type=int,
+        metavar="N",
+        help="draw the same series for the same N and model (default: a fresh draw each run)",
+    )
     _force_argument(p)
     p.set_defaults(run=run_generate)
 
@@ -349,6 +355,7 @@ def run_generate(args: argparse.Namespace) -> None:
             f"{args.model} was trained on arrays (train_numpy), not a table, so it cannot "
             "write one; train it with `dgan train` or DGAN.train_dataframe."
         )
+    model.sampler.reseed(args.seed)  # None: fresh entropy, so each run draws anew
     with flag_words():
         series, rows = write_generated(model, args.output, args.n, wanted)
     print(f"wrote {series} synthetic series ({rows} rows) to {args.output}")
