@@ -82,3 +82,121 @@ def test_layouts_saved_before_decimals_were_recorded_still_load_without_rounding
         del column["decimals"]  # as written by an older dgan
     layout = FrameLayout.from_json_dict(stored)
     assert all(c.decimals is None for c in layout.columns)
+
+
+# ----------------------------------------------------------------------------- the plan
+
+
+def small_config(**overrides) -> DGANConfig:
+    return DGANConfig(**{**TINY, "max_sequence_len": 6, "sample_len": 2, **overrides})
+
+
+def test_plan_lists_columns_batches_precision_and_an_estimate():
+    plan = DGAN(small_config(batch_size=10, epochs=3)).plan(
+        long_frame(), df_style="long", warm_up_steps=2, **LONG
+    )
+    roles = {c.name: (c.role, c.kind) for c in plan.columns}
+    assert roles == {
+        "kind": ("attribute", "discrete"),
+        "level": ("feature", "continuous"),
+        "flow": ("feature", "continuous"),
+        "count": ("feature", "continuous"),
+        "id": ("example id", ""),
+        "step": ("time", "orders each series"),
+    }
+    assert next(c for c in plan.columns if c.name == "kind").detail == "2 categories"
+    assert next(c for c in plan.columns if c.name == "level").detail.startswith("range -")
+    assert (plan.n_examples, plan.lengths, plan.steps_per_epoch, plan.epochs) == (24, (6, 6), 3, 3)
+    assert plan.precision == "fp32" and "default" in plan.precision_reason
+    assert plan.seconds_per_step > 0 and plan.estimated_seconds == plan.seconds_per_step * 9
+    text = str(plan)
+    assert "batch_size 10: 3 steps per epoch, 3 epochs (9 steps)" in text
+    assert "estimated time" in text and plan.warnings == []
+
+
+def test_plan_leaves_the_model_its_weights_and_random_streams_alone():
+    model = DGAN(small_config())
+    model.train_dataframe(long_frame(), df_style="long", progress_bar=False, **LONG)
+    before = {k: v.clone() for k, v in model.generator.state_dict().items()}
+    rng_states = model.trainer.rng.get_state(), model.sampler.rng.get_state()
+    global_state = __import__("torch").get_rng_state()
+    model.plan(long_frame(seed=3), df_style="long", warm_up_steps=2, **LONG)
+    after = model.generator.state_dict()
+    assert all(np.array_equal(before[k], after[k]) for k in before)
+    assert np.array_equal(rng_states[0], model.trainer.rng.get_state())
+    assert np.array_equal(rng_states[1], model.sampler.rng.get_state())
+    assert np.array_equal(global_state, __import__("torch").get_rng_state())
+
+
+def test_plan_warns_about_one_step_epochs_and_suggests_a_batch_size():
+    plan = DGAN(small_config(batch_size=1024)).plan(
+        long_frame(), df_style="long", warm_up_steps=0, **LONG
+    )
+    assert plan.steps_per_epoch == 1
+    assert any(w.startswith("batch_size 1024 >= 24 examples") and "16" in w for w in plan.warnings)
+
+
+def test_suggested_batch_size_aims_at_about_ten_steps_per_epoch():
+    from dgan.planning import suggested_batch_size
+
+    assert [suggested_batch_size(n) for n in (1, 24, 365, 5000, 10**6)] == [16, 16, 32, 256, 1024]
+
+
+def test_plan_warns_about_identifier_and_free_text_features_and_crowded_attributes():
+    df = long_frame(n_series=30)
+    df["note"] = [f"reading number {i}" for i in range(len(df))]  # free text
+    df["site"] = np.repeat(np.arange(30) % 10, 6).astype(str)  # 10 categories, 30 series
+    plan = DGAN(small_config()).plan(
+        df,
+        df_style="long",
+        warm_up_steps=0,
+        example_id_column="id",
+        time_column="step",
+        attribute_columns=["kind", "site"],
+        feature_columns=["level", "note"],
+    )
+    joined = "\n".join(plan.warnings)
+    assert "feature 'note' is discrete with 180 distinct values" in joined
+    assert "attribute 'site' has 10 categories for 30 examples" in joined
+    assert "'kind'" not in joined and "'level'" not in joined
+
+
+def test_plan_warns_about_a_wide_column_that_is_a_year_or_an_identifier():
+    rng = np.random.default_rng(0)
+    months = {f"m{i}": rng.normal(25, 2, 40) for i in range(6)}
+    wide = pd.DataFrame({"YEAR": np.arange(1960, 2000), "row": np.arange(40) * 7.0, **months})
+    plan = DGAN(small_config(max_sequence_len=8, sample_len=1)).plan(wide, warm_up_steps=0)
+    assert any(w.startswith("WIDE column 'YEAR' looks like a year") for w in plan.warnings)
+    assert any(w.startswith("WIDE column 'row' looks like an identifier") for w in plan.warnings)
+    assert not any("'m0'" in w for w in plan.warnings)
+
+
+def test_cli_dry_run_prints_the_plan_and_chooses_the_batch_size(tmp_path, capsys):
+    data = tmp_path / "data.csv"
+    long_frame(n_series=200).to_csv(data, index=False)
+    flags = ["--example-id", "id", "--time", "step", "--attributes", "kind", "--epochs", "1"]
+    assert main(["train", str(data), "--dry-run", *flags]) == 0
+    out = capsys.readouterr().out
+    assert "batch_size=16 (for 200 series)" in out
+    assert "training plan:" in out and "--batch-size 16: 13 steps per epoch" in out
+    assert "kind   attribute   discrete, 2 categories" in out
+    assert list(tmp_path.iterdir()) == [data]  # nothing written
+    model_path = tmp_path / "m.dgan"
+    assert main(["train", str(data), "-o", str(model_path), "--batch-size", "64", *flags]) == 0
+    assert "training plan:" in capsys.readouterr().out
+    assert DGAN.load(model_path).config.batch_size == 64  # a given batch size is kept
+
+
+def test_cli_train_without_output_or_dry_run_says_what_to_pass(tmp_path, capsys):
+    data = tmp_path / "data.csv"
+    long_frame().to_csv(data, index=False)
+    assert main(["train", str(data), "--example-id", "id", "--time", "step"]) == 1
+    assert "Pass -o MODEL" in capsys.readouterr().err
+
+
+def test_plan_warns_about_whole_number_codes_read_as_continuous():
+    df = long_frame()
+    df["kind"] = np.repeat(np.arange(24) % 3, 6)  # codes 0, 1, 2 from a CSV
+    plan = DGAN(small_config()).plan(df, df_style="long", warm_up_steps=0, **LONG)
+    assert any(w.startswith("attribute 'kind' is continuous but") for w in plan.warnings)
+    assert not any("'count'" in w for w in plan.warnings)  # 50 distinct counts: a quantity

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import dgan
-from dgan.cli_messages import check_not_long, flag_words, hint_long_data
+from dgan.cli_messages import check_not_long, flag_words, hint_long_data, in_flag_words
 from dgan.config import DfStyle, DGANConfig
 from dgan.config_files import check_settings, read_config_file
 from dgan.demo import DEMO_CONFIG, run_demo
@@ -39,6 +39,12 @@ from dgan.lengths import TARGET_LSTM_STEPS, infer_lengths
 from dgan.metrics import evaluate, frames_to_series
 from dgan.model import DGAN
 from dgan.output_paths import check_outputs
+from dgan.planning import (
+    GRETEL_BATCH_SIZE,
+    MIN_SUGGESTED_BATCH,
+    STEPS_PER_EPOCH_WANTED,
+    suggested_batch_size,
+)
 from dgan.streaming import write_generated
 from dgan.summary import metrics_table, training_summary
 from dgan.tables import read_table, require_module
@@ -173,7 +179,9 @@ def _add_train(commands, parents) -> None:
         "train a model on a CSV or Parquet table",
         "Train a DGAN model on the table DATA and save it to MODEL. Settings come from "
         "--config (a TOML or JSON file of DGANConfig fields), overridden by the flags. "
-        "Prints a summary at the end: time, throughput, precision, guard events.",
+        "Prints the training plan first (columns, batches, precision, estimated time, "
+        "warnings; --dry-run stops there) and a summary at the end: time, throughput, "
+        "precision, guard events.",
         [
             "dgan train sensors.csv -o sensors.dgan --example-id sensor --time ts "
             "--attributes site --epochs 200",
@@ -182,8 +190,13 @@ def _add_train(commands, parents) -> None:
         parents,
     )
     p.add_argument("data", metavar="DATA", help="training table (.csv or .parquet)")
-    p.add_argument("-o", "--output", metavar="MODEL", required=True, help="model file to write")
+    p.add_argument("-o", "--output", metavar="MODEL", help="model file to write")
     p.add_argument("--config", metavar="FILE", help="TOML or JSON file of DGANConfig fields")
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the training plan (columns, batches, precision, time estimate) and stop",
+    )
     settings = p.add_argument_group("settings", "Override --config and DGANConfig's defaults.")
     settings.add_argument(
         "--precision",
@@ -191,7 +204,13 @@ def _add_train(commands, parents) -> None:
         help="numeric precision of training",
     )
     settings.add_argument("--epochs", type=_positive_int, metavar="N", help="passes over the data")
-    settings.add_argument("--batch-size", type=_positive_int, metavar="N", help="series per step")
+    settings.add_argument(
+        "--batch-size",
+        type=_positive_int,
+        metavar="N",
+        help="series per step (default: chosen from the number of series, about "
+        f"{STEPS_PER_EPOCH_WANTED} steps per epoch, {MIN_SUGGESTED_BATCH} to {GRETEL_BATCH_SIZE})",
+    )
     settings.add_argument(
         "--max-sequence-len",
         type=_positive_int,
@@ -321,15 +340,29 @@ def run_train(args: argparse.Namespace) -> None:
     """``dgan train``: check settings and outputs, read the table, train, save, summarise."""
     columns = _columns_from_flags(args)
     settings = _training_settings(args)  # before the data is read
-    check_outputs({"-o": args.output}, inputs=[args.data, args.config], force=args.force)
+    if args.output is None and not args.dry_run:
+        raise ParameterError("Pass -o MODEL (the model file to write), or --dry-run.")
+    outputs = {} if args.dry_run else {"-o": args.output}
+    check_outputs(outputs, inputs=[args.data, args.config], force=args.force)
     df = read_table(args.data)
     with flag_words(), hint_long_data(_style_given(args)):
         notes = infer_lengths(df, columns, settings)  # also checks the column flags
         check_not_long(df, _style_given(args), args.example_id)
+        if "batch_size" not in settings:  # neither --batch-size nor in --config
+            config = DGANConfig.from_json_dict(settings)
+            n = DGAN(config).plan(df, warm_up_steps=0, **columns).n_examples
+            settings["batch_size"] = suggested_batch_size(n)
+            notes.append(f"batch_size={settings['batch_size']} (for {n} series)")
         if notes:
-            print(f"inferred {', '.join(notes)}; set them with --max-sequence-len / --sample-len")
+            print(
+                f"inferred {', '.join(notes)}; set them with --max-sequence-len / "
+                "--sample-len / --batch-size"
+            )
         config = DGANConfig.from_json_dict(settings)
         model = DGAN(config)
+        print(in_flag_words(str(model.plan(df, **columns))))
+        if args.dry_run:
+            return
         start = time.perf_counter()
         model.train_dataframe(df, **columns)
     seconds = time.perf_counter() - start
