@@ -200,3 +200,79 @@ def test_plan_warns_about_whole_number_codes_read_as_continuous():
     plan = DGAN(small_config()).plan(df, df_style="long", warm_up_steps=0, **LONG)
     assert any(w.startswith("attribute 'kind' is continuous but") for w in plan.warnings)
     assert not any("'count'" in w for w in plan.warnings)  # 50 distinct counts: a quantity
+
+
+# ----------------------------------------------------------------------------- metrics
+
+
+def _walks(rng, n: int, scale: float = 1.0, shift: float = 0.0):
+    from dgan.metrics import SeriesData
+
+    features = rng.normal(size=(n, 8, 2)).cumsum(axis=1) * scale + shift
+    return SeriesData.from_arrays(features, rng.integers(0, 2, (n, 1)).astype(object))
+
+
+def test_evaluate_reports_baselines_spreads_and_verdicts():
+    from dgan.metrics import evaluate
+
+    rng = np.random.default_rng(0)
+    real, alike, shifted = _walks(rng, 120), _walks(rng, 120), _walks(rng, 120, shift=6.0)
+    good = evaluate(real, alike, n_seeds=2)
+    for name in ("discriminative", "tstr", "marginals", "autocorrelation"):
+        entry = good[name]
+        assert len(entry["per_seed"]) == 2 and entry["std"] == pytest.approx(
+            np.std(entry["per_seed"])
+        )
+        assert len(entry["baseline"]["per_seed"]) == 2, name
+    assert good["marginals"]["verdict"] == "close to real"
+    assert good["verdict"]["verdict"] in ("close to real", "noticeably different")
+    bad = evaluate(real, shifted, n_seeds=2)
+    assert bad["marginals"]["verdict"] == "far from real"
+    assert bad["discriminative"]["verdict"] == "far from real"
+    assert bad["verdict"]["verdict"] == "far from real"
+    assert "marginals" in bad["verdict"]["counted"]
+
+
+def test_metrics_on_too_few_series_are_flagged_and_left_out_of_the_verdict():
+    from dgan.metrics import evaluate
+
+    rng = np.random.default_rng(1)
+    result = evaluate(_walks(rng, 48), _walks(rng, 48), n_seeds=1)
+    assert "14 real series" in result["tstr"]["warning"]
+    assert result["tstr"]["verdict"] == "not judged"
+    assert {"tstr", "discriminative"} <= set(result["verdict"]["left_out"])
+    assert "tstr" not in result["verdict"]["counted"]
+
+
+def test_judge_follows_the_documented_rule():
+    from dgan.metrics.verdict import THRESHOLDS, judge
+
+    close, far = THRESHOLDS["marginals"]
+    base = {"score": 0.1, "std": 0.0}
+    for gap, verdict in [
+        (close * 0.99, "close to real"),
+        ((close + far) / 2, "noticeably different"),
+        (far + 0.01, "far from real"),
+    ]:
+        entry = {"score": 0.1 + gap, "std": 0.0, "better": "lower"}
+        assert judge(entry, base, "marginals") == verdict
+    noisy = {"score": 0.1 + far + 0.01, "std": 0.1, "better": "lower"}
+    assert judge(noisy, base, "marginals") == "noticeably different"  # spread widens it
+    higher = {"score": 1.0 - THRESHOLDS["tstr"][1] - 0.01, "std": 0.0, "better": "higher"}
+    assert judge(higher, {"score": 1.0, "std": 0.0}, "tstr") == "far from real"
+
+
+def test_cli_evaluate_prints_and_writes_the_verdict(model_file, tmp_path, capsys):
+    import json
+
+    real, synthetic, out = tmp_path / "real.csv", tmp_path / "synth.csv", tmp_path / "m.json"
+    long_frame().to_csv(real, index=False)
+    assert main(["generate", str(model_file), "-n", "24", "-o", str(synthetic)]) == 0
+    args = ["evaluate", str(real), str(synthetic), "--model", str(model_file), "--seeds", "1"]
+    assert main([*args, "--json", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert printed.splitlines()[1].startswith("verdict: ")  # after "wrote ..." of generate
+    assert "real vs real" in printed and "warning: tstr: its test set has 7 real" in printed
+    written = json.loads(out.read_text())
+    assert written["verdict"]["n_seeds"] == 1 and "tstr" in written["verdict"]["left_out"]
+    assert written["marginals"]["baseline"]["score"] is not None

@@ -291,6 +291,14 @@ def _add_evaluate(commands, parents) -> None:
     p.add_argument("--target", metavar="COL", help="attribute that the TSTR metric predicts")
     p.add_argument("--seed", type=int, default=0, help="seed of the metrics (default 0)")
     p.add_argument(
+        "--seeds",
+        type=_positive_int,
+        default=3,
+        metavar="N",
+        help="repeat each metric and its real-vs-real baseline with N seeds for their "
+        "spread (default 3; 1 is fastest)",
+    )
+    p.add_argument(
         "--max-examples",
         type=_positive_int,
         default=1000,
@@ -445,6 +453,7 @@ def run_evaluate(args: argparse.Namespace) -> None:
             target_attribute=args.target,
             seed=args.seed,
             max_examples=args.max_examples,
+            n_seeds=args.seeds,
         )
     print(metrics_table(metrics))
     if args.json:
