@@ -187,7 +187,7 @@ def decimals_of(series: pd.Series) -> int | None:
     Example:
         >>> decimals_of(pd.Series([1.5, 2.25, float("nan")])), decimals_of(pd.Series([1, 2]))
         (2, None)
-        >>> decimals_of(pd.Series([0.1 + 0.2]))  # 0.30000000000000004 is not a 10-decimal number
+        >>> decimals_of(pd.Series([1 / 3]))  # needs more than MAX_DECIMALS: no rounding
     """
     if not ptypes.is_float_dtype(series.dtype):
         return None
@@ -196,9 +196,10 @@ def decimals_of(series: pd.Series) -> int | None:
     if values.size == 0:
         return None
     tolerance = 1e-12 * np.maximum(1.0, np.abs(values))
-    for decimals in range(MAX_DECIMALS + 1):
-        if np.all(np.abs(np.round(values, decimals) - values) <= tolerance):
-            return decimals
+    with np.errstate(over="ignore", invalid="ignore"):  # huge values: never "rounded"
+        for decimals in range(MAX_DECIMALS + 1):
+            if np.all(np.abs(np.round(values, decimals) - values) <= tolerance):
+                return decimals
     return None
 
 
