@@ -121,7 +121,8 @@ def test_a_metric_that_did_not_apply_shows_why(metrics_toy_evaluation):
     metrics = copy.deepcopy(metrics)
     metrics["feature_correlation"] = {"score": None, "better": "lower", "reason": "Needs two."}
     rows = {row[0]: row for row in _Page(render_report(real, synthetic, metrics)).rows if row}
-    assert rows["feature_correlation"][1] == "n/aNeeds two."
+    assert rows["feature_correlation"][1] == "n/a"
+    assert rows["feature_correlation"][4] == "not computed: Needs two."
 
 
 def test_user_strings_are_escaped():

@@ -276,3 +276,82 @@ def test_cli_evaluate_prints_and_writes_the_verdict(model_file, tmp_path, capsys
     written = json.loads(out.read_text())
     assert written["verdict"]["n_seeds"] == 1 and "tstr" in written["verdict"]["left_out"]
     assert written["marginals"]["baseline"]["score"] is not None
+
+
+# ----------------------------------------------------------------------------- report
+
+
+def _captured_figures(monkeypatch):
+    """Record every figure the report sections embed."""
+    import dgan.report.sections as sections
+    import dgan.report.training as training
+
+    figures = []
+    for module in (sections, training):
+
+        def record(fig, alt, _original=module.img):
+            figures.append((alt, fig))
+            return _original(fig, alt)
+
+        monkeypatch.setattr(module, "img", record)
+    return figures
+
+
+def test_report_reads_verdict_first_and_counts_in_words(metrics_toy_evaluation):
+    from dgan.report import render_report
+
+    real, synthetic, metrics = metrics_toy_evaluation
+    page = render_report(real, synthetic, metrics)
+    assert page.index("Verdict: <strong>") < page.index("<h2>Metrics</h2>")
+    from dgan.metrics import SeriesData
+
+    rng = np.random.default_rng(0)
+    one = SeriesData.from_arrays(rng.normal(size=(12, 5, 1)), rng.integers(0, 2, (12, 1)))
+    assert "1 feature, 1 attribute." in render_report(one, one, {})
+
+
+def test_report_panels_legends_order_and_resolution(metrics_toy_evaluation, monkeypatch):
+    from dgan.metrics import SeriesData
+    from dgan.report import render_report
+    from dgan.report.figures import DPI
+
+    figures = _captured_figures(monkeypatch)
+    rng = np.random.default_rng(0)
+    months = np.array(["Sep", "Apr", "May", "Jan", "Jun"], dtype=object)
+    fixed = SeriesData.from_arrays(
+        rng.normal(size=(30, 7, 1)), rng.choice(months, (30, 1)).astype(object)
+    )
+    render_report(fixed, fixed, {})
+    panels = {alt: fig for alt, fig in figures}
+    features = panels["Feature distributions"]
+    assert len([ax for ax in features.axes if ax.get_visible()]) == 1  # no length panel
+    attributes = panels["Attribute distributions"]
+    ax = attributes.axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["Jan", "Apr", "May", "Jun", "Sep"]
+    assert ax.get_legend() is None and len(attributes.legends) == 1  # one legend, outside
+    swatches = [h.get_facecolor() for h in attributes.legends[0].legend_handles]
+    bars = [ax.patches[0].get_facecolor(), ax.patches[-1].get_facecolor()]
+    assert np.allclose(swatches, bars)  # legend colours are the bars' colours
+    assert features.dpi == DPI >= 150 and features.get_size_inches()[0] * DPI >= 600
+    figures.clear()
+    real, synthetic, _ = metrics_toy_evaluation  # lengths vary: the length panel is back
+    if len(set(real.lengths.tolist())) > 1:
+        render_report(real, synthetic, {})
+        visible = [a for a in dict(figures)["Feature distributions"].axes if a.get_visible()]
+        assert visible[-1].get_title() == "sequence length"
+
+
+def test_report_marks_and_explains_a_late_loss_spike(metrics_toy_evaluation):
+    from dgan.report import render_report
+
+    real, synthetic, metrics = metrics_toy_evaluation
+    history = [
+        {"epoch": e, "generator_loss": 1.0 - 0.001 * e, "discriminator_loss": -0.5}
+        for e in range(60)
+    ]
+    history[57]["generator_loss"] = 6.0
+    page = render_report(real, synthetic, metrics, history)
+    assert "Loss spikes" in page and "epoch 57: generator loss 6" in page
+    assert "near the end of training" in page
+    calm = render_report(real, synthetic, metrics, history[:50])
+    assert "Loss spikes" not in calm

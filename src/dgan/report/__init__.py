@@ -40,6 +40,7 @@ table { border-collapse: collapse; margin: 1em 0; }
 th, td { border: 1px solid #ccc; padding: 0.3em 0.6em; text-align: left; vertical-align: top; }
 th { background: #f3f3f3; }
 td.num { font-family: monospace; white-space: nowrap; }
+td { overflow-wrap: anywhere; }
 .note { color: #555; font-size: 0.9em; }
 .warning { color: #8a4b00; background: #fff4e0; padding: 0.4em 0.6em; }
 .verdict { font-size: 1.4em; padding: 0.5em 0.8em; border-radius: 0.3em; }

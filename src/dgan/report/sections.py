@@ -90,10 +90,10 @@ def metrics_section(metrics: dict[str, Any]) -> str:
         entry = metrics[name]
         score = entry.get("score")
         shown = _spread(score, entry.get("std")) if score is not None else "n/a"
-        if score is None and entry.get("reason"):
-            shown += f'<br><span class="note">{html.escape(str(entry["reason"]))}</span>'
         baseline = entry.get("baseline") or {}
         verdict = str(entry.get("verdict", ""))
+        if score is None and entry.get("reason"):
+            verdict = f"not computed: {entry['reason']}"
         if entry.get("warning"):
             warnings.append(str(entry["warning"]))
             verdict += " (too little data)"
