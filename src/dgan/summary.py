@@ -75,12 +75,11 @@ def metrics_table(metrics: dict[str, Any]) -> str:
         ...     "tstr": {"score": None, "better": "higher", "reason": "No attributes."},
         ...     "verdict": {"verdict": "close to real", "counted": ["marginals"], "n_seeds": 3}}))
         verdict: close to real (from marginals; 3 seeds; thresholds: docs/metrics.md)
-        metric              score  real vs real    better  verdict
-        tstr                  n/a                          No attributes.
-        marginals    0.123 ± 0.01  0.1 ± 0.02      lower   close to real
+        metric            score  real vs real  better  verdict
+        tstr                n/a                        No attributes.
+        marginals  0.123 ± 0.01  0.1 ± 0.02    lower   close to real
     """
     names = [n for n in METRIC_DESCRIPTIONS if n in metrics]
-    width = max(len("metric"), *(len(n) for n in names)) if names else len("metric")
     lines = []
     overall = metrics.get("verdict")
     if overall:
@@ -91,26 +90,32 @@ def metrics_table(metrics: dict[str, Any]) -> str:
             + (f"; {seeds} seeds" if seeds else "")
             + "; thresholds: docs/metrics.md)"
         )
-    lines.append(f"{'metric':<{width}}  {'score':>14}  {'real vs real':<14}  better  verdict")
-    warnings = []
+    rows, warnings = [], []
     for name in names:
         entry = metrics[name]
         score = entry.get("score")
         if score is None:
-            lines.append(
-                f"{name:<{width}}  {'n/a':>14}  {'':<14}  {'':<6}  {entry.get('reason', '')}"
-            )
+            rows.append((name, "n/a", "", "", entry.get("reason", "")))
             continue
         baseline = entry.get("baseline") or {}
         verdict = entry.get("verdict", "")
         if entry.get("warning"):
             warnings.append(entry["warning"])
             verdict += " (too little data)"
-        lines.append(
-            f"{name:<{width}}  {_spread(score, entry.get('std')):>14}  "
-            f"{_spread(baseline.get('score'), baseline.get('std')):<14}  "
-            f"{entry.get('better', ''):<6}  {verdict}".rstrip()
+        rows.append(
+            (
+                name,
+                _spread(score, entry.get("std")),
+                _spread(baseline.get("score"), baseline.get("std")),
+                entry.get("better", ""),
+                verdict,
+            )
         )
+    header = ("metric", "score", "real vs real", "better", "verdict")
+    widths = [max(len(r[k]) for r in [header, *rows]) for k in range(4)]
+    for row in [header, *rows]:
+        cells = [row[0].ljust(widths[0]), row[1].rjust(widths[1]), row[2].ljust(widths[2])]
+        lines.append("  ".join([*cells, row[3].ljust(widths[3]), row[4]]).rstrip())
     lines += [f"warning: {w}" for w in warnings]
     return "\n".join(lines)
 
