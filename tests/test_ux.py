@@ -3,9 +3,12 @@ plan, metric baselines and verdicts, the progress bar."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
+from torch import tensor as torch_tensor
 
 from dgan import DGAN, DGANConfig
 from dgan.cli import main
@@ -355,3 +358,62 @@ def test_report_marks_and_explains_a_late_loss_spike(metrics_toy_evaluation):
     assert "near the end of training" in page
     calm = render_report(real, synthetic, metrics, history[:50])
     assert "Loss spikes" not in calm
+
+
+def test_training_start_is_not_a_spike_and_single_panels_are_not_blown_up():
+    from dgan.report.figures import figure, img
+    from dgan.report.training import find_spikes
+
+    start = np.r_[10.0, 7.0, 3.0, 1.5, np.full(40, 1.0) + 0.01 * np.sin(np.arange(40))]
+    assert find_spikes(start) == []
+    one, three = figure(1)[0], figure(3)[0]
+    width = [int(img(f, "x").split('width="')[1].split('"')[0]) for f in (one, three)]
+    assert width[0] < 500 < 1000 < width[1]  # a row of three fills a page, one panel does not
+
+
+# ----------------------------------------------------------------------------- README
+
+
+def test_the_readme_python_example_runs_as_written(monkeypatch):
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"## Python API\n\n```python\n(.*?)```", readme, re.S).group(1)
+    assert "epochs=50" in block
+    scope: dict = {}
+    exec(
+        block.replace("epochs=50", "epochs=1").replace("DGANConfig(", "DGANConfig(cuda=False, "),
+        scope,
+    )
+    assert isinstance(scope["synthetic_features"], list)
+    assert scope["series"].shape == (1000, 20, 2)
+    assert scope["synthetic_attributes"].shape == (1000, 1)
+
+
+# ----------------------------------------------------------------------------- progress bar
+
+
+def test_progress_bar_keeps_its_bar_at_120_columns():
+    from tqdm import tqdm
+
+    from dgan.batch import Accumulators
+    from dgan.training import Trainer
+
+    model = DGAN(small_config())
+    model.train_dataframe(long_frame(), df_style="long", progress_bar=False, **LONG)
+    acc = Accumulators(model.device)
+    acc.losses += torch_tensor([-1234.5678, 987.654, 12.3456, -0.000123456, 0.0])
+    postfix = Trainer._postfix(model.trainer, acc, seen=1)
+    assert len(postfix) <= 40, postfix
+    line = tqdm.format_meter(
+        n=12345,
+        total=400_000,
+        elapsed=3600.0,
+        ncols=120,
+        prefix="training",
+        unit="batch",
+        postfix=postfix,
+    )
+    assert len(line) <= 120
+    bar = re.search(r"\|([^|]*)\|", line).group(1)
+    assert len(bar) >= 20, line  # the bar keeps a readable width, even at 1:00:00 elapsed

@@ -455,7 +455,7 @@ def run_evaluate(args: argparse.Namespace) -> None:
             max_examples=args.max_examples,
             n_seeds=args.seeds,
         )
-    print(metrics_table(metrics))
+    print(in_flag_words(metrics_table(metrics)))
     if args.json:
         Path(args.json).write_text(json.dumps(metrics, indent=2) + "\n", encoding="utf-8")
         print(f"metrics: {args.json}")

@@ -47,7 +47,7 @@ td { overflow-wrap: anywhere; }
 .good { background: #e3f4e1; } .fair { background: #fff4d6; } .bad { background: #fbe0de; }
 .none { background: #eee; }
 td.none { background: none; }
-img { width: 100%; height: auto; }
+img { max-width: 100%; height: auto; }
 details { font-size: 0.85em; }
 """
 

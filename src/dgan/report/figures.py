@@ -85,7 +85,10 @@ def img(fig: Figure, alt: str) -> str:
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=DPI)
     encoded = base64.b64encode(buffer.getvalue()).decode("ascii")
-    return f'<img src="data:image/png;base64,{encoded}" alt="{html.escape(alt)}">'
+    # Shown at its size in inches (96 CSS pixels each), shrunk to the page where wider: a
+    # row of three panels fills a wide page, a single panel is not blown up.
+    width = round(fig.get_size_inches()[0] * 96)
+    return f'<img src="data:image/png;base64,{encoded}" width="{width}" alt="{html.escape(alt)}">'
 
 
 def text(value: Any, limit: int = 40) -> str:

@@ -23,6 +23,8 @@ SPIKE_THRESHOLD = 8.0
 """A loss this many robust standard deviations (1.4826 * MAD) from the running median,
 in an epoch of a run of at least `MIN_SPIKE_EPOCHS`, is a spike."""
 MIN_SPIKE_EPOCHS = 10
+SETTLING_EPOCHS = 5
+"""Epochs at the start (at least; 5% of a long run) where no spikes are looked for."""
 MAX_SPIKES_LISTED = 10
 
 _LOSSES = (
@@ -44,16 +46,17 @@ def find_spikes(values: np.ndarray) -> list[tuple[int, float, float]]:
     """``(index, value, typical value)`` of each spike in a per-epoch loss series.
 
     Example:
-        >>> losses = np.r_[np.linspace(1.0, 0.8, 30), 5.0, np.linspace(0.8, 0.7, 10)]
+        >>> losses = np.r_[9.0, 4.0, np.linspace(1.0, 0.8, 30), 5.0, np.linspace(0.8, 0.7, 10)]
         >>> [(i, v) for i, v, _ in find_spikes(losses)]
-        [(30, 5.0)]
+        [(32, 5.0)]
     """
     n = len(values)
     if n < MIN_SPIKE_EPOCHS:
         return []
     half = SPIKE_WINDOW // 2
     spikes = []
-    for i in range(n):
+    # The first epochs fall steeply from the initial losses: a start, not a spike.
+    for i in range(max(SETTLING_EPOCHS, n // 20), n):
         if not np.isfinite(values[i]):
             continue
         window = values[max(0, i - half) : i + half + 1]
