@@ -40,6 +40,11 @@ def long_frame(n_series: int = 24, n_steps: int = 6, seed: int = 0) -> pd.DataFr
     )
 
 
+def cli(args: list[str]) -> int:
+    """`dgan` in-process, on one thread as the rest of the tests run."""
+    return main([*args, "--threads", "1"])
+
+
 LONG = dict(example_id_column="id", time_column="step", attribute_columns=["kind"])
 
 
@@ -58,7 +63,7 @@ def test_generate_without_seed_draws_anew_and_with_seed_repeats(model_file, tmp_
     outputs = {}
     for name, extra in [("a", []), ("b", []), ("s1", ["--seed", "5"]), ("s2", ["--seed", "5"])]:
         path = tmp_path / f"{name}.csv"
-        assert main(["generate", str(model_file), "-n", "6", "-o", str(path), *extra]) == 0
+        assert cli(["generate", str(model_file), "-n", "6", "-o", str(path), *extra]) == 0
         outputs[name] = path.read_bytes()
     assert outputs["a"] != outputs["b"]  # no --seed: a fresh draw each run
     assert outputs["s1"] == outputs["s2"]  # the same --seed: the same series
@@ -66,7 +71,7 @@ def test_generate_without_seed_draws_anew_and_with_seed_repeats(model_file, tmp_
 
 def test_generated_numbers_have_the_training_columns_decimals(model_file, tmp_path):
     path = tmp_path / "out.csv"
-    assert main(["generate", str(model_file), "-n", "20", "-o", str(path), "--seed", "1"]) == 0
+    assert cli(["generate", str(model_file), "-n", "20", "-o", str(path), "--seed", "1"]) == 0
     text = pd.read_csv(path, dtype=str)
     for column, decimals in [("level", 1), ("flow", 3), ("count", 0)]:
         digits = text[column].str.partition(".")[2].str.len()
@@ -178,14 +183,14 @@ def test_cli_dry_run_prints_the_plan_and_chooses_the_batch_size(tmp_path, capsys
     data = tmp_path / "data.csv"
     long_frame(n_series=200).to_csv(data, index=False)
     flags = ["--example-id", "id", "--time", "step", "--attributes", "kind", "--epochs", "1"]
-    assert main(["train", str(data), "--dry-run", *flags]) == 0
+    assert cli(["train", str(data), "--dry-run", *flags]) == 0
     out = capsys.readouterr().out
     assert "batch_size=16 (for 200 series)" in out
     assert "training plan:" in out and "--batch-size 16: 13 steps per epoch" in out
     assert "kind   attribute   discrete, 2 categories" in out
     assert list(tmp_path.iterdir()) == [data]  # nothing written
     model_path = tmp_path / "m.dgan"
-    assert main(["train", str(data), "-o", str(model_path), "--batch-size", "64", *flags]) == 0
+    assert cli(["train", str(data), "-o", str(model_path), "--batch-size", "64", *flags]) == 0
     assert "training plan:" in capsys.readouterr().out
     assert DGAN.load(model_path).config.batch_size == 64  # a given batch size is kept
 
@@ -193,7 +198,7 @@ def test_cli_dry_run_prints_the_plan_and_chooses_the_batch_size(tmp_path, capsys
 def test_cli_train_without_output_or_dry_run_says_what_to_pass(tmp_path, capsys):
     data = tmp_path / "data.csv"
     long_frame().to_csv(data, index=False)
-    assert main(["train", str(data), "--example-id", "id", "--time", "step"]) == 1
+    assert cli(["train", str(data), "--example-id", "id", "--time", "step"]) == 1
     assert "Pass -o MODEL" in capsys.readouterr().err
 
 
@@ -270,9 +275,9 @@ def test_cli_evaluate_prints_and_writes_the_verdict(model_file, tmp_path, capsys
 
     real, synthetic, out = tmp_path / "real.csv", tmp_path / "synth.csv", tmp_path / "m.json"
     long_frame().to_csv(real, index=False)
-    assert main(["generate", str(model_file), "-n", "24", "-o", str(synthetic)]) == 0
+    assert cli(["generate", str(model_file), "-n", "24", "-o", str(synthetic)]) == 0
     args = ["evaluate", str(real), str(synthetic), "--model", str(model_file), "--seeds", "1"]
-    assert main([*args, "--json", str(out)]) == 0
+    assert cli([*args, "--json", str(out)]) == 0
     printed = capsys.readouterr().out
     assert printed.splitlines()[1].startswith("verdict: ")  # after "wrote ..." of generate
     assert "real vs real" in printed and "warning: tstr: its test set has 7 real" in printed
