@@ -422,3 +422,15 @@ def test_progress_bar_keeps_its_bar_at_120_columns():
     assert len(line) <= 120
     bar = re.search(r"\|([^|]*)\|", line).group(1)
     assert len(bar) >= 20, line  # the bar keeps a readable width, even at 1:00:00 elapsed
+
+
+def test_plan_says_what_the_time_column_of_generated_series_will_mean():
+    df = long_frame()
+    shared = DGAN(small_config()).plan(df, df_style="long", warm_up_steps=0, **LONG)
+    assert not any("time_column" in w for w in shared.warnings)  # steps 0..5 in every series
+    df["step"] = pd.Timestamp("2020-01-01") + pd.to_timedelta(np.arange(len(df)), unit="h")
+    dated = DGAN(small_config()).plan(df, df_style="long", warm_up_steps=0, **LONG)
+    assert any(
+        w.startswith("the series have different times in time_column 'step'")
+        for w in dated.warnings
+    )

@@ -348,6 +348,16 @@ def _warnings(
             )
     if frame is not None and layout is not None and layout.df_style is DfStyle.WIDE:
         warnings += _wide_column_warnings(frame, layout)
+    if frame is not None and layout is not None and layout.time_column is not None:
+        distinct = frame[layout.time_column].nunique()
+        if distinct > plan.lengths[1]:
+            warnings.append(
+                f"the series have different times in time_column {layout.time_column!r} "
+                f"({distinct} distinct values, at most {plan.lengths[1]} steps per series): "
+                "generated series all get the times of the longest training example, which "
+                "say where a row is in its series, not when it happened; keep calendar "
+                "information that matters (month, weekday) in attributes or features."
+            )
     return warnings
 
 
