@@ -74,7 +74,7 @@ def metrics_table(metrics: dict[str, Any]) -> str:
         ...                   "baseline": {"score": 0.1, "std": 0.02}, "verdict": "close to real"},
         ...     "tstr": {"score": None, "better": "higher", "reason": "No attributes."},
         ...     "verdict": {"verdict": "close to real", "counted": ["marginals"], "n_seeds": 3}}))
-        verdict: close to real (from marginals; 3 seeds; thresholds: docs/metrics.md)
+        verdict: close to real (from marginals; 3 seeds; rules: pydoc dgan.metrics.verdict)
         metric            score  real vs real  better  verdict
         tstr                n/a                        No attributes.
         marginals  0.123 ± 0.01  0.1 ± 0.02    lower   close to real
@@ -88,7 +88,7 @@ def metrics_table(metrics: dict[str, Any]) -> str:
         lines.append(
             f"verdict: {overall['verdict']} (from {counted}"
             + (f"; {seeds} seeds" if seeds else "")
-            + "; thresholds: docs/metrics.md)"
+            + "; rules: pydoc dgan.metrics.verdict)"
         )
     rows, warnings = [], []
     for name in names:

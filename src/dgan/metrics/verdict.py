@@ -15,7 +15,7 @@ The rule, for each metric, with ``gap`` = how much worse the score is than the b
 * noticeably different: in between.
 
 ``close`` and ``far`` are per metric, in its units (`THRESHOLDS`, stated in
-docs/metrics.md). A metric whose held-out test set has fewer than `MIN_TEST_SERIES`
+the project's docs/metrics.md). A metric whose held-out test set has fewer than `MIN_TEST_SERIES`
 series (or whose sides have fewer than `MIN_SERIES` series) is too small to mean
 anything: it is reported with a warning and left out of the overall verdict.
 

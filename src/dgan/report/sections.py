@@ -71,8 +71,8 @@ def verdict_section(metrics: dict[str, Any]) -> str:
         note += f"; not counted: {html.escape(', '.join(map(str, left)))}"
     return (
         f'<p class="verdict {css}">Verdict: <strong>{html.escape(verdict)}</strong></p>\n'
-        f'<p class="note">{note}. How verdicts are decided: docs/metrics.md '
-        "(dgan.metrics.verdict).</p>"
+        f'<p class="note">{note}. How verdicts are decided: '
+        "<code>python -m pydoc dgan.metrics.verdict</code>.</p>"
     )
 
 
