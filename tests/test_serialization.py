@@ -315,6 +315,7 @@ def _cuda_state(state):
     for optimizer in state["optimizers"].values():
         for group in optimizer["param_groups"]:
             group["fused"] = True
+            group["foreach"] = True  # stands for any option of CUDA's that the CPU has not
     state["config"]["cuda"] = True
 
 
@@ -334,7 +335,7 @@ def test_a_cuda_trained_file_loads_and_trains_on_cpu(trained, tmp_path):
     assert loaded.device.type == "cpu" and loaded.config.cuda
     _same_output(model, loaded)
     optimizer = loaded.trainer.generator_opt
-    assert not optimizer.param_groups[0]["fused"]  # the CPU's way of stepping, not CUDA's
+    assert optimizer.param_groups[0]["foreach"] is None  # the CPU's way of stepping, not CUDA's
     loaded.train_numpy(features, attributes=attributes, progress_bar=False)
     assert [h["epoch"] for h in loaded.history] == [0, 1]
     assert np.isfinite(loaded.history[-1]["generator_loss"])
@@ -359,7 +360,7 @@ def test_model_trained_on_cuda_loads_on_cpu(rng, tmp_path, no_tf32):
     on_cpu = DGAN.load(path, map_location="cpu")
     assert on_cpu.device.type == "cpu"
     assert all(p.device.type == "cpu" for p in on_cpu.generator.parameters())
-    assert not on_cpu.trainer.generator_opt.param_groups[0]["fused"]
+    assert on_cpu.trainer.generator_opt.param_groups[0]["fused"]  # the CPU's own fused Adam
     noise = (model.attribute_noise_func(6), model.feature_noise_func(6))  # on the GPU
     expected = model.generate_numpy(attribute_noise=noise[0], feature_noise=noise[1])
     got = on_cpu.generate_numpy(attribute_noise=noise[0].cpu(), feature_noise=noise[1].cpu())
