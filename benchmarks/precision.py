@@ -252,12 +252,16 @@ def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             entry["status"] = group[0]["status"]
             summary.append(entry)
             continue
-        speedups, memory_ratios = [], []
+        speedups, cpu_speedups, memory_ratios = [], [], []
         for r in ok:
             base = baseline.get((model, batch, r["round"]))
             if base is not None:
                 speedups.append(base["seconds_per_batch"] / r["seconds_per_batch"])
                 memory_ratios.append(r["peak_memory_bytes"] / base["peak_memory_bytes"])
+                if r.get("cpu_seconds_per_batch"):  # CPU runs: the steadier clock
+                    cpu_speedups.append(
+                        base["cpu_seconds_per_batch"] / r["cpu_seconds_per_batch"]
+                    )
         seconds = statistics.median(r["seconds_per_batch"] for r in ok)
         entry.update(
             status="ok",
@@ -273,6 +277,7 @@ def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             skipped_steps_burn_in=sum(r["skipped_steps_burn_in"] for r in ok),
             nonfinite_losses=sum(r["nonfinite_losses"] for r in ok),
             speedup_vs_fp32=statistics.median(speedups) if speedups else None,
+            cpu_time_speedup_vs_fp32=statistics.median(cpu_speedups) if cpu_speedups else None,
             speedup_vs_fp32_per_round=speedups,
             memory_vs_fp32=statistics.median(memory_ratios) if memory_ratios else None,
         )

@@ -264,6 +264,9 @@ def _time_training(config, features, attributes, attribute_types, warmup, steps,
     loss_means = acc.mean_losses(batch * (warmup + steps * windows))
     seconds = [m["seconds"] for m in measured]
     per_batch = statistics.median(seconds) / steps
+    # The process's CPU time: on a shared CPU, far steadier than wall time (other jobs
+    # stretch the wall clock, not the work done); with one thread it is the step's cost.
+    cpu_per_batch = statistics.median(m["cpu_seconds"] for m in measured) / steps
     cuda, policy = device.type == "cuda", trainer.policy
     syncs = [s for m in measured for s in m["syncs"]]
     return {
@@ -279,6 +282,7 @@ def _time_training(config, features, attributes, attribute_types, warmup, steps,
         "windows": windows,
         "window_seconds": seconds,
         "seconds_per_batch": per_batch,
+        "cpu_seconds_per_batch": None if cuda else cpu_per_batch,
         "examples_per_s": batch / per_batch,
         "peak_memory_bytes": max(m["peak"] for m in measured),
         "baseline_memory_bytes": min(m["baseline"] for m in measured),
@@ -316,14 +320,21 @@ def _window(step: Callable[[], None], steps: int, device: torch.device) -> dict[
         baseline = _current_rss_bytes() or peak_rss_bytes()
     sampler = contextlib.nullcontext() if cuda else _RssPeak()
     with sampler, _SyncCheck(cuda) as syncs:
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         for _ in range(steps):
             step()
         if cuda:
             torch.cuda.synchronize(device)
         seconds = time.perf_counter() - start
+        cpu_seconds = time.process_time() - cpu_start
     peak = torch.cuda.max_memory_allocated(device) if cuda else sampler.peak
-    return {"seconds": seconds, "peak": peak, "baseline": baseline, "syncs": syncs}
+    return {
+        "seconds": seconds,
+        "cpu_seconds": cpu_seconds,
+        "peak": peak,
+        "baseline": baseline,
+        "syncs": syncs,
+    }
 
 
 class _SyncCheck:
