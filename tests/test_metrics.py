@@ -296,7 +296,7 @@ def test_tstr_rejects_a_target_that_is_not_a_discrete_attribute(metrics_toy_data
 def test_evaluate_returns_plain_json_with_a_reading_for_every_metric(metrics_toy_evaluation):
     _, _, result = metrics_toy_evaluation
     json.dumps(result, allow_nan=False)  # no numpy types, no NaN
-    assert set(result) == {"info", *METRIC_DESCRIPTIONS}
+    assert set(result) == {"info", "verdict", *METRIC_DESCRIPTIONS}
     assert result["info"] == {"n_real": 60, "n_synthetic": 50, "seed": 0}
     for name in METRIC_DESCRIPTIONS:
         assert isinstance(result[name]["score"], float), name

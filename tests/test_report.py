@@ -106,8 +106,12 @@ def test_metrics_table_has_every_metric_with_its_reading(metrics_toy_evaluation)
     rows = {row[0]: row for row in page.rows if row}
     for name, reading in METRIC_DESCRIPTIONS.items():
         assert name in rows, name
-        _, score, better, text = rows[name]
-        assert float(score) == pytest.approx(metrics[name]["score"], rel=1e-3)
+        _, score, baseline, better, verdict, text = rows[name]
+        assert float(score.split(" ± ")[0]) == pytest.approx(metrics[name]["score"], rel=1e-3)
+        if metrics[name]["baseline"]["score"] is not None:
+            expected = metrics[name]["baseline"]["score"]
+            assert float(baseline.split(" ± ")[0]) == pytest.approx(expected, rel=1e-3)
+        assert verdict.startswith(metrics[name]["verdict"])
         assert better == metrics[name]["better"]
         assert text.startswith(reading)
 
@@ -117,7 +121,8 @@ def test_a_metric_that_did_not_apply_shows_why(metrics_toy_evaluation):
     metrics = copy.deepcopy(metrics)
     metrics["feature_correlation"] = {"score": None, "better": "lower", "reason": "Needs two."}
     rows = {row[0]: row for row in _Page(render_report(real, synthetic, metrics)).rows if row}
-    assert rows["feature_correlation"][1] == "n/aNeeds two."
+    assert rows["feature_correlation"][1] == "n/a"
+    assert rows["feature_correlation"][4] == "not computed: Needs two."
 
 
 def test_user_strings_are_escaped():
@@ -203,17 +208,17 @@ def test_bad_history_is_rejected_with_the_fix(metrics_toy_evaluation):
 
 def test_real_fp16_training_gets_a_loss_scale_panel(metrics_toy_evaluation, monkeypatch):
     """The panel reads the fields training writes (it once looked for a key nobody wrote)."""
-    import dgan.report as report
+    import dgan.report.training as report
 
     drawn = []
-    for name in ("_plot_loss_scale", "_plot_skipped", "_plot_losses"):
+    for name in ("plot_loss_scale", "plot_skipped", "plot_losses"):
         original = getattr(report, name)
         monkeypatch.setattr(
             report, name, lambda ax, e, r, _f=original, _n=name: (drawn.append(_n), _f(ax, e, r))
         )
     real, synthetic, metrics = metrics_toy_evaluation
     render_report(real, synthetic, metrics, _history(mixed=True))
-    assert "_plot_loss_scale" in drawn
+    assert "plot_loss_scale" in drawn
     drawn.clear()
     render_report(real, synthetic, metrics, _history(mixed=False))
-    assert drawn == ["_plot_losses"]  # fp32: no loss-scale and no all-zero skipped panel
+    assert drawn == ["plot_losses"]  # fp32: no loss-scale and no all-zero skipped panel

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import dgan
-from dgan.cli_messages import check_not_long, flag_words, hint_long_data
+from dgan.cli_messages import check_not_long, flag_words, hint_long_data, in_flag_words
 from dgan.config import DfStyle, DGANConfig
 from dgan.config_files import check_settings, read_config_file
 from dgan.demo import DEMO_CONFIG, run_demo
@@ -39,6 +39,12 @@ from dgan.lengths import TARGET_LSTM_STEPS, infer_lengths
 from dgan.metrics import evaluate, frames_to_series
 from dgan.model import DGAN
 from dgan.output_paths import check_outputs
+from dgan.planning import (
+    GRETEL_BATCH_SIZE,
+    MIN_SUGGESTED_BATCH,
+    STEPS_PER_EPOCH_WANTED,
+    suggested_batch_size,
+)
 from dgan.streaming import write_generated
 from dgan.summary import metrics_table, training_summary
 from dgan.tables import read_table, require_module
@@ -185,7 +191,9 @@ def _add_train(commands, parents) -> None:
         "train a model on a CSV or Parquet table",
         "Train a DGAN model on the table DATA and save it to MODEL. Settings come from "
         "--config (a TOML or JSON file of DGANConfig fields), overridden by the flags. "
-        "Prints a summary at the end: time, throughput, precision, guard events.",
+        "Prints the training plan first (columns, batches, precision, estimated time, "
+        "warnings; --dry-run stops there) and a summary at the end: time, throughput, "
+        "precision, guard events.",
         [
             "dgan train sensors.csv -o sensors.dgan --example-id sensor --time ts "
             "--attributes site --epochs 200",
@@ -194,8 +202,13 @@ def _add_train(commands, parents) -> None:
         parents,
     )
     p.add_argument("data", metavar="DATA", help="training table (.csv or .parquet)")
-    p.add_argument("-o", "--output", metavar="MODEL", required=True, help="model file to write")
+    p.add_argument("-o", "--output", metavar="MODEL", help="model file to write")
     p.add_argument("--config", metavar="FILE", help="TOML or JSON file of DGANConfig fields")
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the training plan (columns, batches, precision, time estimate) and stop",
+    )
     settings = p.add_argument_group("settings", "Override --config and DGANConfig's defaults.")
     settings.add_argument(
         "--precision",
@@ -203,7 +216,13 @@ def _add_train(commands, parents) -> None:
         help="numeric precision of training",
     )
     settings.add_argument("--epochs", type=_positive_int, metavar="N", help="passes over the data")
-    settings.add_argument("--batch-size", type=_positive_int, metavar="N", help="series per step")
+    settings.add_argument(
+        "--batch-size",
+        type=_positive_int,
+        metavar="N",
+        help="series per step (default: chosen from the number of series, about "
+        f"{STEPS_PER_EPOCH_WANTED} steps per epoch, {MIN_SUGGESTED_BATCH} to {GRETEL_BATCH_SIZE})",
+    )
     settings.add_argument(
         "--max-sequence-len",
         type=_positive_int,
@@ -264,6 +283,12 @@ def _add_generate(commands, parents) -> None:
         help="generate one series per row of this table of attribute values (conditional "
         "generation); -n may then be omitted",
     )
+    p.add_argument(
+        "--seed",
+        type=int,
+        metavar="N",
+        help="draw the same series for the same N and model (default: a fresh draw each run)",
+    )
     _force_argument(p)
     p.set_defaults(run=run_generate)
 
@@ -296,6 +321,14 @@ def _add_evaluate(commands, parents) -> None:
     p.add_argument("--json", metavar="FILE", help="write all metrics as JSON")
     p.add_argument("--target", metavar="COL", help="attribute that the TSTR metric predicts")
     p.add_argument("--seed", type=int, default=0, help="seed of the metrics (default 0)")
+    p.add_argument(
+        "--seeds",
+        type=_positive_int,
+        default=3,
+        metavar="N",
+        help="repeat each metric and its real-vs-real baseline with N seeds for their "
+        "spread (default 3; 1 is fastest)",
+    )
     p.add_argument(
         "--max-examples",
         type=_positive_int,
@@ -346,15 +379,29 @@ def run_train(args: argparse.Namespace) -> None:
     """``dgan train``: check settings and outputs, read the table, train, save, summarise."""
     columns = _columns_from_flags(args)
     settings = _training_settings(args)  # before the data is read
-    check_outputs({"-o": args.output}, inputs=[args.data, args.config], force=args.force)
+    if args.output is None and not args.dry_run:
+        raise ParameterError("Pass -o MODEL (the model file to write), or --dry-run.")
+    outputs = {} if args.dry_run else {"-o": args.output}
+    check_outputs(outputs, inputs=[args.data, args.config], force=args.force)
     df = read_table(args.data)
     with flag_words(), hint_long_data(_style_given(args)):
         notes = infer_lengths(df, columns, settings)  # also checks the column flags
         check_not_long(df, _style_given(args), args.example_id)
+        if "batch_size" not in settings:  # neither --batch-size nor in --config
+            config = DGANConfig.from_json_dict(settings)
+            n = DGAN(config).plan(df, warm_up_steps=0, **columns).n_examples
+            settings["batch_size"] = suggested_batch_size(n)
+            notes.append(f"batch_size={settings['batch_size']} (for {n} series)")
         if notes:
-            print(f"inferred {', '.join(notes)}; set them with --max-sequence-len / --sample-len")
+            print(
+                f"inferred {', '.join(notes)}; set them with --max-sequence-len / "
+                "--sample-len / --batch-size"
+            )
         config = DGANConfig.from_json_dict(settings)
         model = DGAN(config)
+        print(in_flag_words(str(model.plan(df, **columns))))
+        if args.dry_run:
+            return
         start = time.perf_counter()
         model.train_dataframe(df, **columns, resume_from=args.resume)
     seconds = time.perf_counter() - start
@@ -380,6 +427,7 @@ def run_generate(args: argparse.Namespace) -> None:
             f"{args.model} was trained on arrays (train_numpy), not a table, so it cannot "
             "write one; train it with `dgan train` or DGAN.train_dataframe."
         )
+    model.sampler.reseed(args.seed)  # None: fresh entropy, so each run draws anew
     with flag_words():
         series, rows = write_generated(model, args.output, args.n, wanted)
     print(f"wrote {series} synthetic series ({rows} rows) to {args.output}")
@@ -436,8 +484,9 @@ def run_evaluate(args: argparse.Namespace) -> None:
             target_attribute=args.target,
             seed=args.seed,
             max_examples=args.max_examples,
+            n_seeds=args.seeds,
         )
-    print(metrics_table(metrics))
+    print(in_flag_words(metrics_table(metrics)))
     if args.json:
         Path(args.json).write_text(json.dumps(metrics, indent=2) + "\n", encoding="utf-8")
         print(f"metrics: {args.json}")

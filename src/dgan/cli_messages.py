@@ -35,6 +35,7 @@ _WORDS = [  # (pattern, replacement), applied in order
     (r"\bdiscrete_columns\b", "--discrete"),
     (r"\bmax_sequence_len\b", "--max-sequence-len"),
     (r"\bsample_len\b", "--sample-len"),
+    (r"\bbatch_size\b", "--batch-size"),
     (r"\btarget_attribute\b", "--target"),
     (r"\bor pass None\b", "or leave out --target"),
     (r"(--[a-z-]+)=", r"\1 "),  # "--time='t'" reads "--time 't'"

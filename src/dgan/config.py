@@ -111,7 +111,11 @@ class DGANConfig:
     attribute_discriminator_learning_rate: float = 0.001
     attribute_discriminator_beta1: float = 0.5
     batch_size: int = 1024
-    """Examples per training batch (and per generation batch)."""
+    """Examples per training batch (and per generation batch). 1024 is gretel's default and
+    stays the default here; with fewer examples than that every epoch is one optimizer step,
+    which learns little. ``DGAN.plan`` then warns and suggests
+    `dgan.planning.suggested_batch_size` (about 10 steps per epoch, 16 to 1024), which
+    ``dgan train`` uses when neither ``--batch-size`` nor ``--config`` sets one."""
     epochs: int = 400
     """Passes over the training data."""
     discriminator_rounds: int = 1

@@ -35,7 +35,8 @@ def arrays_to_dataframe(
     """Build a frame shaped like the training one from generated arrays.
 
     The columns, their order and their dtypes are the training frame's: integer columns
-    get rounded values, bools, strings and categoricals come back as such (a missing
+    get rounded values, float columns values rounded to the decimals seen in training
+    (`ColumnSpec.decimals`), bools, strings and categoricals come back as such (a missing
     value in an object column comes back as NaN, whatever it was). The example
     id column gets fresh ids 0..N-1 (integer/float ids) or "synthetic-0".. (other ids);
     the time column gets the time grid (see the module docstring). LONG output has one
@@ -141,7 +142,8 @@ def _restore_column(values: np.ndarray, spec: ColumnSpec) -> pd.Series:
                 dtype = ptypes.pandas_dtype(dtype.name.capitalize().replace("Ui", "UI"))
         return numbers.astype(dtype)
     if ptypes.is_float_dtype(dtype):
-        return pd.to_numeric(values).astype(dtype)
+        numbers = pd.to_numeric(values).astype(dtype)
+        return numbers if spec.decimals is None else numbers.round(spec.decimals)
     try:
         return values.astype(dtype)
     except (TypeError, ValueError):

@@ -30,6 +30,9 @@ from dgan.messages import ColumnName, plain
 
 LAYOUT_FORMAT_VERSION = 1
 
+MAX_DECIMALS = 10
+"""Float columns whose values need more decimals than this are not rounded on output."""
+
 
 @dataclass(frozen=True)
 class ColumnSpec:
@@ -44,6 +47,10 @@ class ColumnSpec:
     """dtype of the categories (to parse them back), for pandas categoricals."""
     ordered: bool = False
     """Whether the categorical is ordered."""
+    decimals: int | None = None
+    """Float columns: the most decimals any training value needed (generated values are
+    rounded to them); None: no rounding (other dtypes, values with more than
+    `MAX_DECIMALS` decimals, or a model file written before dgan recorded them)."""
 
 
 @dataclass(frozen=True)
@@ -170,7 +177,30 @@ def column_spec(series: pd.Series, name: ColumnName) -> ColumnSpec:
             categories_dtype=str(dtype.categories.dtype),
             ordered=bool(dtype.ordered),
         )
-    return ColumnSpec(name=plain(name), dtype=str(dtype))
+    return ColumnSpec(name=plain(name), dtype=str(dtype), decimals=decimals_of(series))
+
+
+def decimals_of(series: pd.Series) -> int | None:
+    """The fewest decimals (0..`MAX_DECIMALS`) that write every value of a float column
+    exactly, or None for other columns and for values that need more.
+
+    Example:
+        >>> decimals_of(pd.Series([1.5, 2.25, float("nan")])), decimals_of(pd.Series([1, 2]))
+        (2, None)
+        >>> decimals_of(pd.Series([1 / 3]))  # needs more than MAX_DECIMALS: no rounding
+    """
+    if not ptypes.is_float_dtype(series.dtype):
+        return None
+    values = series.to_numpy(dtype=np.float64, na_value=np.nan)
+    values = values[np.isfinite(values)]
+    if values.size == 0:
+        return None
+    tolerance = 1e-12 * np.maximum(1.0, np.abs(values))
+    with np.errstate(over="ignore", invalid="ignore"):  # huge values: never "rounded"
+        for decimals in range(MAX_DECIMALS + 1):
+            if np.all(np.abs(np.round(values, decimals) - values) <= tolerance):
+                return decimals
+    return None
 
 
 def is_auto_discrete(dtype) -> bool:

@@ -39,6 +39,7 @@ from dgan.frames import (
 from dgan.generation import AttributesAndFeatures, Sampler
 from dgan.networks import Critic, Generator
 from dgan.persist import load_model, save_model
+from dgan.planning import TrainingPlan, make_plan
 from dgan.training import Batch, ProgressInfo, Trainer
 from dgan.validation import TrainingArrays, repair_missing, validate_training_arrays
 
@@ -241,6 +242,36 @@ class DGAN:
         self.train_encoded(
             encoded, progress_callback, progress_bar=progress_bar, resume_from=resume
         )
+
+    def plan(
+        self,
+        data: pd.DataFrame | np.ndarray | list[np.ndarray],
+        *,
+        warm_up_steps: int = 3,
+        **how: Any,
+    ) -> TrainingPlan:
+        """What training on ``data`` would do, without training: a `dgan.planning.TrainingPlan`.
+
+        ``data`` and ``how`` are what `train_dataframe` takes (a DataFrame and its column
+        arguments) or what `train_numpy` takes (features, and ``feature_types``,
+        ``attributes``, ``attribute_types``). The plan lists each column's role and type,
+        examples and lengths, batch size, steps per epoch, epochs, the precision in effect
+        and why, threads, warnings with their fix, and a time estimate from
+        ``warm_up_steps`` steps of a throwaway copy (0: no estimate); this model is not
+        changed. ``print(plan)`` shows it as ``dgan train`` does.
+
+        Example:
+            >>> import pandas as pd
+            >>> from dgan import DGAN, DGANConfig
+            >>> df = pd.DataFrame({"kind": ["a", "b"] * 10, "t0": range(20), "t1": range(20)})
+            >>> model = DGAN(DGANConfig(max_sequence_len=2, sample_len=1, cuda=False))
+            >>> plan = model.plan(df, attribute_columns=["kind"], warm_up_steps=1)
+            >>> plan.n_examples, plan.steps_per_epoch, [c.role for c in plan.columns]
+            (20, 1, ['attribute', 'feature'])
+            >>> model.is_built
+            False
+        """
+        return make_plan(self.config, data, warm_up_steps=warm_up_steps, device=self.device, **how)
 
     def preprocess(
         self,

@@ -64,23 +64,63 @@ def _precision_in_effect(records: list[EpochRecord]) -> str:
 
 
 def metrics_table(metrics: dict[str, Any]) -> str:
-    """One line per metric: name, headline score, which way is better (or why skipped).
+    """The overall verdict, then one line per metric: score with its spread over seeds, the
+    real-vs-real baseline, which way is better and the verdict (or why it was skipped),
+    then warnings.
 
     Example:
-        >>> print(metrics_table({"marginals": {"score": 0.1234, "better": "lower"},
-        ...                      "tstr": {"score": None, "reason": "No attributes."}}))
-        metric         score  better
-        tstr             n/a  No attributes.
-        marginals      0.123  lower
+        >>> print(metrics_table({
+        ...     "marginals": {"score": 0.1234, "std": 0.01, "better": "lower",
+        ...                   "baseline": {"score": 0.1, "std": 0.02}, "verdict": "close to real"},
+        ...     "tstr": {"score": None, "better": "higher", "reason": "No attributes."},
+        ...     "verdict": {"verdict": "close to real", "counted": ["marginals"], "n_seeds": 3}}))
+        verdict: close to real (from marginals; 3 seeds; rules: pydoc dgan.metrics.verdict)
+        metric            score  real vs real  better  verdict
+        tstr                n/a                        No attributes.
+        marginals  0.123 ± 0.01  0.1 ± 0.02    lower   close to real
     """
     names = [n for n in METRIC_DESCRIPTIONS if n in metrics]
-    width = max(len("metric"), *(len(n) for n in names)) if names else len("metric")
-    lines = [f"{'metric':<{width}}  {'score':>9}  better"]  # .3g needs 9: -0.000123
+    lines = []
+    overall = metrics.get("verdict")
+    if overall:
+        counted = ", ".join(overall.get("counted", [])) or "no metric"
+        seeds = overall.get("n_seeds")
+        lines.append(
+            f"verdict: {overall['verdict']} (from {counted}"
+            + (f"; {seeds} seeds" if seeds else "")
+            + "; rules: pydoc dgan.metrics.verdict)"
+        )
+    rows, warnings = [], []
     for name in names:
         entry = metrics[name]
         score = entry.get("score")
         if score is None:
-            lines.append(f"{name:<{width}}  {'n/a':>9}  {entry.get('reason', '')}")
-        else:
-            lines.append(f"{name:<{width}}  {score:>9.3g}  {entry.get('better', '')}")
+            rows.append((name, "n/a", "", "", entry.get("reason", "")))
+            continue
+        baseline = entry.get("baseline") or {}
+        verdict = entry.get("verdict", "")
+        if entry.get("warning"):
+            warnings.append(entry["warning"])
+            verdict += " (too little data)"
+        rows.append(
+            (
+                name,
+                _spread(score, entry.get("std")),
+                _spread(baseline.get("score"), baseline.get("std")),
+                entry.get("better", ""),
+                verdict,
+            )
+        )
+    header = ("metric", "score", "real vs real", "better", "verdict")
+    widths = [max(len(r[k]) for r in [header, *rows]) for k in range(4)]
+    for row in [header, *rows]:
+        cells = [row[0].ljust(widths[0]), row[1].rjust(widths[1]), row[2].ljust(widths[2])]
+        lines.append("  ".join([*cells, row[3].ljust(widths[3]), row[4]]).rstrip())
+    lines += [f"warning: {w}" for w in warnings]
     return "\n".join(lines)
+
+
+def _spread(score: float | None, std: float | None) -> str:
+    if score is None:
+        return ""
+    return f"{score:.3g}" + (f" ± {std:.2g}" if std else "")

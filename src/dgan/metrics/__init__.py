@@ -17,7 +17,8 @@ Conventions shared by all metrics:
 
 Modules, one job each: `dgan.metrics.data` (the `SeriesData` container and adapters),
 `dgan.metrics.distances` (distribution metrics), `dgan.metrics.learned` (classifier-based
-metrics), `dgan.metrics.evaluate` (all of them at once) and `dgan.metrics.protocol` (the
+metrics), `dgan.metrics.evaluate` (all of them at once, with baselines), `dgan.metrics.verdict`
+(what the scores say against the baselines) and `dgan.metrics.protocol` (the
 TimeGAN protocol's discriminative and predictive scores, to compare with published
 tables). Every public name is importable from `dgan.metrics`.
 """
@@ -37,10 +38,13 @@ from dgan.metrics.distances import (
 from dgan.metrics.evaluate import METRIC_DESCRIPTIONS, evaluate
 from dgan.metrics.learned import discriminative_score, train_synthetic_test_real
 from dgan.metrics.protocol import timegan_discriminative_score, timegan_predictive_score
+from dgan.metrics.verdict import THRESHOLDS, VERDICTS, judge, overall_verdict
 
 __all__ = [
     "METRIC_DESCRIPTIONS",
     "MISSING_CATEGORY",
+    "THRESHOLDS",
+    "VERDICTS",
     "SeriesData",
     "attribute_feature_relation",
     "autocorrelation_distance",
@@ -51,8 +55,10 @@ __all__ = [
     "factorize_pair",
     "feature_correlation_distance",
     "frames_to_series",
+    "judge",
     "marginal_distances",
     "mean_autocorrelation",
+    "overall_verdict",
     "timegan_discriminative_score",
     "timegan_predictive_score",
     "total_variation_distance",

@@ -1,4 +1,6 @@
-"""`evaluate`: every fidelity metric in one call, and `METRIC_DESCRIPTIONS` for reports."""
+"""`evaluate`: every fidelity metric in one call, each beside its real-vs-real baseline
+and spread over seeds, with verdicts (`dgan.metrics.verdict`); `METRIC_DESCRIPTIONS` for
+reports."""
 
 from __future__ import annotations
 
@@ -6,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from dgan.metrics._common import _check_count
+from dgan.metrics._common import _check_count, _number
 from dgan.metrics.data import SeriesData, check_same_columns
 from dgan.metrics.distances import (
     attribute_feature_relation,
@@ -20,6 +22,7 @@ from dgan.metrics.learned import (
     discriminative_score,
     train_synthetic_test_real,
 )
+from dgan.metrics.verdict import NOT_JUDGED, judge, overall_verdict, too_small
 
 METRIC_DESCRIPTIONS: dict[str, str] = {
     "discriminative": (
@@ -63,46 +66,119 @@ def evaluate(
     target_attribute: str | None = None,
     seed: int = 0,
     max_examples: int | None = 1000,
+    n_seeds: int = 3,
+    baseline: bool = True,
 ) -> dict[str, Any]:
-    """Run every fidelity metric; return a JSON-serializable nested dict.
+    """Run every fidelity metric beside its real-vs-real baseline; return a JSON-ready dict.
 
-    Keys of the result: ``info`` (counts, seed) and one entry per metric, named as in
-    `METRIC_DESCRIPTIONS`: ``discriminative``, ``tstr``, ``autocorrelation``,
-    ``marginals``, ``attribute_feature_relation``, ``feature_correlation``. Each metric
-    entry has a headline ``score`` (None with a ``reason`` when it does not apply),
-    ``better`` ("lower" or "higher") and its details; see each metric's function for its
-    definition. At most ``max_examples`` series per side, drawn at random with ``seed``,
-    are used (None: all of them); results are reproducible for a given ``seed``.
+    Keys of the result: ``info`` (counts, seed), one entry per metric, named as in
+    `METRIC_DESCRIPTIONS` (``discriminative``, ``tstr``, ``autocorrelation``,
+    ``marginals``, ``attribute_feature_relation``, ``feature_correlation``), and
+    ``verdict`` (`dgan.metrics.verdict.overall_verdict`, plus ``n_seeds``). Each metric
+    entry has a headline ``score``: the mean over ``n_seeds`` seeds (``seed``,
+    ``seed + 1``, ...), with ``std`` and ``per_seed`` (None with a ``reason`` when the
+    metric does not apply), ``better`` ("lower" or "higher"), its details (of the first
+    seed; see each metric's function), ``baseline``: the same metric between two random
+    halves of the real data (``score``, ``std``, ``per_seed``; None with
+    ``baseline=False``), a ``verdict`` (`dgan.metrics.verdict.judge`) and, where the
+    data is too small for the metric to mean anything, a ``warning`` (the metric is then
+    left out of the overall verdict). At most ``max_examples`` series per side, drawn at
+    random with ``seed``, are used (None: all of them); results are reproducible for a
+    given ``seed``.
 
     Example:
         >>> import json, numpy as np
         >>> rng = np.random.default_rng(0)
         >>> real = SeriesData.from_arrays(rng.normal(size=(30, 6, 2)))
         >>> synthetic = SeriesData.from_arrays(rng.normal(size=(30, 6, 2)))
-        >>> result = evaluate(real, synthetic)
-        >>> sorted(result) == sorted([*METRIC_DESCRIPTIONS, "info"])
+        >>> result = evaluate(real, synthetic, n_seeds=1)
+        >>> sorted(result) == sorted([*METRIC_DESCRIPTIONS, "info", "verdict"])
         True
+        >>> result["discriminative"]["warning"].split(",")[0]
+        'discriminative: its test set has 18 series (fewer than 50)'
         >>> _ = json.dumps(result)  # plain Python types only
     """
     check_same_columns(real, synthetic)
     if max_examples is not None:
         _check_count(max_examples, "max_examples", minimum=1)
+    _check_count(n_seeds, "n_seeds", minimum=1)
     _choose_target(real, target_attribute)  # fail fast on a bad target, before any work
     rng = np.random.default_rng(seed)
     real = real.subset(_sample_rows(real.n_examples, max_examples, rng))
     synthetic = synthetic.subset(_sample_rows(synthetic.n_examples, max_examples, rng))
-    return {
+    seeds = [seed + k for k in range(n_seeds)]
+    runs = [_all_metrics(real, synthetic, target_attribute, s) for s in seeds]
+    baselines = []
+    if baseline and real.n_examples >= 4:
+        baselines = [_all_metrics(*_halves(real, s), target_attribute, s) for s in seeds]
+    result: dict[str, Any] = {
         "info": {
             "n_real": real.n_examples,
             "n_synthetic": synthetic.n_examples,
             "seed": int(seed),
         },
-        "discriminative": discriminative_score(real, synthetic, seed=seed, max_examples=None),
+    }
+    for name in METRIC_DESCRIPTIONS:
+        entry = _over_seeds([run[name] for run in runs])
+        entry["baseline"] = _baseline([b[name] for b in baselines]) if baselines else None
+        warning = too_small(name, real.n_examples, synthetic.n_examples)
+        if warning is not None and entry["score"] is not None:
+            entry["warning"] = f"{name}: {warning}; left out of the verdict"
+            entry["verdict"] = NOT_JUDGED
+        else:
+            entry["verdict"] = judge(entry, entry["baseline"], name)
+        result[name] = entry
+    result["verdict"] = {
+        **overall_verdict({name: result[name] for name in METRIC_DESCRIPTIONS}),
+        "n_seeds": n_seeds,
+    }
+    return result
+
+
+def _all_metrics(real: SeriesData, synthetic: SeriesData, target, seed: int) -> dict:
+    """Every metric once, for one seed."""
+    return {
+        "discriminative": discriminative_score(
+            real, synthetic, seed=seed, n_seeds=1, max_examples=None
+        ),
         "tstr": train_synthetic_test_real(
-            real, synthetic, target_attribute=target_attribute, seed=seed, max_examples=None
+            real, synthetic, target_attribute=target, seed=seed, max_examples=None
         ),
         "autocorrelation": autocorrelation_distance(real, synthetic),
         "marginals": marginal_distances(real, synthetic),
         "attribute_feature_relation": attribute_feature_relation(real, synthetic),
         "feature_correlation": feature_correlation_distance(real, synthetic),
+    }
+
+
+def _halves(real: SeriesData, seed: int) -> tuple[SeriesData, SeriesData]:
+    """Two disjoint random halves of the real series (the baseline's "real" and "synthetic")."""
+    order = np.random.default_rng([seed, 1]).permutation(real.n_examples)
+    half = real.n_examples // 2
+    return real.subset(np.sort(order[:half])), real.subset(np.sort(order[half : 2 * half]))
+
+
+def _over_seeds(entries: list[dict[str, Any]]) -> dict[str, Any]:
+    """The first seed's entry, with the score's mean, std and per-seed values over all."""
+    entry = dict(entries[0])
+    scores = [e.get("score") for e in entries]
+    if any(s is None for s in scores):
+        entry["score"], entry["std"], entry["per_seed"] = None, None, scores
+        entry.setdefault("reason", next(e.get("reason") for e in entries if e["score"] is None))
+        return entry
+    entry["score"] = _number(np.mean(scores))
+    entry["std"] = _number(np.std(scores))
+    entry["per_seed"] = [_number(s) for s in scores]
+    return entry
+
+
+def _baseline(entries: list[dict[str, Any]]) -> dict[str, Any]:
+    scores = [e.get("score") for e in entries]
+    if any(s is None for s in scores):
+        reason = next(e.get("reason") for e in entries if e.get("score") is None)
+        return {"score": None, "std": None, "per_seed": scores, "reason": reason}
+    return {
+        "score": _number(np.mean(scores)),
+        "std": _number(np.std(scores)),
+        "per_seed": [_number(s) for s in scores],
     }

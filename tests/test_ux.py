@@ -1,0 +1,436 @@
+"""What the user is told and given (issue 12): generation seeds and rounding, the training
+plan, metric baselines and verdicts, the progress bar."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+from torch import tensor as torch_tensor
+
+from dgan import DGAN, DGANConfig
+from dgan.cli import main
+from dgan.layout import FrameLayout
+
+TINY = dict(
+    epochs=1,
+    batch_size=8,
+    attribute_num_units=8,
+    feature_num_units=8,
+    discriminator_num_layers=2,
+    discriminator_num_units=16,
+    cuda=False,
+    seed=0,
+)
+
+
+def long_frame(n_series: int = 24, n_steps: int = 6, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame(
+        {
+            "id": np.repeat(np.arange(n_series), n_steps),
+            "kind": np.repeat(np.where(np.arange(n_series) % 3 == 0, "a", "b"), n_steps),
+            "step": np.tile(np.arange(n_steps), n_series),
+            "level": np.round(rng.normal(size=n_series * n_steps), 1),  # one decimal
+            "flow": np.round(rng.normal(size=n_series * n_steps) * 100, 3),  # three
+            "count": rng.integers(0, 50, n_series * n_steps),  # integers
+        }
+    )
+
+
+def cli(args: list[str]) -> int:
+    """`dgan` in-process, on one thread as the rest of the tests run."""
+    return main([*args, "--threads", "1"])
+
+
+LONG = dict(example_id_column="id", time_column="step", attribute_columns=["kind"])
+
+
+@pytest.fixture(scope="module")
+def model_file(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("ux")
+    model = DGAN(DGANConfig(max_sequence_len=6, sample_len=2, **TINY))
+    model.train_dataframe(long_frame(), df_style="long", progress_bar=False, **LONG)
+    return model.save(folder / "model.dgan")
+
+
+# ----------------------------------------------------------------------------- generate
+
+
+def test_generate_without_seed_draws_anew_and_with_seed_repeats(model_file, tmp_path):
+    outputs = {}
+    for name, extra in [("a", []), ("b", []), ("s1", ["--seed", "5"]), ("s2", ["--seed", "5"])]:
+        path = tmp_path / f"{name}.csv"
+        assert cli(["generate", str(model_file), "-n", "6", "-o", str(path), *extra]) == 0
+        outputs[name] = path.read_bytes()
+    assert outputs["a"] != outputs["b"]  # no --seed: a fresh draw each run
+    assert outputs["s1"] == outputs["s2"]  # the same --seed: the same series
+
+
+def test_generated_numbers_have_the_training_columns_decimals(model_file, tmp_path):
+    path = tmp_path / "out.csv"
+    assert cli(["generate", str(model_file), "-n", "20", "-o", str(path), "--seed", "1"]) == 0
+    text = pd.read_csv(path, dtype=str)
+    for column, decimals in [("level", 1), ("flow", 3), ("count", 0)]:
+        digits = text[column].str.partition(".")[2].str.len()
+        assert digits.max() <= decimals, (column, text[column].head().tolist())
+    model = DGAN.load(model_file)
+    assert [model.data_frame_layout.spec(c).decimals for c in ("level", "flow", "count")] == [
+        1,
+        3,
+        None,  # integers are rounded as integers
+    ]
+
+
+def test_layouts_saved_before_decimals_were_recorded_still_load_without_rounding(model_file):
+    stored = DGAN.load(model_file).data_frame_layout.to_json_dict()
+    for column in stored["columns"]:
+        del column["decimals"]  # as written by an older dgan
+    layout = FrameLayout.from_json_dict(stored)
+    assert all(c.decimals is None for c in layout.columns)
+
+
+# ----------------------------------------------------------------------------- the plan
+
+
+def small_config(**overrides) -> DGANConfig:
+    return DGANConfig(**{**TINY, "max_sequence_len": 6, "sample_len": 2, **overrides})
+
+
+def test_plan_lists_columns_batches_precision_and_an_estimate():
+    plan = DGAN(small_config(batch_size=10, epochs=3)).plan(
+        long_frame(), df_style="long", warm_up_steps=2, **LONG
+    )
+    roles = {c.name: (c.role, c.kind) for c in plan.columns}
+    assert roles == {
+        "kind": ("attribute", "discrete"),
+        "level": ("feature", "continuous"),
+        "flow": ("feature", "continuous"),
+        "count": ("feature", "continuous"),
+        "id": ("example id", ""),
+        "step": ("time", "orders each series"),
+    }
+    assert next(c for c in plan.columns if c.name == "kind").detail == "2 categories"
+    assert next(c for c in plan.columns if c.name == "level").detail.startswith("range -")
+    assert (plan.n_examples, plan.lengths, plan.steps_per_epoch, plan.epochs) == (24, (6, 6), 3, 3)
+    assert plan.precision == "fp32" and "default" in plan.precision_reason
+    assert plan.seconds_per_step > 0 and plan.estimated_seconds == plan.seconds_per_step * 9
+    text = str(plan)
+    assert "batch_size 10: 3 steps per epoch, 3 epochs (9 steps)" in text
+    assert "estimated time" in text and plan.warnings == []
+
+
+def test_plan_leaves_the_model_its_weights_and_random_streams_alone():
+    model = DGAN(small_config())
+    model.train_dataframe(long_frame(), df_style="long", progress_bar=False, **LONG)
+    before = {k: v.clone() for k, v in model.generator.state_dict().items()}
+    rng_states = model.trainer.rng.get_state(), model.sampler.rng.get_state()
+    global_state = __import__("torch").get_rng_state()
+    model.plan(long_frame(seed=3), df_style="long", warm_up_steps=2, **LONG)
+    after = model.generator.state_dict()
+    assert all(np.array_equal(before[k], after[k]) for k in before)
+    assert np.array_equal(rng_states[0], model.trainer.rng.get_state())
+    assert np.array_equal(rng_states[1], model.sampler.rng.get_state())
+    assert np.array_equal(global_state, __import__("torch").get_rng_state())
+
+
+def test_plan_warns_about_one_step_epochs_and_suggests_a_batch_size():
+    plan = DGAN(small_config(batch_size=1024)).plan(
+        long_frame(), df_style="long", warm_up_steps=0, **LONG
+    )
+    assert plan.steps_per_epoch == 1
+    assert any(w.startswith("batch_size 1024 >= 24 examples") and "16" in w for w in plan.warnings)
+
+
+def test_suggested_batch_size_aims_at_about_ten_steps_per_epoch():
+    from dgan.planning import suggested_batch_size
+
+    assert [suggested_batch_size(n) for n in (1, 24, 365, 5000, 10**6)] == [16, 16, 32, 256, 1024]
+
+
+def test_plan_warns_about_identifier_and_free_text_features_and_crowded_attributes():
+    df = long_frame(n_series=30)
+    df["note"] = [f"reading number {i}" for i in range(len(df))]  # free text
+    df["site"] = np.repeat(np.arange(30) % 10, 6).astype(str)  # 10 categories, 30 series
+    plan = DGAN(small_config()).plan(
+        df,
+        df_style="long",
+        warm_up_steps=0,
+        example_id_column="id",
+        time_column="step",
+        attribute_columns=["kind", "site"],
+        feature_columns=["level", "note"],
+    )
+    joined = "\n".join(plan.warnings)
+    assert "feature 'note' is discrete with 180 distinct values" in joined
+    assert "attribute 'site' has 10 categories for 30 examples" in joined
+    assert "'kind'" not in joined and "'level'" not in joined
+
+
+def test_plan_warns_about_a_wide_column_that_is_a_year_or_an_identifier():
+    rng = np.random.default_rng(0)
+    months = {f"m{i}": rng.normal(25, 2, 40) for i in range(6)}
+    wide = pd.DataFrame({"YEAR": np.arange(1960, 2000), "row": np.arange(40) * 7.0, **months})
+    plan = DGAN(small_config(max_sequence_len=8, sample_len=1)).plan(wide, warm_up_steps=0)
+    assert any(w.startswith("WIDE column 'YEAR' looks like a year") for w in plan.warnings)
+    assert any(w.startswith("WIDE column 'row' looks like an identifier") for w in plan.warnings)
+    assert not any("'m0'" in w for w in plan.warnings)
+
+
+def test_cli_dry_run_prints_the_plan_and_chooses_the_batch_size(tmp_path, capsys):
+    data = tmp_path / "data.csv"
+    long_frame(n_series=200).to_csv(data, index=False)
+    flags = ["--example-id", "id", "--time", "step", "--attributes", "kind", "--epochs", "1"]
+    assert cli(["train", str(data), "--dry-run", *flags]) == 0
+    out = capsys.readouterr().out
+    assert "batch_size=16 (for 200 series)" in out
+    assert "training plan:" in out and "--batch-size 16: 13 steps per epoch" in out
+    assert "kind   attribute   discrete, 2 categories" in out
+    assert list(tmp_path.iterdir()) == [data]  # nothing written
+    model_path = tmp_path / "m.dgan"
+    assert cli(["train", str(data), "-o", str(model_path), "--batch-size", "64", *flags]) == 0
+    assert "training plan:" in capsys.readouterr().out
+    assert DGAN.load(model_path).config.batch_size == 64  # a given batch size is kept
+
+
+def test_cli_train_without_output_or_dry_run_says_what_to_pass(tmp_path, capsys):
+    data = tmp_path / "data.csv"
+    long_frame().to_csv(data, index=False)
+    assert cli(["train", str(data), "--example-id", "id", "--time", "step"]) == 1
+    assert "Pass -o MODEL" in capsys.readouterr().err
+
+
+def test_plan_warns_about_whole_number_codes_read_as_continuous():
+    df = long_frame()
+    df["kind"] = np.repeat(np.arange(24) % 3, 6)  # codes 0, 1, 2 from a CSV
+    plan = DGAN(small_config()).plan(df, df_style="long", warm_up_steps=0, **LONG)
+    assert any(w.startswith("attribute 'kind' is continuous but") for w in plan.warnings)
+    assert not any("'count'" in w for w in plan.warnings)  # 50 distinct counts: a quantity
+
+
+# ----------------------------------------------------------------------------- metrics
+
+
+def _walks(rng, n: int, scale: float = 1.0, shift: float = 0.0):
+    from dgan.metrics import SeriesData
+
+    features = rng.normal(size=(n, 8, 2)).cumsum(axis=1) * scale + shift
+    return SeriesData.from_arrays(features, rng.integers(0, 2, (n, 1)).astype(object))
+
+
+def test_evaluate_reports_baselines_spreads_and_verdicts():
+    from dgan.metrics import evaluate
+
+    rng = np.random.default_rng(0)
+    real, alike, shifted = _walks(rng, 120), _walks(rng, 120), _walks(rng, 120, shift=6.0)
+    good = evaluate(real, alike, n_seeds=2)
+    for name in ("discriminative", "tstr", "marginals", "autocorrelation"):
+        entry = good[name]
+        assert len(entry["per_seed"]) == 2 and entry["std"] == pytest.approx(
+            np.std(entry["per_seed"])
+        )
+        assert len(entry["baseline"]["per_seed"]) == 2, name
+    assert good["marginals"]["verdict"] == "close to real"
+    assert good["verdict"]["verdict"] in ("close to real", "noticeably different")
+    bad = evaluate(real, shifted, n_seeds=2)
+    assert bad["marginals"]["verdict"] == "far from real"
+    assert bad["discriminative"]["verdict"] == "far from real"
+    assert bad["verdict"]["verdict"] == "far from real"
+    assert "marginals" in bad["verdict"]["counted"]
+
+
+def test_metrics_on_too_few_series_are_flagged_and_left_out_of_the_verdict():
+    from dgan.metrics import evaluate
+
+    rng = np.random.default_rng(1)
+    result = evaluate(_walks(rng, 48), _walks(rng, 48), n_seeds=1)
+    assert "14 real series" in result["tstr"]["warning"]
+    assert result["tstr"]["verdict"] == "not judged"
+    assert {"tstr", "discriminative"} <= set(result["verdict"]["left_out"])
+    assert "tstr" not in result["verdict"]["counted"]
+
+
+def test_judge_follows_the_documented_rule():
+    from dgan.metrics.verdict import THRESHOLDS, judge
+
+    close, far = THRESHOLDS["marginals"]
+    base = {"score": 0.1, "std": 0.0}
+    for gap, verdict in [
+        (close * 0.99, "close to real"),
+        ((close + far) / 2, "noticeably different"),
+        (far + 0.01, "far from real"),
+    ]:
+        entry = {"score": 0.1 + gap, "std": 0.0, "better": "lower"}
+        assert judge(entry, base, "marginals") == verdict
+    noisy = {"score": 0.1 + far + 0.01, "std": 0.1, "better": "lower"}
+    assert judge(noisy, base, "marginals") == "noticeably different"  # spread widens it
+    higher = {"score": 1.0 - THRESHOLDS["tstr"][1] - 0.01, "std": 0.0, "better": "higher"}
+    assert judge(higher, {"score": 1.0, "std": 0.0}, "tstr") == "far from real"
+
+
+def test_cli_evaluate_prints_and_writes_the_verdict(model_file, tmp_path, capsys):
+    import json
+
+    real, synthetic, out = tmp_path / "real.csv", tmp_path / "synth.csv", tmp_path / "m.json"
+    long_frame().to_csv(real, index=False)
+    assert cli(["generate", str(model_file), "-n", "24", "-o", str(synthetic)]) == 0
+    args = ["evaluate", str(real), str(synthetic), "--model", str(model_file), "--seeds", "1"]
+    assert cli([*args, "--json", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert printed.splitlines()[1].startswith("verdict: ")  # after "wrote ..." of generate
+    assert "real vs real" in printed and "warning: tstr: its test set has 7 real" in printed
+    written = json.loads(out.read_text())
+    assert written["verdict"]["n_seeds"] == 1 and "tstr" in written["verdict"]["left_out"]
+    assert written["marginals"]["baseline"]["score"] is not None
+
+
+# ----------------------------------------------------------------------------- report
+
+
+def _captured_figures(monkeypatch):
+    """Record every figure the report sections embed."""
+    import dgan.report.sections as sections
+    import dgan.report.training as training
+
+    figures = []
+    for module in (sections, training):
+
+        def record(fig, alt, _original=module.img):
+            figures.append((alt, fig))
+            return _original(fig, alt)
+
+        monkeypatch.setattr(module, "img", record)
+    return figures
+
+
+def test_report_reads_verdict_first_and_counts_in_words(metrics_toy_evaluation):
+    from dgan.report import render_report
+
+    real, synthetic, metrics = metrics_toy_evaluation
+    page = render_report(real, synthetic, metrics)
+    assert page.index("Verdict: <strong>") < page.index("<h2>Metrics</h2>")
+    from dgan.metrics import SeriesData
+
+    rng = np.random.default_rng(0)
+    one = SeriesData.from_arrays(rng.normal(size=(12, 5, 1)), rng.integers(0, 2, (12, 1)))
+    assert "1 feature, 1 attribute." in render_report(one, one, {})
+
+
+def test_report_panels_legends_order_and_resolution(metrics_toy_evaluation, monkeypatch):
+    from dgan.metrics import SeriesData
+    from dgan.report import render_report
+    from dgan.report.figures import DPI
+
+    figures = _captured_figures(monkeypatch)
+    rng = np.random.default_rng(0)
+    months = np.array(["Sep", "Apr", "May", "Jan", "Jun"], dtype=object)
+    fixed = SeriesData.from_arrays(
+        rng.normal(size=(30, 7, 1)), rng.choice(months, (30, 1)).astype(object)
+    )
+    render_report(fixed, fixed, {})
+    panels = {alt: fig for alt, fig in figures}
+    features = panels["Feature distributions"]
+    assert len([ax for ax in features.axes if ax.get_visible()]) == 1  # no length panel
+    attributes = panels["Attribute distributions"]
+    ax = attributes.axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["Jan", "Apr", "May", "Jun", "Sep"]
+    assert ax.get_legend() is None and len(attributes.legends) == 1  # one legend, outside
+    swatches = [h.get_facecolor() for h in attributes.legends[0].legend_handles]
+    bars = [ax.patches[0].get_facecolor(), ax.patches[-1].get_facecolor()]
+    assert np.allclose(swatches, bars)  # legend colours are the bars' colours
+    assert features.dpi == DPI >= 150 and features.get_size_inches()[0] * DPI >= 600
+    figures.clear()
+    real, synthetic, _ = metrics_toy_evaluation  # lengths vary: the length panel is back
+    if len(set(real.lengths.tolist())) > 1:
+        render_report(real, synthetic, {})
+        visible = [a for a in dict(figures)["Feature distributions"].axes if a.get_visible()]
+        assert visible[-1].get_title() == "sequence length"
+
+
+def test_report_marks_and_explains_a_late_loss_spike(metrics_toy_evaluation):
+    from dgan.report import render_report
+
+    real, synthetic, metrics = metrics_toy_evaluation
+    history = [
+        {"epoch": e, "generator_loss": 1.0 - 0.001 * e, "discriminator_loss": -0.5}
+        for e in range(60)
+    ]
+    history[57]["generator_loss"] = 6.0
+    page = render_report(real, synthetic, metrics, history)
+    assert "Loss spikes" in page and "epoch 57: generator loss 6" in page
+    assert "near the end of training" in page
+    calm = render_report(real, synthetic, metrics, history[:50])
+    assert "Loss spikes" not in calm
+
+
+def test_training_start_is_not_a_spike_and_single_panels_are_not_blown_up():
+    from dgan.report.figures import figure, img
+    from dgan.report.training import find_spikes
+
+    start = np.r_[10.0, 7.0, 3.0, 1.5, np.full(40, 1.0) + 0.01 * np.sin(np.arange(40))]
+    assert find_spikes(start) == []
+    one, three = figure(1)[0], figure(3)[0]
+    width = [int(img(f, "x").split('width="')[1].split('"')[0]) for f in (one, three)]
+    assert width[0] < 500 < 1000 < width[1]  # a row of three fills a page, one panel does not
+
+
+# ----------------------------------------------------------------------------- README
+
+
+def test_the_readme_python_example_runs_as_written(monkeypatch):
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"## Python API\n\n```python\n(.*?)```", readme, re.S).group(1)
+    assert "epochs=50" in block
+    scope: dict = {}
+    exec(
+        block.replace("epochs=50", "epochs=1").replace("DGANConfig(", "DGANConfig(cuda=False, "),
+        scope,
+    )
+    assert isinstance(scope["synthetic_features"], list)
+    assert scope["series"].shape == (1000, 20, 2)
+    assert scope["synthetic_attributes"].shape == (1000, 1)
+
+
+# ----------------------------------------------------------------------------- progress bar
+
+
+def test_progress_bar_keeps_its_bar_at_120_columns():
+    from tqdm import tqdm
+
+    from dgan.batch import Accumulators
+    from dgan.training import Trainer
+
+    model = DGAN(small_config())
+    model.train_dataframe(long_frame(), df_style="long", progress_bar=False, **LONG)
+    acc = Accumulators(model.device)
+    acc.losses += torch_tensor([-1234.5678, 987.654, 12.3456, -0.000123456, 0.0])
+    postfix = Trainer._postfix(model.trainer, acc, seen=1)
+    assert len(postfix) <= 40, postfix
+    line = tqdm.format_meter(
+        n=12345,
+        total=400_000,
+        elapsed=3600.0,
+        ncols=120,
+        prefix="training",
+        unit="batch",
+        postfix=postfix,
+    )
+    assert len(line) <= 120
+    bar = re.search(r"\|([^|]*)\|", line).group(1)
+    assert len(bar) >= 20, line  # the bar keeps a readable width, even at 1:00:00 elapsed
+
+
+def test_plan_says_what_the_time_column_of_generated_series_will_mean():
+    df = long_frame()
+    shared = DGAN(small_config()).plan(df, df_style="long", warm_up_steps=0, **LONG)
+    assert not any("time_column" in w for w in shared.warnings)  # steps 0..5 in every series
+    df["step"] = pd.Timestamp("2020-01-01") + pd.to_timedelta(np.arange(len(df)), unit="h")
+    dated = DGAN(small_config()).plan(df, df_style="long", warm_up_steps=0, **LONG)
+    assert any(
+        w.startswith("the series have different times in time_column 'step'")
+        for w in dated.warnings
+    )
