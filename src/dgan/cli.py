@@ -19,35 +19,22 @@ Example:
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import sys
 import textwrap
-import time
 from collections.abc import Sequence
-from pathlib import Path
-from typing import Any
 
 import dgan
-from dgan.cli_messages import check_not_long, flag_words, hint_long_data, in_flag_words
-from dgan.config import DfStyle, DGANConfig
-from dgan.config_files import check_settings, read_config_file
-from dgan.demo import DEMO_CONFIG, run_demo
-from dgan.errors import DGANError, ParameterError
-from dgan.layout import columns_of_layout
-from dgan.lengths import TARGET_LSTM_STEPS, infer_lengths
-from dgan.metrics import evaluate, frames_to_series
-from dgan.model import DGAN
-from dgan.output_paths import check_outputs
+from dgan.commands import run_demo_command, run_evaluate, run_generate, run_train
+from dgan.config import DfStyle
+from dgan.demo import DEMO_CONFIG
+from dgan.errors import DGANError
+from dgan.lengths import TARGET_LSTM_STEPS
 from dgan.planning import (
     GRETEL_BATCH_SIZE,
     MIN_SUGGESTED_BATCH,
     STEPS_PER_EPOCH_WANTED,
-    suggested_batch_size,
 )
-from dgan.streaming import write_generated
-from dgan.summary import metrics_table, training_summary
-from dgan.tables import read_table, require_module
 from dgan.threads import choose_threads
 
 _HELP_WIDTH = 80
@@ -359,7 +346,7 @@ def _add_demo(commands, parents) -> None:
         "--epochs", type=_positive_int, metavar="N", help=f"(default {c.epochs}) for a quick try"
     )
     _force_argument(p)
-    p.set_defaults(run=_run_demo)
+    p.set_defaults(run=run_demo_command)
 
 
 def _force_argument(parser: argparse.ArgumentParser) -> None:
@@ -368,184 +355,6 @@ def _force_argument(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="overwrite existing output files (an output is never allowed to be an input)",
     )
-
-
-# --------------------------------------------------------------------------------------
-# Commands
-# --------------------------------------------------------------------------------------
-
-
-def run_train(args: argparse.Namespace) -> None:
-    """``dgan train``: check settings and outputs, read the table, train, save, summarise."""
-    columns = _columns_from_flags(args)
-    settings = _training_settings(args)  # before the data is read
-    if args.output is None and not args.dry_run:
-        raise ParameterError("Pass -o MODEL (the model file to write), or --dry-run.")
-    outputs = {} if args.dry_run else {"-o": args.output}
-    check_outputs(outputs, inputs=[args.data, args.config], force=args.force)
-    df = read_table(args.data)
-    with flag_words(), hint_long_data(_style_given(args)):
-        notes = infer_lengths(df, columns, settings)  # also checks the column flags
-        check_not_long(df, _style_given(args), args.example_id)
-        if "batch_size" not in settings:  # neither --batch-size nor in --config
-            config = DGANConfig.from_json_dict(settings)
-            n = DGAN(config).plan(df, warm_up_steps=0, **columns).n_examples
-            settings["batch_size"] = suggested_batch_size(n)
-            notes.append(f"batch_size={settings['batch_size']} (for {n} series)")
-        if notes:
-            print(
-                f"inferred {', '.join(notes)}; set them with --max-sequence-len / "
-                "--sample-len / --batch-size"
-            )
-        config = DGANConfig.from_json_dict(settings)
-        model = DGAN(config)
-        print(in_flag_words(str(model.plan(df, **columns))))
-        if args.dry_run:
-            return
-        start = time.perf_counter()
-        model.train_dataframe(df, **columns, resume_from=args.resume)
-    seconds = time.perf_counter() - start
-    path = model.save(args.output)
-    print(training_summary(model.history, seconds))
-    print(f"model: {path}")
-
-
-def run_generate(args: argparse.Namespace) -> None:
-    """``dgan generate``: load, generate (optionally conditioned) in chunks, write."""
-    if args.n is None and args.attributes is None:
-        raise ParameterError("Pass -n N (how many series to generate) or --attributes FILE.")
-    check_outputs(
-        {"-o": args.output},
-        inputs=[args.model, args.attributes],
-        tables=["-o"],
-        force=args.force,
-    )
-    wanted = read_table(args.attributes) if args.attributes else None
-    model = DGAN.load(args.model)
-    if model.data_frame_layout is None:
-        raise ParameterError(
-            f"{args.model} was trained on arrays (train_numpy), not a table, so it cannot "
-            "write one; train it with `dgan train` or DGAN.train_dataframe."
-        )
-    model.sampler.reseed(args.seed)  # None: fresh entropy, so each run draws anew
-    with flag_words():
-        series, rows = write_generated(model, args.output, args.n, wanted)
-    print(f"wrote {series} synthetic series ({rows} rows) to {args.output}")
-
-
-# Flags of `dgan evaluate` that describe the tables, which --model describes instead.
-_LAYOUT_FLAGS = {
-    "attributes": "--attributes",
-    "features": "--features",
-    "example_id": "--example-id",
-    "time": "--time",
-    "discrete": "--discrete",
-    "style": "--style",
-    "max_sequence_len": "--max-sequence-len",
-}
-
-
-def run_evaluate(args: argparse.Namespace) -> None:
-    """``dgan evaluate``: both tables -> `SeriesData` -> metrics (-> JSON, report)."""
-    check_outputs(
-        {"--json": args.json, "--report": args.report},
-        inputs=[args.real, args.synthetic, args.model],
-        force=args.force,
-    )
-    if args.report:
-        require_module("matplotlib", "The HTML report needs matplotlib", "report")
-    history = None
-    if args.model:
-        given = [flag for dest, flag in _LAYOUT_FLAGS.items() if getattr(args, dest) is not None]
-        if given:
-            raise ParameterError(
-                f"--model already says how the tables are laid out; drop {', '.join(given)} "
-                "or drop --model."
-            )
-        model = DGAN.load(args.model, map_location="cpu")
-        if model.data_frame_layout is None:
-            raise ParameterError(
-                f"{args.model} was trained on arrays, not a table, so it has no column layout; "
-                "describe the tables with the column flags instead of --model."
-            )
-        columns = columns_of_layout(model.data_frame_layout)
-        max_len, history = model.config.max_sequence_len, model.history
-        style_given = True
-    else:
-        columns, max_len = _columns_from_flags(args), args.max_sequence_len
-        style_given = _style_given(args)
-    real_df, synthetic_df = read_table(args.real), read_table(args.synthetic)
-    with flag_words(), hint_long_data(style_given):
-        real, synthetic = frames_to_series(real_df, synthetic_df, columns, max_len)
-        check_not_long(real_df, style_given, columns["example_id_column"])
-        metrics = evaluate(
-            real,
-            synthetic,
-            target_attribute=args.target,
-            seed=args.seed,
-            max_examples=args.max_examples,
-            n_seeds=args.seeds,
-        )
-    print(in_flag_words(metrics_table(metrics)))
-    if args.json:
-        Path(args.json).write_text(json.dumps(metrics, indent=2) + "\n", encoding="utf-8")
-        print(f"metrics: {args.json}")
-    if args.report:
-        title = f"dgan report: {Path(args.synthetic).name} vs {Path(args.real).name}"
-        from dgan.report import write_report  # imports matplotlib: only when asked for
-
-        print(f"report: {write_report(args.report, real, synthetic, metrics, history, title)}")
-
-
-def _run_demo(args: argparse.Namespace) -> None:
-    """``dgan demo``: see `dgan.demo.run_demo`."""
-    run_demo(args.out, epochs=args.epochs, force=args.force)
-
-
-# --------------------------------------------------------------------------------------
-# Flags -> library arguments
-# --------------------------------------------------------------------------------------
-
-# Flags of `dgan train` that set a DGANConfig field of the same name.
-_CONFIG_FLAGS = (
-    "precision",
-    "epochs",
-    "batch_size",
-    "max_sequence_len",
-    "sample_len",
-    "seed",
-    "checkpoint_dir",
-    "checkpoint_every",
-)
-
-
-def _training_settings(args: argparse.Namespace) -> dict[str, Any]:
-    """DGANConfig fields from --config, overridden by the flags; checked before any work."""
-    settings = read_config_file(args.config) if args.config else {}
-    check_settings(settings, source=args.config or "the flags")
-    settings.update({k: getattr(args, k) for k in _CONFIG_FLAGS if getattr(args, k) is not None})
-    if getattr(args, "resume", None) and settings.get("checkpoint_dir") is None:
-        settings["checkpoint_dir"] = args.resume  # a resumed run keeps checkpointing there
-    check_settings(settings, source=args.config or "the flags")
-    return settings
-
-
-def _style_given(args: argparse.Namespace) -> bool:
-    """Whether the table's style was said (--style, or --time, which implies LONG)."""
-    return args.style is not None or args.time is not None
-
-
-def _columns_from_flags(args: argparse.Namespace) -> dict[str, Any]:
-    """`train_dataframe` / `dataframe_to_arrays` column arguments from the flags."""
-    style = args.style or (DfStyle.LONG if args.time is not None else DfStyle.WIDE)
-    return {
-        "attribute_columns": args.attributes,
-        "feature_columns": args.features,
-        "example_id_column": args.example_id,
-        "time_column": args.time,
-        "discrete_columns": args.discrete,
-        "df_style": DfStyle(style),
-    }
 
 
 if __name__ == "__main__":
