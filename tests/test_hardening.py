@@ -176,3 +176,29 @@ def test_networks_too_large_for_memory_fail_before_allocating(rng):
     with pytest.raises(ParameterError, match="feature_num_units") as error:
         model.train_numpy(rng.normal(size=(8, 6, 1)), progress_bar=False)
     assert "GiB" in str(error.value) and not model.is_built
+
+
+# ----- a static loss scale that overflows on every step ---------------------------------------
+def test_static_scale_skipping_every_step_is_a_guard_event(rng, monkeypatch):
+    """A static scale never backs off: if every step overflows, training stands still."""
+    from dgan.precision import PrecisionPolicy
+
+    def always_overflowing(self, loss, scaler, optimizers, *args, **kwargs):
+        for opt in optimizers:
+            opt.zero_grad(set_to_none=True)
+        return torch.ones((), dtype=torch.bool, device=self.device)  # skipped, as on overflow
+
+    monkeypatch.setattr(PrecisionPolicy, "backward_and_step", always_overflowing)
+    features, attributes = _data(rng)
+    model = DGAN(tiny_config(epochs=2, log_every=2, precision="fp16", loss_scale=1024.0))
+    model.train_numpy(features, attributes=attributes, attribute_types=TYPES, progress_bar=False)
+    events = [e for h in model.history for e in h["guard_events"]]
+    assert events and "static loss scale 1024 overflows fp16" in events[0]["reason"]
+    assert events[0]["precision"] == "fp16" and model.history[-1]["precision"] != "fp16"
+
+
+def test_occasional_skips_are_not_divergence(rng):
+    features, attributes = _data(rng)
+    model = DGAN(tiny_config(epochs=2, log_every=2, precision="fp16", loss_scale=1024.0))
+    model.train_numpy(features, attributes=attributes, attribute_types=TYPES, progress_bar=False)
+    assert [e for h in model.history for e in h["guard_events"]] == []

@@ -164,7 +164,8 @@ def test_static_scale_never_changes(rng, monkeypatch):
     # DGANConfig refuses static scales above fp16's max (test_config.py); force one past it
     # so that every step overflows, and check that the trainer still keeps it static.
     monkeypatch.setattr(DGANConfig, "_precision_problems", lambda self: [])
-    model = _train(rng, precision="fp16", loss_scale=2.0**40)  # every step overflows
+    # The guard would (rightly) step in when every step overflows: keep it out of the way.
+    model = _train(rng, precision="fp16", loss_scale=2.0**40, divergence_guard=False)
     assert all(h["skipped_steps"] > 0 for h in model.history)
     assert {h["critic_loss_scale"] for h in model.history} == {2.0**40}
     assert {h["generator_loss_scale"] for h in model.history} == {2.0**40}

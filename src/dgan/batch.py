@@ -78,6 +78,25 @@ class Accumulators:
         self.critic_skipped = torch.zeros((), dtype=torch.long, device=device)
         self.generator_skipped = torch.zeros((), dtype=torch.long, device=device)
         self.nonfinite_losses = torch.zeros((), dtype=torch.long, device=device)
+        # Since the last guard check: skipped optimizer steps (device) and steps taken (host).
+        self.window_skipped = torch.zeros((), dtype=torch.long, device=device)
+        self.window_steps = 0
+
+    def skipped(self, which: str, step_skipped: torch.Tensor) -> None:
+        """Count one optimizer step of the critics or the generator that was (not) skipped."""
+        total = self.critic_skipped if which == "critic" else self.generator_skipped
+        total += step_skipped
+        self.window_skipped += step_skipped
+        self.window_steps += 1
+
+    def every_step_skipped(self) -> torch.Tensor:
+        """Device bool: every optimizer step since the last `new_window` was skipped."""
+        return self.window_skipped >= max(self.window_steps, 1)
+
+    def new_window(self) -> None:
+        """Start counting the next guard-check window."""
+        self.window_skipped.zero_()
+        self.window_steps = 0
 
     def mean_losses(self, examples: int) -> dict[str, float]:
         """Mean of each loss over ``examples``. Deliberate host sync."""

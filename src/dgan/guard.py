@@ -73,18 +73,26 @@ class DivergenceGuard:
         """Take ``snapshot`` (from `state_dict`) as the last healthy state."""
         self._snapshot = snapshot
 
-    def problem(self, nonfinite_losses: torch.Tensor) -> str | None:
+    def problem(
+        self, nonfinite_losses: torch.Tensor, every_step_skipped: torch.Tensor | None = None
+    ) -> str | None:
         """What is wrong, or None. Deliberate host sync: called every log_every steps.
 
         Args:
             nonfinite_losses: device count of non-finite losses since the last check.
+            every_step_skipped: device bool, every optimizer step since the last check was
+                skipped for inf/NaN gradients (with a static loss scale that never backs
+                off, training then silently stands still).
         """
         trainer = self.trainer
-        bad_loss, bad_weights, bad_moments = torch.stack(
+        if every_step_skipped is None:
+            every_step_skipped = torch.zeros((), dtype=torch.bool, device=trainer.device)
+        bad_loss, bad_weights, bad_moments, all_skipped = torch.stack(
             [
                 nonfinite_losses.bool(),
                 ~_all_finite(self._weights_and_buffers(), trainer.device),
                 ~_all_finite(self._optimizer_state(), trainer.device),
+                every_step_skipped.bool(),
             ]
         ).tolist()  # host sync
         if bad_loss:
@@ -94,6 +102,12 @@ class DivergenceGuard:
         if bad_moments:
             return "non-finite optimizer state"
         policy = trainer.policy
+        if all_skipped and policy.static_scale is not None and policy.critic_scaler.is_enabled():
+            return (
+                f"every optimizer step since the last check was skipped: the static loss "
+                f"scale {policy.static_scale:g} overflows fp16 (use loss_scale='dynamic' or a "
+                "smaller scale)"
+            )
         for label, scaler in (
             ("critic", policy.critic_scaler),
             ("generator", policy.generator_scaler),

@@ -311,7 +311,7 @@ class Trainer:
         )
         acc.losses[CRITIC_LOSSES] += torch.stack([loss, attribute_loss, penalty]).detach() * weight
         acc.losses[TEMPORAL_LOSS] += temporal_loss.detach() * weight
-        acc.critic_skipped += skipped
+        acc.skipped("critic", skipped)
         acc.nonfinite_losses += ~torch.isfinite(total.detach())
 
     def _critic_loss(self, critic, real, fake, alpha, coef) -> tuple[torch.Tensor, torch.Tensor]:
@@ -341,7 +341,7 @@ class Trainer:
         if self.generator_ema is not None:
             self._update_generator_ema()
         acc.losses[GENERATOR_LOSS] += loss.detach() * weight
-        acc.generator_skipped += skipped
+        acc.skipped("generator", skipped)
         acc.nonfinite_losses += ~torch.isfinite(loss.detach())
 
     @torch.no_grad()
@@ -494,7 +494,11 @@ class Trainer:
         nonfinite = acc.nonfinite_losses
         if self.collective is not None:  # a divergence anywhere rolls back everywhere
             nonfinite = self.collective.total(nonfinite)
-        problem = self.guard.problem(nonfinite)  # host sync
+        every_step_skipped = acc.every_step_skipped()
+        if self.collective is not None:  # skipped on one rank is skipped on all (reduced grads)
+            every_step_skipped = self.collective.total(every_step_skipped.long()).bool()
+        problem = self.guard.problem(nonfinite, every_step_skipped)  # host sync
+        acc.new_window()
         if problem is None:
             self.guard.snapshot()
             return None
