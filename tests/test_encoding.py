@@ -8,7 +8,7 @@ from hypothesis.extra import numpy as hnp
 
 from dgan import DGANConfig, Normalization, OutputType
 from dgan.encoding import ContinuousEncoder, DataEncoder, DiscreteEncoder, encoder_from_json
-from dgan.errors import DataError
+from dgan.errors import DataError, SerializationError
 
 finite = st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False)
 
@@ -125,7 +125,7 @@ def test_constant_series_round_trip():
 
 
 def test_unknown_encoder_type_in_file():
-    with pytest.raises(Exception, match="Unknown encoder type"):
+    with pytest.raises(SerializationError, match="Unknown encoder type"):
         encoder_from_json({"type": "pickle"})
 
 

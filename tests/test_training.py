@@ -86,12 +86,32 @@ def test_awkward_batch_sizes(rng, n, batch_size):
     assert np.isfinite(model.history[0]["generator_loss"])
 
 
-def test_rounds_and_no_attribute_discriminator(rng):
-    features, attributes = _data(rng)
-    model = _model(discriminator_rounds=2, generator_rounds=2, use_attribute_discriminator=False)
+def _adam_steps(optimizer: torch.optim.Optimizer) -> int:
+    """How many times the optimizer has stepped (Adam counts per parameter)."""
+    counts = {int(state["step"]) for state in optimizer.state.values()}
+    assert len(counts) == 1, counts
+    return counts.pop()
+
+
+@pytest.mark.parametrize("critic_rounds,generator_rounds", [(1, 1), (3, 2)])
+def test_rounds_are_optimizer_steps_per_batch(rng, critic_rounds, generator_rounds):
+    features, attributes = _data(rng)  # 20 examples, batch 8 -> 3 batches per epoch
+    model = _model(discriminator_rounds=critic_rounds, generator_rounds=generator_rounds)
     model.train_numpy(features, attributes=attributes, attribute_types=TYPES, progress_bar=False)
-    assert model.attribute_critic is None
+    trainer = model.trainer
+    assert trainer.steps_done == 2 * 3
+    assert _adam_steps(trainer.critic_opt) == critic_rounds * 6
+    assert _adam_steps(trainer.attribute_critic_opt) == critic_rounds * 6
+    assert _adam_steps(trainer.generator_opt) == generator_rounds * 6
+
+
+def test_no_attribute_discriminator(rng):
+    features, attributes = _data(rng)
+    model = _model(use_attribute_discriminator=False)
+    model.train_numpy(features, attributes=attributes, attribute_types=TYPES, progress_bar=False)
+    assert model.attribute_critic is None and model.trainer.attribute_critic_opt is None
     assert model.history[-1]["attribute_discriminator_loss"] is None
+    assert np.isfinite(model.history[-1]["discriminator_loss"])
 
 
 def test_critics_are_trainable_again_after_generator_step(rng):
