@@ -7,7 +7,7 @@ defaults. Both libraries are driven through the same public calls
 the same torch and the same thread count; absolute examples/s on a shared machine are
 noise, the ratio is the result.
 
-Protocol (DESIGN.md, "Measuring"): each side trains a fresh model for ``warmup + epochs``
+Protocol (docs/design.md, "Measuring"): each side trains a fresh model for ``warmup + epochs``
 epochs in its own thread, and the two take turns: a ``progress_callback`` stamps the end of
 the side's turn (every batch on CPU; every epoch on CUDA, after ``torch.cuda.synchronize()``)
 and hands the turn to the other side. So only one side computes at a time, both see the

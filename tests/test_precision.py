@@ -14,6 +14,7 @@ from dgan.networks import Critic
 from dgan.precision import (
     Precision,
     PrecisionPolicy,
+    bf16_is_native,
     fallback_precision,
     lstm_runs_safely,
     resolve_precision,
@@ -69,7 +70,8 @@ def test_impossible_request_is_an_error_not_a_silent_downgrade(monkeypatch):
 
 
 def test_fallback_chain_on_cpu():
-    assert fallback_precision(Precision.FP16, CPU) == Precision.FP32  # no native bf16 on CPU
+    safer = Precision.BF16 if bf16_is_native(CPU) else Precision.FP32  # bf16 only if native
+    assert fallback_precision(Precision.FP16, CPU) == safer
     assert fallback_precision(Precision.BF16, CPU) == Precision.FP32
     assert fallback_precision(Precision.FP32, CPU) is None
 
@@ -218,8 +220,9 @@ def test_injected_nan_rolls_back_and_falls_back_to_a_safer_precision(rng, caplog
     assert events[0]["precision"] == "fp16"
     # Poisoned weights (test_guard.py poisons losses, whose weights stay finite).
     assert events[0]["reason"] == "non-finite weights"
-    assert events[0]["action"] == "rolled back and continued in fp32"
-    assert model.history[-1]["precision"] == "fp32"
+    safer = fallback_precision(Precision.FP16, CPU).value  # bf16 where native, else fp32
+    assert events[0]["action"] == f"rolled back and continued in {safer}"
+    assert model.history[-1]["precision"] == safer
     assert all(torch.isfinite(p).all() for p in model.generator.parameters())
     assert all(np.isfinite(h["generator_loss"]) for h in model.history[1:])
     assert "Divergence at step" in caplog.text
@@ -358,6 +361,48 @@ def test_cuda_mixed_precision_step_never_syncs(precision):
 
 @pytest.mark.gpu
 def test_cuda_bf16_lstm_is_detected():
-    """DESIGN fact: cuDNN runs the LSTM in fp16 under bf16 autocast; dgan must notice."""
+    """docs/design.md, decision 8: cuDNN runs the LSTM in fp16 under bf16 autocast; dgan must notice."""
     policy = PrecisionPolicy(torch.device("cuda"), Precision.BF16)
     assert policy.lstm_in_fp32 == (not lstm_runs_safely("cuda", torch.bfloat16))
+
+
+# ----- CPUs with and without bf16 hardware --------------------------------------------------
+@pytest.mark.parametrize(
+    "capability,expected",
+    [
+        ({"amx_bf16": True, "avx512_bf16": True}, "amx_bf16"),
+        ({"amx_bf16": False, "avx512_bf16": True}, "avx512_bf16"),
+        ({"amx_bf16": False, "avx512_bf16": False, "avx2": True}, None),
+    ],
+)
+def test_cpu_bf16_hardware_is_read_from_torch(monkeypatch, capability, expected):
+    import dgan.precision as precision
+
+    monkeypatch.setattr(torch._C._cpu, "_get_cpu_capability", lambda: capability)
+    precision.cpu_bf16_hardware.cache_clear()
+    try:
+        assert precision.cpu_bf16_hardware() == expected
+        assert precision.bf16_is_native(CPU) is (expected is not None)
+        # fp16 falls back to bf16 only where bf16 is native
+        after = precision.fallback_precision(Precision.FP16, CPU)
+        assert after == (Precision.BF16 if expected else Precision.FP32)
+        # "auto" stays fp32 on CPU until the quality suite admits bf16 (docs/precision.md)
+        assert resolve_precision("auto", CPU) == Precision.FP32
+    finally:
+        precision.cpu_bf16_hardware.cache_clear()
+
+
+@pytest.mark.parametrize("native", [True, False])
+def test_cpu_emulation_warning_only_where_emulated(monkeypatch, caplog, native):
+    import dgan.precision as precision
+
+    monkeypatch.setattr(precision, "cpu_bf16_hardware", lambda: "avx512_bf16" if native else None)
+    precision._warn_cpu_emulation.cache_clear()
+    with caplog.at_level(logging.WARNING, logger="dgan.precision"):
+        resolve_precision("bf16", CPU)
+    assert ("emulated" in caplog.text) is (not native)
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="dgan.precision"):
+        resolve_precision("fp16", CPU)
+    assert "CPUs have no fp16 matrix hardware" in caplog.text  # fp16 is emulated everywhere
+    precision._warn_cpu_emulation.cache_clear()

@@ -25,7 +25,7 @@ TYPES = [OutputType.DISCRETE, OutputType.CONTINUOUS]
 
 
 def test_training_step_never_reads_device_values(rng, monkeypatch):
-    """DESIGN decision 2: no .item(), .tolist(), .cpu() or Python bool of a tensor in a step."""
+    """docs/design.md, decision 2: no .item(), .tolist(), .cpu() or Python bool of a tensor in a step."""
     features, attributes = _data(rng)
     model = _model(epochs=1)
     model.train_numpy(features, attributes=attributes, attribute_types=TYPES, progress_bar=False)
@@ -70,7 +70,8 @@ def test_history_and_progress_callback(rng):
     assert seen[-1].total_batches == 3 and seen[-1].total_epochs == 3
     assert [h["epoch"] for h in model.history] == [0, 1, 2]
     for h in model.history:
-        assert all(np.isfinite(h[k]) for k in LOSS_NAMES)
+        assert all(np.isfinite(h[k]) for k in LOSS_NAMES if k != "temporal_discriminator_loss")
+        assert h["temporal_discriminator_loss"] is None  # no temporal critic by default
         assert h["examples_per_s"] > 0 and h["wall_time_s"] > 0
     # Continuing training appends to the history.
     model.train_numpy(features, attributes=attributes, progress_bar=False)

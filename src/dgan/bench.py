@@ -1,6 +1,6 @@
 """Benchmark harness: time a fixed window of training steps, record the machine, save JSON.
 
-Shared by the scripts in ``benchmarks/``. Following DESIGN.md ("Measuring"), a
+Shared by the scripts in ``benchmarks/``. Following docs/design.md ("Measuring"), a
 measurement burns in, synchronizes, then times a fixed window of training steps after
 ``torch.cuda.synchronize()`` on CUDA, and reports examples/s, seconds per batch, peak
 memory and skipped (loss-scaler) steps. Absolute numbers from shared machines are noise:
@@ -41,6 +41,7 @@ import torch
 
 from dgan.config import DGANConfig, OutputType
 from dgan.model import DGAN
+from dgan.precision import cpu_bf16_hardware
 from dgan.serialization import json_safe
 from dgan.training import Accumulators, Batch, loss_scale, peak_rss_bytes
 
@@ -65,6 +66,7 @@ def machine_info(repo: str | os.PathLike | None = None) -> dict[str, Any]:
         "torch_threads": torch.get_num_threads(),
         "cpu_capability": torch.backends.cpu.get_cpu_capability(),
         "cpu_native_low_precision_flags": [f for f in _NATIVE_LOW_PRECISION_FLAGS if f in flags],
+        "cpu_bf16_hardware": cpu_bf16_hardware(),  # what torch sees, None where emulated
         "torch": torch.__version__,
         "cuda": torch.version.cuda,
         "cudnn": torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None,
@@ -324,7 +326,7 @@ def _window(step: Callable[[], None], steps: int, device: torch.device) -> dict[
 
 
 class _SyncCheck:
-    """On CUDA, record host syncs in the window (DESIGN decision 2) as warning texts."""
+    """On CUDA, record host syncs in the window (docs/design.md, decision 2) as warning texts."""
 
     def __init__(self, cuda: bool):
         self.cuda = cuda

@@ -155,6 +155,20 @@ class DGANConfig:
     divergence_guard: bool = True
     """Roll back to the last good state and continue one precision safer on NaN/inf."""
 
+    # --- Quality levers (see docs/quality.md for what each did on the benchmark suite) ---
+    gradient_penalty_norm: str = "example"
+    """"example": the penalty takes one gradient norm per example (WGAN-GP, DoppelGANger);
+    "batch": one norm over the whole batch, as gretel-synthetics computes it."""
+    generator_ema_decay: float | None = None
+    """Generate with an exponential moving average of the generator's weights, e.g. 0.999
+    (the decay ramps up over the first steps); None generates with the trained weights."""
+    temporal_critic: bool = False
+    """Train a third critic, 1-D convolutions over time, beside the MLP critics."""
+    temporal_critic_loss_coef: float = 1.0
+    """Weight of the temporal critic's term in the generator loss."""
+    temporal_critic_num_units: int = 64
+    """Channels of the temporal critic's convolutions."""
+
     def __post_init__(self) -> None:
         self._coerce_enums()
         raise_all(self._problems(), ParameterError, "DGANConfig")
@@ -234,6 +248,7 @@ class DGANConfig:
                 f"sample_len={self.sample_len}; choose sample_len from {divisors}."
             )
         problems += self._precision_problems()
+        problems += self._quality_problems()
         if self.seed is not None and (
             isinstance(self.seed, bool) or not isinstance(self.seed, int)
         ):
@@ -281,6 +296,30 @@ class DGANConfig:
                 "gradient_penalty_precision must be 'fp32' or 'autocast', got "
                 f"{self.gradient_penalty_precision!r}."
             )
+        return problems
+
+    def _quality_problems(self) -> list[str]:
+        problems = []
+        if self.gradient_penalty_norm not in ("example", "batch"):
+            problems.append(
+                "gradient_penalty_norm must be 'example' or 'batch', got "
+                f"{self.gradient_penalty_norm!r}."
+            )
+        decay = self.generator_ema_decay
+        if decay is not None and (
+            isinstance(decay, bool) or not isinstance(decay, (int, float)) or not 0 < decay < 1
+        ):
+            problems.append(
+                f"generator_ema_decay must be None or in (0, 1) (e.g. 0.999), got {decay!r}."
+            )
+        coef = self.temporal_critic_loss_coef
+        if isinstance(coef, bool) or not isinstance(coef, (int, float)) or not 0 <= coef < 1e6:
+            problems.append(f"temporal_critic_loss_coef must be a number >= 0, got {coef!r}.")
+        units = self.temporal_critic_num_units
+        if isinstance(units, bool) or not isinstance(units, int) or units < 1:
+            problems.append(f"temporal_critic_num_units must be a positive integer, got {units!r}.")
+        if not isinstance(self.temporal_critic, bool):
+            problems.append(f"temporal_critic must be True or False, got {self.temporal_critic!r}.")
         return problems
 
     @property

@@ -60,11 +60,14 @@ def gradient_penalty(
     fake: Parts,
     alpha: torch.Tensor,
     policy: PrecisionPolicy,
+    norm: str = "example",
 ) -> torch.Tensor:
     """WGAN-GP penalty: mean over the batch of (||d critic / d x_hat|| - 1)^2.
 
-    The norm is taken per example over all of its parts together (as in DoppelGANger),
-    so the penalty bounds the critic's gradient for each example's whole input.
+    With ``norm="example"`` the norm is taken per example over all of its parts together
+    (WGAN-GP, DoppelGANger), so the penalty bounds the critic's gradient for each
+    example's whole input. ``norm="batch"`` takes one norm over the whole batch (as
+    gretel-synthetics does), a much weaker constraint on each example's gradient.
 
     With ``policy.gradient_penalty_precision == "fp32"`` the critic pass and the norm run
     in full precision (second-order gradients amplify rounding). With "autocast" they
@@ -98,7 +101,9 @@ def gradient_penalty(
         inv_scale = 1.0 / scaler.scale(torch.ones((), device=policy.device))
         grads = [g * inv_scale for g in scaled_grads]
     with region():
-        squared = sum(g.flatten(1).float().pow(2).sum(dim=1) for g in grads)
+        squared = sum(g.flatten(1).float().pow(2).sum(dim=1) for g in grads)  # (B,)
+        if norm == "batch":
+            squared = squared.sum()
         # eps keeps the sqrt differentiable at a zero gradient (DoppelGANger uses it too)
-        norm = torch.sqrt(squared + 1e-12)
-        return ((norm - 1.0) ** 2).mean()
+        length = torch.sqrt(squared + 1e-12)
+        return ((length - 1.0) ** 2).mean()

@@ -109,7 +109,8 @@ class DGAN:
         self.encoder, self.data_frame_layout = encoder, layout
         self.trainer = Trainer.create(self.config, encoder, self.device)
         names = None if layout is None else layout.attribute_columns
-        self.sampler = Sampler(self.config, encoder, self.trainer.generator, self.device, names)
+        generator = self.trainer.sampling_generator
+        self.sampler = Sampler(self.config, encoder, generator, self.device, names)
 
     # ----- training -------------------------------------------------------------------
     def train_numpy(

@@ -215,6 +215,39 @@ class Critic(nn.Module):
         return self.net(torch.cat(flat, dim=1))  # (B, 1)
 
 
+class TemporalCritic(nn.Module):
+    """A critic that reads the series through 1-D convolutions over time.
+
+    Three convolutions (kernel 5; the last two halve the length) and a mean over time
+    summarise the series; attributes join after that, and an MLP scores. It sees local
+    temporal patterns (steps, slopes, oscillations) with weights shared across time,
+    which the MLP critic over the flattened series has to learn at every position.
+
+    Example:
+        >>> critic = TemporalCritic(feature_dim=3, attribute_dim=2, num_units=8)
+        >>> critic(torch.zeros(4, 2), None, torch.zeros(4, 10, 3)).shape
+        torch.Size([4, 1])
+    """
+
+    def __init__(self, feature_dim: int, attribute_dim: int, num_units: int):
+        super().__init__()
+        self.convolutions = nn.Sequential(
+            nn.Conv1d(feature_dim, num_units, 5, padding=2),
+            nn.LeakyReLU(0.2),
+            nn.Conv1d(num_units, num_units, 5, stride=2, padding=2),
+            nn.LeakyReLU(0.2),
+            nn.Conv1d(num_units, num_units, 5, stride=2, padding=2),
+            nn.LeakyReLU(0.2),
+        )
+        self.score = _mlp(num_units + attribute_dim, num_units, 1, 1, batch_norm=False)
+
+    def forward(self, *parts: torch.Tensor | None) -> torch.Tensor:
+        *attribute_parts, features = parts
+        summary = self.convolutions(features.transpose(1, 2)).mean(dim=2)  # (B, U)
+        flat = [p.flatten(1) for p in attribute_parts if p is not None]
+        return self.score(torch.cat([*flat, summary], dim=1))  # (B, 1)
+
+
 def build_networks(config, encoder) -> tuple[Generator, Critic, Critic | None]:
     """The generator, critic and (if used) attribute critic for a fitted `DataEncoder`.
 
@@ -258,3 +291,9 @@ def build_networks(config, encoder) -> tuple[Generator, Critic, Critic | None]:
             attribute_dim, c.discriminator_num_layers, c.discriminator_num_units
         )
     return generator, critic, attribute_critic
+
+
+def build_temporal_critic(config, encoder) -> TemporalCritic:
+    """The optional temporal critic (``config.temporal_critic``) for a fitted encoder."""
+    attribute_dim = encoder.attribute_dim + encoder.additional_dim
+    return TemporalCritic(encoder.feature_dim, attribute_dim, config.temporal_critic_num_units)

@@ -41,9 +41,8 @@ def save_model(model: DGAN, path: str | os.PathLike) -> Path:
     optimizers = {}
     for name, module_state in trainer_state["modules"].items():
         tensors |= flatten_state_dict(name, module_state)
-        opt_tensors, optimizers[name] = split_optimizer_state(
-            f"optimizer.{name}", trainer_state["optimizers"][name]
-        )
+    for name, optimizer_state in trainer_state["optimizers"].items():
+        opt_tensors, optimizers[name] = split_optimizer_state(f"optimizer.{name}", optimizer_state)
         tensors |= opt_tensors
     device = model.device.type
     tensors[f"rng.{device}.train"] = trainer_state["rng"]

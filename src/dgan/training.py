@@ -11,6 +11,7 @@ take the policy, and the `DivergenceGuard` checks health at those sync points.
 from __future__ import annotations
 
 import contextlib
+import copy
 import logging
 import math
 import sys
@@ -28,7 +29,13 @@ from dgan.errors import ParameterError
 from dgan.generation import draw_noise, make_rng
 from dgan.guard import DivergenceGuard
 from dgan.losses import critic_loss, generator_loss, gradient_penalty
-from dgan.networks import Critic, Generator, build_networks
+from dgan.networks import (
+    Critic,
+    Generator,
+    TemporalCritic,
+    build_networks,
+    build_temporal_critic,
+)
 from dgan.precision import Precision, PrecisionPolicy, resolve_precision
 from dgan.records import EpochRecord, GuardEvent
 
@@ -40,7 +47,10 @@ LOSS_NAMES = (
     "attribute_discriminator_loss",
     "gradient_penalty",
     "generator_loss",
+    "temporal_discriminator_loss",
 )
+CRITIC_LOSSES = slice(0, 3)  # the critic step's (main, attribute, penalty)
+GENERATOR_LOSS, TEMPORAL_LOSS = 3, 4
 
 
 @dataclass
@@ -158,12 +168,18 @@ class Trainer:
         attribute_critic: Critic | None,
         policy: PrecisionPolicy,
         rng: torch.Generator,
+        temporal_critic: TemporalCritic | None = None,
     ):
         self.config = config
         self.generator = generator
         self.critic = critic
         self.attribute_critic = attribute_critic
+        self.temporal_critic = temporal_critic
         self.rng = rng
+        # Generation may use an exponential moving average of the generator's weights.
+        self.generator_ema = None
+        if config.generator_ema_decay is not None:
+            self.generator_ema = copy.deepcopy(generator).requires_grad_(False)
         self.device = policy.device
         # Fused Adam keeps the step on the GPU (and lets GradScaler skip without a sync).
         fused = {"fused": True} if self.device.type == "cuda" else {}
@@ -181,6 +197,11 @@ class Trainer:
                 c.attribute_discriminator_learning_rate,
                 c.attribute_discriminator_beta1,
             )
+        self.temporal_critic_opt = None
+        if temporal_critic is not None:
+            self.temporal_critic_opt = adam(
+                temporal_critic, c.discriminator_learning_rate, c.discriminator_beta1
+            )
         self.set_policy(policy)
         self.guard = DivergenceGuard(self)
         self.stopped = False  # set when the guard finds no safer precision to continue in
@@ -196,6 +217,7 @@ class Trainer:
             if config.seed is not None:
                 torch.manual_seed(config.seed)
             generator, critic, attribute_critic = build_networks(config, encoder)
+            temporal = build_temporal_critic(config, encoder) if config.temporal_critic else None
         return cls(
             config,
             generator.to(device),
@@ -203,26 +225,40 @@ class Trainer:
             None if attribute_critic is None else attribute_critic.to(device),
             PrecisionPolicy.from_config(config, device),
             make_rng(config.seed, 0, device),
+            None if temporal is None else temporal.to(device),
         )
 
     def modules(self) -> dict[str, torch.nn.Module]:
-        """The trained networks by name ("generator", "critic", "attribute_critic")."""
+        """Every network by name: those with optimizers, then the generator's average."""
         parts = {"generator": self.generator, "critic": self.critic}
         if self.attribute_critic is not None:
             parts["attribute_critic"] = self.attribute_critic
+        if self.temporal_critic is not None:
+            parts["temporal_critic"] = self.temporal_critic
+        if self.generator_ema is not None:
+            parts["generator_ema"] = self.generator_ema
         return parts
 
     def optimizers(self) -> dict[str, torch.optim.Optimizer]:
-        """Each network's optimizer, by the network's name."""
+        """Each trained network's optimizer, by the network's name."""
         parts = {"generator": self.generator_opt, "critic": self.critic_opt}
         if self.attribute_critic_opt is not None:
             parts["attribute_critic"] = self.attribute_critic_opt
+        if self.temporal_critic_opt is not None:
+            parts["temporal_critic"] = self.temporal_critic_opt
         return parts
+
+    @property
+    def sampling_generator(self) -> Generator:
+        """The generator to generate with: the weight average where there is one."""
+        return self.generator if self.generator_ema is None else self.generator_ema
 
     # ----- precision and state --------------------------------------------------------
     def set_policy(self, policy: PrecisionPolicy) -> None:
         self.policy = policy
         policy.configure(self.generator)
+        if self.generator_ema is not None:
+            policy.configure(self.generator_ema)
 
     def set_precision(self, precision: Precision) -> None:
         """Continue in ``precision`` with the same settings (and fresh loss scalers)."""
@@ -308,7 +344,8 @@ class Trainer:
         alpha = torch.rand(len(real), 1, device=self.device, generator=self.rng)
         with policy.autocast():
             wasserstein = critic_loss(self.critic(*real.parts()), self.critic(*fake.parts()))
-        penalty = gradient_penalty(self.critic, real.parts(), fake.parts(), alpha, policy)
+        norm = c.gradient_penalty_norm
+        penalty = gradient_penalty(self.critic, real.parts(), fake.parts(), alpha, policy, norm)
         loss = wasserstein + c.gradient_penalty_coef * penalty
         attribute_loss = torch.zeros((), device=self.device)
         if self.attribute_critic is not None:
@@ -318,31 +355,63 @@ class Trainer:
                     self.attribute_critic(*real_attrs), self.attribute_critic(*fake_attrs)
                 )
             attribute_penalty = gradient_penalty(
-                self.attribute_critic, real_attrs, fake_attrs, alpha, policy
+                self.attribute_critic, real_attrs, fake_attrs, alpha, policy, norm
             )
             attribute_loss = attribute_loss + c.attribute_gradient_penalty_coef * attribute_penalty
+        total = loss + attribute_loss
+        if self.temporal_critic is not None:
+            temporal = self.temporal_critic
+            with policy.autocast():
+                temporal_loss = critic_loss(temporal(*real.parts()), temporal(*fake.parts()))
+            temporal_penalty = gradient_penalty(
+                temporal, real.parts(), fake.parts(), alpha, policy, norm
+            )
+            temporal_loss = temporal_loss + c.gradient_penalty_coef * temporal_penalty
+            total = total + temporal_loss
+            acc.losses[TEMPORAL_LOSS] += temporal_loss.detach() * weight
         # The critics share no parameters and see detached inputs, so one backward of the
         # summed losses gives each critic exactly its own gradients.
-        optimizers = [o for o in (self.critic_opt, self.attribute_critic_opt) if o is not None]
-        skipped = policy.backward_and_step(loss + attribute_loss, policy.critic_scaler, optimizers)
+        optimizers = [
+            o
+            for o in (self.critic_opt, self.attribute_critic_opt, self.temporal_critic_opt)
+            if o is not None
+        ]
+        skipped = policy.backward_and_step(total, policy.critic_scaler, optimizers)
         stats = torch.stack([loss, attribute_loss, penalty]).detach()
-        acc.losses[:3] += stats * weight
+        acc.losses[CRITIC_LOSSES] += stats * weight
         acc.critic_skipped += skipped
-        acc.nonfinite_losses += (~torch.isfinite(stats)).any()
+        acc.nonfinite_losses += ~torch.isfinite(total.detach())
 
     def generator_step(self, n: int, acc: Accumulators, weight: float) -> None:
         """Update the generator once on ``n`` fresh fakes, through frozen critics."""
         c, policy = self.config, self.policy
-        with frozen(self.critic, self.attribute_critic), policy.autocast():
+        critics = (self.critic, self.attribute_critic, self.temporal_critic)
+        with frozen(*critics), policy.autocast():
             fake = self.fake_batch(n)
             loss = generator_loss(self.critic(*fake.parts()))
             if self.attribute_critic is not None:
                 attribute_scores = self.attribute_critic(fake.attributes, fake.additional)
                 loss = loss + c.attribute_loss_coef * generator_loss(attribute_scores)
+            if self.temporal_critic is not None:
+                temporal_scores = self.temporal_critic(*fake.parts())
+                loss = loss + c.temporal_critic_loss_coef * generator_loss(temporal_scores)
         skipped = policy.backward_and_step(loss, policy.generator_scaler, [self.generator_opt])
-        acc.losses[3] += loss.detach() * weight
+        if self.generator_ema is not None:
+            self._update_generator_ema()
+        acc.losses[GENERATOR_LOSS] += loss.detach() * weight
         acc.generator_skipped += skipped
         acc.nonfinite_losses += ~torch.isfinite(loss.detach())
+
+    @torch.no_grad()
+    def _update_generator_ema(self) -> None:
+        """Move the average toward the generator; the decay ramps up so early, poor
+        weights are forgotten (decay_t = min(decay, (1 + t) / (10 + t)))."""
+        t = self.steps_done
+        decay = min(self.config.generator_ema_decay, (1 + t) / (10 + t))
+        average, live = self.generator_ema, self.generator
+        torch._foreach_lerp_(list(average.parameters()), list(live.parameters()), 1.0 - decay)
+        for mine, theirs in zip(average.buffers(), live.buffers(), strict=True):
+            mine.copy_(theirs)  # BatchNorm statistics: the live ones
 
     def train_step(self, real: Batch, acc: Accumulators) -> None:
         """Critic rounds, then generator rounds, on one batch; adds to ``acc`` on the device."""
@@ -420,6 +489,8 @@ class Trainer:
         means = acc.mean_losses(seen) if seen else dict.fromkeys(LOSS_NAMES)  # host sync
         if self.attribute_critic is None:
             means["attribute_discriminator_loss"] = None
+        if self.temporal_critic is None:
+            means["temporal_discriminator_loss"] = None
         return EpochRecord(
             epoch=epoch,
             **means,

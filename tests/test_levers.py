@@ -1,0 +1,143 @@
+"""Quality levers: gradient-penalty norm, generator weight average, temporal critic."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from dgan import DGAN, DGANConfig, OutputType
+from dgan.errors import ParameterError
+from dgan.losses import gradient_penalty
+from dgan.networks import TemporalCritic
+from dgan.precision import Precision, PrecisionPolicy
+from tiny import tiny_config
+
+CPU = torch.device("cpu")
+TYPES = [OutputType.DISCRETE, OutputType.CONTINUOUS]
+
+
+def _data(rng, n=20):
+    features = rng.normal(size=(n, 6, 2))
+    attributes = np.stack([rng.integers(0, 3, n), rng.normal(size=n)], axis=1)
+    return features, attributes
+
+
+def _train(rng, **kw) -> DGAN:
+    features, attributes = _data(rng)
+    model = DGAN(tiny_config(**{"epochs": 2, **kw}))
+    model.train_numpy(features, attributes=attributes, attribute_types=TYPES, progress_bar=False)
+    return model
+
+
+# ----- gradient-penalty norm ---------------------------------------------------------------
+def _linear_critic(weights: torch.Tensor):
+    """score(x) = x @ w per example: every example's input gradient is w."""
+    return lambda x: x.flatten(1) @ weights[:, None]
+
+
+@pytest.mark.parametrize("norm", ["example", "batch"])
+def test_penalty_norm_follows_its_definition(norm):
+    batch, weights = 4, torch.tensor([3.0, 4.0])  # |w| = 5 for every example
+    real, fake = [torch.rand(batch, 2)], [torch.rand(batch, 2)]
+    policy = PrecisionPolicy(CPU, Precision.FP32)
+    penalty = gradient_penalty(
+        _linear_critic(weights), real, fake, torch.rand(batch, 1), policy, norm
+    )
+    # per example: (5 - 1)^2; over the batch: (||stacked gradients|| - 1)^2 = (5 * 2 - 1)^2
+    expected = (5.0 - 1) ** 2 if norm == "example" else (5.0 * batch**0.5 - 1) ** 2
+    assert penalty.item() == pytest.approx(expected, rel=1e-5)
+
+
+def test_batch_norm_penalty_is_a_config_choice(rng):
+    model = _train(rng, gradient_penalty_norm="batch")
+    assert np.isfinite(model.history[-1]["gradient_penalty"])
+    with pytest.raises(ParameterError, match="gradient_penalty_norm must be 'example' or 'batch'"):
+        tiny_config(gradient_penalty_norm="global")
+
+
+# ----- generator weight average ----------------------------------------------------------
+def test_weight_average_follows_its_ramped_decay(rng):
+    model = _train(rng, generator_ema_decay=0.99, epochs=1, batch_size=64)  # one step
+    live = dict(model.trainer.generator.named_parameters())
+    average = dict(model.trainer.generator_ema.named_parameters())
+    # After one step (t = 0) the decay is min(0.99, 1/10): 90% of the way to the weights.
+    start = DGAN(model.config)  # same seed and data: the initial weights
+    features, attributes = _data(np.random.default_rng(12345))
+    start.preprocess(features, attributes=attributes, attribute_types=TYPES)
+    assert any(not torch.equal(average[k], live[k]) for k in live)
+    for k, initial in start.trainer.generator.named_parameters():
+        torch.testing.assert_close(average[k], 0.1 * initial + 0.9 * live[k])
+
+
+def test_generation_uses_the_weight_average(rng, tmp_path):
+    model = _train(rng, generator_ema_decay=0.9)
+    assert model.sampler.generator is model.trainer.generator_ema
+    noise = model.attribute_noise_func(3), model.feature_noise_func(3)
+    _, from_model = model.generate_numpy(attribute_noise=noise[0], feature_noise=noise[1])
+    average = model.trainer.generator_ema
+    # Different weights give different series: generation must follow the average's.
+    with torch.no_grad():
+        model.trainer.generator.eval()
+        _, _, live = model.trainer.generator(*noise)
+        average.eval()
+        _, _, averaged = average(*noise)
+    assert not torch.allclose(live, averaged)
+    loaded = DGAN.load(model.save(tmp_path / "m.dgan"))
+    saved = loaded.trainer.generator_ema.state_dict()
+    for k, p in average.state_dict().items():
+        assert torch.equal(p, saved[k]), k
+    _, again = loaded.generate_numpy(attribute_noise=noise[0], feature_noise=noise[1])
+    np.testing.assert_array_equal(np.stack(again), np.stack(from_model))
+
+
+def test_without_decay_generation_uses_the_trained_generator(rng):
+    model = _train(rng)
+    assert model.trainer.generator_ema is None
+    assert model.sampler.generator is model.trainer.generator
+
+
+# ----- temporal critic ---------------------------------------------------------------------
+def test_temporal_critic_trains_saves_and_shapes_the_generator(rng, tmp_path):
+    model = _train(rng, temporal_critic=True, temporal_critic_num_units=8)
+    assert isinstance(model.trainer.temporal_critic, TemporalCritic)
+    assert all(np.isfinite(h["temporal_discriminator_loss"]) for h in model.history)
+    assert all(p.requires_grad for p in model.trainer.temporal_critic.parameters())
+    loaded = DGAN.load(model.save(tmp_path / "m.dgan"))
+    for p, q in zip(
+        model.trainer.temporal_critic.parameters(),
+        loaded.trainer.temporal_critic.parameters(),
+        strict=True,
+    ):
+        assert torch.equal(p, q)
+
+
+def test_temporal_critic_gradient_reaches_the_generator(rng):
+    """With the MLP critics' weight at zero, only the temporal critic moves the generator."""
+    model = _train(rng, temporal_critic=True, temporal_critic_num_units=8, epochs=1)
+    trainer = model.trainer
+    trainer.generator.zero_grad()
+    fake = trainer.fake_batch(8)
+    trainer.temporal_critic(*fake.parts()).mean().backward()
+    lstm_grads = [p.grad for p in trainer.generator.lstm.parameters()]
+    assert all(g is not None and g.abs().sum() > 0 for g in lstm_grads)
+
+
+def test_temporal_critic_reads_series_of_any_length():
+    critic = TemporalCritic(feature_dim=2, attribute_dim=0, num_units=4)
+    for length in (1, 2, 7, 50):
+        assert critic(None, None, torch.zeros(3, length, 2)).shape == (3, 1)
+
+
+def test_lever_fields_are_checked():
+    with pytest.raises(ParameterError) as error:
+        DGANConfig(
+            max_sequence_len=4,
+            sample_len=2,
+            generator_ema_decay=1.5,
+            temporal_critic="yes",
+            temporal_critic_num_units=0,
+        )
+    message = str(error.value)
+    assert "generator_ema_decay" in message and "temporal_critic must be True or False" in message
+    assert "temporal_critic_num_units" in message
