@@ -30,6 +30,13 @@ CPU = torch.device("cpu")
 N, LOG_EVERY = 24, 2
 
 
+@pytest.fixture(autouse=True)
+def no_native_bf16(monkeypatch):
+    """fp16 falls back to fp32 in these tests on every CPU (bf16 where native is tested
+    separately): the expected precisions then read the same everywhere."""
+    monkeypatch.setattr(dgan.precision, "bf16_is_native", lambda device: False)
+
+
 def _data():
     rng = np.random.default_rng(0)
     features = rng.normal(size=(N, 6, 2))
@@ -177,3 +184,35 @@ def test_recovery_restores_the_snapshot_s_precision_and_scalers(monkeypatch):
     guard.recover("non-finite loss", epoch=0)
     assert restored["scale"] == scale
     assert model.trainer.policy.precision == Precision.FP32
+
+
+def test_the_guard_checks_at_every_epoch_end(monkeypatch):
+    """Checks every log_every steps AND at the end of each epoch: with log_every=50 a
+    three-step epoch is checked only at its end, and a divergence there is still caught."""
+    model = _train(monkeypatch, poison="generator_loss", steps=(2,), log_every=50)
+    (event,) = _events(model)
+    assert event["reason"] == "non-finite loss" and event["step"] == 3
+
+
+def test_a_snapshot_stays_as_taken_through_later_steps_and_recoveries():
+    """Optimizers keep the tensors they load: recovering must not hand them the snapshot's
+    own tensors, or the next steps would change the snapshot under the guard."""
+    features, attributes = _data()
+    model = DGAN(tiny_config(log_every=LOG_EVERY))
+    batch = training.Batch.from_encoded(
+        model.preprocess(features, attributes=attributes), model.device
+    )
+    trainer, guard = model.trainer, model.trainer.guard
+    trainer.train_step(batch.head(8), training.Accumulators(CPU))  # optimizer state exists
+    guard.snapshot()
+    taken = copy.deepcopy(trainer.state_dict())
+    for _ in range(2):
+        trainer.train_step(batch.head(8), training.Accumulators(CPU))
+        guard.recover("non-finite loss", epoch=0)
+        state = trainer.state_dict()
+        for name, module_state in taken["modules"].items():
+            assert _same(state["modules"][name], module_state)
+        for name, optimizer_state in taken["optimizers"].items():
+            for key, values in optimizer_state["state"].items():
+                live = state["optimizers"][name]["state"][key]
+                assert all(torch.equal(live[k], v) for k, v in values.items()), (name, key)

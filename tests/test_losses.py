@@ -213,6 +213,33 @@ def test_a_critic_with_unit_gradient_per_example_has_no_penalty():
     assert doubled.item() == pytest.approx(1.0, rel=1e-5)  # (2 - 1)^2 for every example
 
 
+class _UnitCritic(torch.nn.Module):
+    """A linear critic whose gradient is the same unit vector for every example."""
+
+    def __init__(self, dim: int):
+        super().__init__()
+        weight = torch.randn(dim, generator=torch.Generator().manual_seed(0))
+        self.weight = torch.nn.Parameter(weight / weight.norm())
+
+    def forward(self, *parts):
+        flat = torch.cat([p.flatten(1) for p in parts if p is not None], dim=1)
+        return (flat @ self.weight)[:, None]
+
+
+@pytest.mark.parametrize("norm", ["example", "batch"])
+def test_the_training_step_takes_the_configured_penalty_norm(norm):
+    """Default "example": a critic with unit gradient per example is not penalised; a
+    "batch" norm sees sqrt(batch) and penalises it by (sqrt(B) - 1)^2."""
+    model, real = _built(use_attribute_discriminator=False, gradient_penalty_norm=norm)
+    trainer = model.trainer
+    dim = sum(p.flatten(1).shape[1] for p in real.parts() if p is not None)
+    trainer.critic = _UnitCritic(dim)
+    acc = Accumulators(CPU)
+    trainer.critic_step(real, acc, weight=1.0)
+    expected = 0.0 if norm == "example" else (len(real) ** 0.5 - 1) ** 2
+    assert acc.losses[2].item() == pytest.approx(expected, abs=1e-5)
+
+
 def test_interpolates_mix_each_example_with_its_own_alpha():
     from dgan.losses import interpolate
 

@@ -147,10 +147,10 @@ def test_variable_length_series_end_where_the_generator_says(rng, tie):
     features = [rng.uniform(1, 2, size=(length, 1)) for length in [2, 3, 4] * 8]
     model = _train(features)
     assert model.encoder.variable_length
-    ends = [0, 1, 2, 3, 1]  # end steps: lengths 1, 2, 3, 4, 2
+    ends = [0, 1, 2, 3, 1, 99]  # end steps: lengths 1, 2, 3, 4, 2 and never (full length)
     _force_ends(model.generator, ends, tie)
     _, series = model.generate_numpy(len(ends))
-    assert [len(s) for s in series] == [e + 1 for e in ends]
+    assert [len(s) for s in series] == [1, 2, 3, 4, 2, 4]
     assert all(np.isfinite(s).all() and (s >= 1 - 1e-9).all() for s in series)
     # The generator zeroes every step after the end, and only those.
     sampler = model.sampler

@@ -106,6 +106,32 @@ def test_rounds_are_optimizer_steps_per_batch(rng, critic_rounds, generator_roun
     assert _adam_steps(trainer.generator_opt) == generator_rounds * 6
 
 
+def test_epoch_losses_are_example_weighted_means_of_the_step_losses(rng, monkeypatch):
+    """20 examples in batches of 7, 7 and 6, two generator rounds per batch: the epoch's
+    generator loss weighs each batch's mean round loss by the batch's size."""
+    import dgan.training as training
+
+    losses, sizes = [], []
+    original = training.generator_loss
+
+    def spy(scores):
+        loss = original(scores)
+        losses.append(loss.item())
+        return loss
+
+    monkeypatch.setattr(training, "generator_loss", spy)
+    features, attributes = _data(rng)
+    model = _model(epochs=1, generator_rounds=2, use_attribute_discriminator=False)
+    encoded = model.preprocess(features, attributes=attributes)
+    step = model.trainer.train_step
+    model.trainer.train_step = lambda real, acc: (sizes.append(len(real)), step(real, acc))
+    model.train_encoded(encoded, progress_bar=False)
+    assert sizes == [7, 7, 6] and len(losses) == 6
+    per_batch = np.array(losses).reshape(3, 2).mean(axis=1)
+    expected = (per_batch * np.array(sizes)).sum() / 20
+    assert model.history[0]["generator_loss"] == pytest.approx(expected, rel=1e-5)
+
+
 def test_no_attribute_discriminator(rng):
     features, attributes = _data(rng)
     model = _model(use_attribute_discriminator=False)
