@@ -227,6 +227,9 @@ MUTANTS: tuple[Mutant, ...] = (
     m("training", "nonfinite-count-kept-after-rollback",
       "                    acc.nonfinite_losses.zero_()\n", "",
       TRAINING, "one divergence triggers a rollback at every later check"),
+    m("training", "losses-kept-after-rollback",
+      "                    acc.losses.zero_()\n", "",
+      TRAINING, "an epoch's losses include the steps that were rolled back"),
     m("training", "losses-not-weighted",
       "acc.losses[GENERATOR_LOSS] += loss.detach() * weight",
       "acc.losses[GENERATOR_LOSS] += loss.detach()",
@@ -255,6 +258,22 @@ MUTANTS: tuple[Mutant, ...] = (
       "critic_loss(temporal(*real.parts()), temporal(*fake.parts()))",
       "critic_loss(temporal(*fake.parts()), temporal(*real.parts()))",
       LEVERS + TRAINING, "the temporal critic gets real and fake swapped"),
+    m("training", "temporal-coef-ignored",
+      "loss = loss + c.temporal_critic_loss_coef * generator_loss(temporal_scores)",
+      "loss = loss + generator_loss(temporal_scores)",
+      LEVERS + TRAINING, "temporal_critic_loss_coef is ignored"),
+    m("training", "generator-blind-to-temporal-critic",
+      "loss = loss + c.temporal_critic_loss_coef * generator_loss(temporal_scores)",
+      "loss = loss",
+      LEVERS + TRAINING, "the temporal critic does not steer the generator"),
+    m("training", "generation-ignores-the-average",
+      "return self.generator if self.generator_ema is None else self.generator_ema",
+      "return self.generator",
+      LEVERS, "generator_ema_decay is set but generation uses the live weights"),
+    m("training", "average-keeps-stale-batchnorm-statistics",
+      "mine.copy_(theirs)  # BatchNorm statistics: the live ones", "pass",
+      (*LEVERS, "tests/test_training.py"),
+      "the weight average generates with BatchNorm statistics of step 0"),
     m("training", "ema-decay-does-not-ramp",
       "decay = min(self.config.generator_ema_decay, (1 + t) / (10 + t))",
       "decay = self.config.generator_ema_decay",
@@ -422,12 +441,14 @@ def run_tests(tree: Path, command: list[str], timeout: float) -> tuple[int | Non
     return done.returncode, lines[-1] if lines else ""
 
 
-def run_mutant(tree: Path, mutant: Mutant, full: bool, timeout: float) -> Result:
+def run_mutant(
+    tree: Path, mutant: Mutant, full: bool, timeout: float, doctests: bool = True
+) -> Result:
     tests = ("tests", "src/dgan") if full else mutant.tests
-    doctests = None if full else mutant.path
+    doctest_module = mutant.path if doctests and not full else None
     start = time.perf_counter()
     with applied(tree, mutant):
-        code, last = run_tests(tree, pytest_command(tests, doctests), timeout)
+        code, last = run_tests(tree, pytest_command(tests, doctest_module), timeout)
     seconds = time.perf_counter() - start
     if code is None:
         return Result(mutant, "timeout", seconds, f"no result in {timeout:.0f} s")
@@ -465,6 +486,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--list", action="store_true", help="list the mutants and exit")
     parser.add_argument("--timeout", type=float, default=600, help="seconds per mutant run")
     parser.add_argument("--min-score", type=float, default=0.9, help="core score to pass")
+    parser.add_argument(
+        "--no-doctests", action="store_true", help="tests only: leave out the module's doctests"
+    )
     parser.add_argument("--skip-baseline", action="store_true", help="trust the clean run")
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args(argv)
@@ -510,7 +534,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                     print("the tests fail without any mutant; fix them first")
                     return 1
             for k, mutant in enumerate(mutants, 1):
-                result = run_mutant(tree, mutant, args.full, args.timeout)
+                result = run_mutant(
+                    tree, mutant, args.full, args.timeout, doctests=not args.no_doctests
+                )
                 results.append(result)
                 note = f"  (equivalent: {mutant.equivalent})" if mutant.equivalent else ""
                 print(

@@ -96,6 +96,15 @@ def test_a_non_finite_loss_with_healthy_weights_is_divergence(monkeypatch, loss_
     assert math.isfinite(model.history[2]["generator_loss"])
 
 
+def test_one_divergence_mid_epoch_is_one_event_and_the_epoch_reports_clean_steps(monkeypatch):
+    """A NaN loss in step 4 (checked at once) rolls back once; the epoch's losses are
+    those of its steps 5 and 6, not polluted by step 4, and the count starts afresh."""
+    model = _train(monkeypatch, poison="critic_loss", steps=(4,), precision="fp16")
+    assert [(e["step"], e["reason"]) for e in _events(model)] == [(4, "non-finite loss")]
+    assert all(math.isfinite(h["discriminator_loss"]) for h in model.history)
+    assert all(math.isfinite(h["generator_loss"]) for h in model.history)
+
+
 def test_rollback_goes_to_the_last_healthy_snapshot_not_the_first(monkeypatch):
     """In fp32 the guard rolls back and stops: the weights left are those of the last
     healthy check (after step 4), not those training started from."""

@@ -63,25 +63,30 @@ def test_loss_functions_have_the_wgan_signs():
 
 
 def test_a_critic_step_widens_the_gap_between_real_and_fake_scores():
-    """Swapping real and fake anywhere in the critic's loss makes the gap shrink."""
-    model, real = _built(gradient_penalty_coef=0.0, attribute_gradient_penalty_coef=0.0)
+    """Swapping real and fake anywhere in a critic's loss makes its gap shrink."""
+    model, real = _built(
+        gradient_penalty_coef=0.0,
+        attribute_gradient_penalty_coef=0.0,
+        temporal_critic=True,
+        temporal_critic_num_units=8,
+    )
     trainer = model.trainer
     fake_batch = _fixed_fakes(model, len(real))
     with torch.no_grad():
         fake = fake_batch(len(real))
-    scores = (
-        lambda b: trainer.critic(*b.parts()),
-        lambda b: trainer.attribute_critic(b.attributes, b.additional),
-    )
+    scores = {
+        "critic": lambda b: trainer.critic(*b.parts()),
+        "attribute critic": lambda b: trainer.attribute_critic(b.attributes, b.additional),
+        "temporal critic": lambda b: trainer.temporal_critic(*b.parts()),
+    }
 
     def gaps():
-        return [_gap(score, real, fake) for score in scores]
+        return {name: _gap(score, real, fake) for name, score in scores.items()}
 
     before = gaps()
     trainer.critic_step(real, Accumulators(CPU), weight=1.0)
     after = gaps()
-    assert after[0] > before[0], (before, after)
-    assert after[1] > before[1], (before, after)
+    assert all(after[name] > before[name] for name in scores), (before, after)
 
 
 def test_the_recorded_critic_loss_is_wasserstein_plus_coef_times_penalty(monkeypatch):
@@ -110,31 +115,48 @@ def test_the_recorded_critic_loss_is_wasserstein_plus_coef_times_penalty(monkeyp
     assert penalty == pytest.approx(p_main.item(), rel=1e-6)
 
 
-@pytest.mark.parametrize("attribute_critic", [False, True])
-def test_a_generator_step_raises_the_critics_score_of_its_fakes(attribute_critic):
-    """Flipping the generator loss's sign (anywhere) makes the score fall."""
-    model, real = _built(use_attribute_discriminator=attribute_critic)
+@pytest.mark.parametrize("critic", ["critic", "attribute_critic", "temporal_critic"])
+def test_a_generator_step_raises_the_critics_score_of_its_fakes(critic):
+    """Flipping the generator loss's sign (anywhere) makes the score fall. The other
+    critics' terms are weighted zero, so each critic is tested on its own."""
+    model, real = _built(
+        use_attribute_discriminator=critic == "attribute_critic",
+        attribute_loss_coef=1.0,
+        temporal_critic=critic == "temporal_critic",
+        temporal_critic_num_units=8,
+    )
     trainer = model.trainer
     fake_batch = _fixed_fakes(model, len(real))
-
-    def objective() -> float:
+    if critic != "critic":  # silence the main critic: a zero last layer scores 0
+        last = trainer.critic.net[-1]
         with torch.no_grad():
-            fake = fake_batch(len(real))
-            score = trainer.critic(*fake.parts()).mean()
-            if attribute_critic:
-                score = score + trainer.attribute_critic(fake.attributes, fake.additional).mean()
-        return score.item()
+            last.weight.zero_()
+            last.bias.zero_()
+    parts = {
+        "critic": lambda b: trainer.critic(*b.parts()),
+        "attribute_critic": lambda b: trainer.attribute_critic(b.attributes, b.additional),
+        "temporal_critic": lambda b: trainer.temporal_critic(*b.parts()),
+    }
 
-    before = objective()
+    def score() -> float:
+        with torch.no_grad():
+            return parts[critic](fake_batch(len(real))).mean().item()
+
+    before = score()
     trainer.generator_step(len(real), Accumulators(CPU), weight=1.0)
-    assert objective() > before
+    assert score() > before
 
 
-def test_the_attribute_critic_steers_the_generator_by_attribute_loss_coef():
-    """The generator's update depends on the attribute critic, scaled by its coefficient."""
+@pytest.mark.parametrize(
+    "coef_name, settings",
+    [("attribute_loss_coef", {}), ("temporal_critic_loss_coef", {"temporal_critic": True})],
+)
+def test_each_extra_critic_steers_the_generator_by_its_coefficient(coef_name, settings):
+    """The generator's update depends on the attribute (or temporal) critic, linearly in
+    that critic's coefficient."""
     updates = []
     for coef in (0.0, 1.0, 2.0):
-        model, real = _built(attribute_loss_coef=coef, generator_learning_rate=1e-3)
+        model, real = _built(**{coef_name: coef, "temporal_critic_num_units": 8, **settings})
         trainer = model.trainer
         _fixed_fakes(model, len(real))
         trainer.generator_opt = torch.optim.SGD(trainer.generator.parameters(), lr=1.0)

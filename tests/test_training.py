@@ -147,3 +147,16 @@ def test_critics_are_trainable_again_after_generator_step(rng):
     model.train_numpy(features, attributes=attributes, attribute_types=TYPES, progress_bar=False)
     assert all(p.requires_grad for p in model.critic.parameters())
     assert all(p.requires_grad for p in model.attribute_critic.parameters())
+
+
+def test_the_weight_average_generates_with_the_live_batchnorm_statistics(rng):
+    """Weights are averaged; BatchNorm's running statistics are copied from the live
+    generator, so the average normalises its attribute MLPs as training left them."""
+    features, attributes = _data(rng)
+    model = _model(generator_ema_decay=0.9)
+    model.train_numpy(features, attributes=attributes, attribute_types=TYPES, progress_bar=False)
+    live = dict(model.trainer.generator.named_buffers())
+    average = dict(model.trainer.generator_ema.named_buffers())
+    assert any("running_mean" in name for name in live)
+    for name, buffer in live.items():
+        assert torch.equal(average[name], buffer), name
