@@ -8,7 +8,6 @@ in-process.
 from __future__ import annotations
 
 import base64
-import dataclasses
 import io
 import json
 import os
@@ -16,7 +15,6 @@ import re
 import subprocess
 import sys
 from pathlib import Path
-from types import SimpleNamespace
 
 import matplotlib.image
 import numpy as np
@@ -24,8 +22,11 @@ import pandas as pd
 import pytest
 
 from dgan import DGAN
-from dgan.cli import DEMO_SYNTHETIC_SERIES, choose_sample_len, main, training_summary
+from dgan.cli import main
+from dgan.demo import DEMO_SYNTHETIC_SERIES
 from dgan.errors import DataError
+from dgan.lengths import choose_sample_len
+from dgan.summary import training_summary
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 ENV = {
@@ -254,23 +255,6 @@ def test_precision_flag_reaches_the_config_and_the_history(tmp_path, monkeypatch
     assert [h["precision"] for h in model.history] == ["bf16"]
 
 
-def test_a_flag_this_build_has_no_field_for_is_a_clear_error(tmp_path, monkeypatch, capsys):
-    """For builds whose DGANConfig predates a flag (as --precision once did)."""
-    import dgan.cli as cli
-
-    @dataclasses.dataclass
-    class OldConfig:
-        epochs: int = 1
-
-    monkeypatch.setattr(cli, "DGANConfig", OldConfig)
-    monkeypatch.chdir(tmp_path)
-    long_frame().to_csv("data.csv", index=False)
-    assert main(["train", "data.csv", "-o", "m.dgan", "--precision", "bf16"]) == 1
-    err = capsys.readouterr().err
-    assert "--precision is not supported by this dgan build" in err, err
-    assert not Path("m.dgan").exists()
-
-
 def test_debug_shows_the_traceback(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     with pytest.raises(DataError, match="No such file"):
@@ -308,15 +292,15 @@ def test_summary_reports_precision_and_guard_events_when_history_has_them():
 
     event = {"step": 7, "reason": "non-finite loss", "action": "fell back to fp32"}
     history = [epoch(0, "fp16", []), epoch(1, "fp16", [event]), epoch(2, "fp32", [])]
-    text = training_summary(SimpleNamespace(history=history, config=None), seconds=1.5)
+    text = training_summary(history, seconds=1.5)
     assert "trained 3 epochs on 50 series in 1.5 s (100 examples/s" in text
     assert "precision: fp16 (epochs 0-1), fp32 (epochs 2-2)" in text
     assert "guard events: 1\n  epoch 1: step 7: non-finite loss -> fell back to fp32" in text
 
-    # Builds that do not record them (yet): the configured precision, or fp32.
+    # Histories without them (written by gretel-style callers): fp32, no events.
     unrecorded = ("precision", "guard_events")
     plain = [{k: v for k, v in h.items() if k not in unrecorded} for h in history]
-    text = training_summary(SimpleNamespace(history=plain, config=None), seconds=1.5)
+    text = training_summary(plain, seconds=1.5)
     assert "precision: fp32" in text and "guard events: none" in text
 
 
@@ -355,3 +339,196 @@ def test_demo_writes_model_synthetic_csv_and_report(tmp_path):
         assert matplotlib.image.imread(io.BytesIO(raw), format="png").ndim == 3
     for name in ("model.dgan", "synthetic.csv", "report.html"):
         assert str(out / name) in result.stdout or f"demo/{name}" in result.stdout
+
+
+# ------------------------------------------------------------- outputs: no data loss
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["train", "data.csv", "-o", "data.csv"], "-o 'data.csv' is the input file"),
+        (["train", "data.csv", "-o", "link.csv"], "-o 'link.csv' is the input file 'data.csv'"),
+        (
+            ["evaluate", "data.csv", "other.csv", "--style", "wide", "--json", "data.csv"],
+            "--json 'data.csv' is the input file",
+        ),
+        (
+            ["evaluate", "data.csv", "other.csv", "--style", "wide", "--report", "data.csv"],
+            "--report 'data.csv' is the input file",
+        ),
+        (
+            ["generate", "m.dgan", "--attributes", "w.csv", "-o", "w.csv"],
+            "-o 'w.csv' is the input file",
+        ),
+        (["train", "data.csv", "-o", "old.dgan"], "'old.dgan' exists; pass --force"),
+        (["generate", "m.dgan", "-n", "2", "-o", "other.csv"], "'other.csv' exists; pass --force"),
+        (
+            ["evaluate", "data.csv", "other.csv", "--json", "x.json", "--report", "x.json"],
+            "--report 'x.json' is the same file as --json",
+        ),
+    ],
+)
+def test_outputs_never_overwrite_inputs_or_existing_files(
+    args, expected, tmp_path, monkeypatch, capsys
+):
+    monkeypatch.chdir(tmp_path)
+    long_frame().to_csv("data.csv", index=False)
+    os.symlink("data.csv", "link.csv")
+    Path("other.csv").write_text("x\n1\n")
+    Path("w.csv").write_text("kind\nwavy\n")
+    Path("old.dgan").write_text("an old model")
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()}
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("dgan: error: ") and expected in err, err
+    after = {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()}
+    assert after == before  # nothing was written or replaced
+
+
+def test_force_overwrites_an_existing_output_but_never_an_input(trained, capsys):
+    out = trained / "forced.csv"
+    out.write_text("old\n")
+    assert main(["generate", str(trained / "model.dgan"), "-n", "3", "-o", str(out)]) == 1
+    assert "pass --force" in capsys.readouterr().err and out.read_text() == "old\n"
+    assert (
+        main(["generate", str(trained / "model.dgan"), "-n", "3", "-o", str(out), "--force"]) == 0
+    )
+    assert pd.read_csv(out)["id"].nunique() == 3
+    model = trained / "model.dgan"
+    before = model.read_bytes()
+    assert main(["generate", str(model), "-n", "3", "-o", str(model), "--force"]) == 1
+    assert model.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        # The data file does not exist: the output is checked before anything is read.
+        (["train", "nodata.csv", "-o", "afile/m.dgan"], "'afile' is a file, not a folder"),
+        (["generate", "nomodel.dgan", "-n", "2", "-o", "out.txt"], "unknown table format"),
+        (
+            ["evaluate", "no.csv", "no2.csv", "--style", "wide", "--report", "afile/r.html"],
+            "'afile' is a file, not a folder",
+        ),
+        (["demo", "--out", "afile"], "'afile' is a file, not a folder"),
+    ],
+)
+def test_every_output_location_is_checked_before_any_work(
+    args, expected, tmp_path, monkeypatch, capsys
+):
+    monkeypatch.chdir(tmp_path)
+    Path("afile").write_text("not a folder")
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert expected in err and "No such file" not in err and "not a readable" not in err, err
+
+
+def test_a_fake_compressed_csv_error_names_the_file(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    Path("fake.csv.gz").write_text("a,b\n1,2\n")  # not gzip
+    assert main(["train", "fake.csv.gz", "-o", "m.dgan"]) == 1
+    err = capsys.readouterr().err
+    assert "Cannot read 'fake.csv.gz' as CSV" in err and "compressed" in err, err
+
+
+def test_generate_streams_large_outputs_in_chunks_with_continuing_ids(
+    trained, monkeypatch, tmp_path
+):
+    monkeypatch.setattr("dgan.streaming.GENERATE_CHUNK", 4)
+    calls = []
+    original = DGAN.generate_dataframe
+
+    def counting(self, n=None, **kwargs):
+        calls.append(n)
+        return original(self, n, **kwargs)
+
+    monkeypatch.setattr(DGAN, "generate_dataframe", counting)
+    out = tmp_path / "big.csv.gz"
+    assert main(["generate", str(trained / "model.dgan"), "-n", "10", "-o", str(out)]) == 0
+    assert calls == [4, 4, 2]  # never more than one chunk in memory
+    synthetic = pd.read_csv(out)
+    assert synthetic["id"].drop_duplicates().tolist() == [f"synthetic-{k}" for k in range(10)]
+    assert synthetic.groupby("id").size().eq(N_STEPS).all()  # every training series is full
+
+
+# --------------------------------------------------------------- errors in CLI words
+
+
+@pytest.mark.parametrize(
+    ("args", "expected", "python_words"),
+    [
+        (
+            ["train", "data.csv", "-o", "m.dgan", "--time", "step", "--discrete", "nope"],
+            "--discrete ['nope']",
+            "discrete_columns",
+        ),
+        (
+            ["train", "data.csv", "-o", "m.dgan", "--time", "step", "--example-id", "step"],
+            "--time and --example-id values cannot be the same",
+            "example_id_column",
+        ),
+        (  # LONG data read as WIDE: say how to read it as LONG
+            ["train", "data.csv", "-o", "m.dgan", "--example-id", "id"],
+            "Pass --time COL (the column ordering each series) or --style long",
+            "df_style",
+        ),
+        (
+            ["train", "data.csv", "-o", "m.dgan", "--attributes", "kind"],
+            "pass --time COL or --style long",
+            "df_style",
+        ),
+        (
+            ["evaluate", "data.csv", "data2.csv", *LONG_FLAGS, "--target", "level"],
+            "--target 'level' is not a discrete attribute",
+            "target_attribute",
+        ),
+    ],
+)
+def test_errors_name_flags_not_python_parameters(
+    args, expected, python_words, tmp_path, monkeypatch, capsys
+):
+    monkeypatch.chdir(tmp_path)
+    long_frame().to_csv("data.csv", index=False)
+    long_frame(seed=1).to_csv("data2.csv", index=False)
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert expected in err and python_words not in err, err
+
+
+@pytest.mark.parametrize(
+    ("config", "expected"),
+    [
+        ("bach_size = 64\n", "'bach_size' (did you mean 'batch_size'?)"),
+        ('batch_size = "64"\n', "batch_size must be a positive integer, got '64'"),
+        ("epochs = 5\nsample_len = 0\n", "sample_len must be a positive integer"),
+    ],
+)
+def test_config_fields_and_types_are_checked_before_the_data_is_read(
+    config, expected, tmp_path, monkeypatch, capsys
+):
+    monkeypatch.chdir(tmp_path)
+    Path("c.toml").write_text(config)
+    # No data file: the error must come from the config, before reading the data.
+    assert main(["train", "nodata.csv", "-o", "m.dgan", "--config", "c.toml"]) == 1
+    err = capsys.readouterr().err
+    assert expected in err and "No such file" not in err, err
+    assert "valid fields are" not in err  # no list of all 47 fields
+
+
+def test_a_failed_generation_leaves_the_old_output_in_place(trained, monkeypatch, tmp_path):
+    out = tmp_path / "kept.csv"
+    out.write_text("old\n")
+    monkeypatch.setattr("dgan.streaming.GENERATE_CHUNK", 2)
+    original, calls = DGAN.generate_dataframe, []
+
+    def failing_second_chunk(self, n=None, **kwargs):
+        calls.append(n)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return original(self, n, **kwargs)
+
+    monkeypatch.setattr(DGAN, "generate_dataframe", failing_second_chunk)
+    args = ["generate", str(trained / "model.dgan"), "-n", "5", "-o", str(out), "--force"]
+    assert main(args) == 130
+    assert out.read_text() == "old\n" and [p.name for p in tmp_path.iterdir()] == ["kept.csv"]

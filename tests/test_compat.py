@@ -344,3 +344,46 @@ def test_long_without_example_id_is_split_into_whole_chunks(rng, config):
     for rows, error in [(5, "fewer than max_sequence_len=6"), (9, "at least 2 examples")]:
         with pytest.raises(DataError, match=error):
             DGAN(config=config).train_dataframe(df.head(rows), time_column="date", df_style="long")
+
+
+def test_gretel_error_phrases_and_classes(rng, config):
+    # What gretel-synthetics' own tests match, followed by dgan's fix text.
+    with pytest.raises(DataError, match="multiple examples to train") as error:
+        DGAN(config).train_numpy(features=rng.random((1, 20, 2)))
+    assert "split long series" in str(error.value)
+    with pytest.raises(ParameterError, match="max_sequence_len"):  # gretel's class...
+        DGAN(config).train_numpy(features=rng.random((10, 25, 2)))
+    with pytest.raises(DataError, match="max_sequence_len"):  # ...and dgan's
+        DGAN(config).train_numpy(features=[rng.random((25, 2)), rng.random((5, 2))])
+
+    long = pd.DataFrame({"example_id": [0, 0, 1, 1], "t": [0, 1, 0, 1], "f": [1.0, 2, 3, 4]})
+    cases = [
+        (dict(discrete_columns=["example_id"]), ParameterError, "any other column lists"),
+        (dict(time_column="example_id"), ParameterError, "values cannot be the same"),
+        (dict(attribute_columns=["f"], feature_columns=["f"]), ParameterError, "not have overlap"),
+    ]
+    for kwargs, error_class, phrase in cases:
+        with pytest.raises(error_class, match=phrase):
+            DGAN(config).train_dataframe(
+                long, **{"example_id_column": "example_id", **kwargs}, df_style="long"
+            )
+    varying = long.assign(a=["x", "y", "z", "z"])
+    with pytest.raises(DataError, match="not constant within each example"):
+        DGAN(config).train_dataframe(
+            varying, example_id_column="example_id", attribute_columns=["a"], df_style="long"
+        )
+    config.max_sequence_len, config.sample_len = 6, 2
+    with pytest.raises(DataError, match="requires max_sequence_len"):
+        DGAN(config).train_dataframe(long[["f"]], df_style="long")
+    one_and_a_bit = pd.DataFrame({"f": rng.random(8)})  # one whole chunk and 2 rows
+    with pytest.raises(DataError, match="multiple examples to train"):
+        DGAN(config).train_dataframe(one_and_a_bit, df_style="long")
+
+
+@pytest.mark.parametrize("style", [DfStyle.LONG, "long"])
+def test_long_auto_split_with_attributes_speaks_gretels_words(style):
+    df = pd.DataFrame({"kind": ["a", "b"] * 6, "value": np.arange(12.0)})
+    model = DGAN(DGANConfig(max_sequence_len=3, sample_len=1, epochs=1, cuda=False))
+    with pytest.raises(ParameterError, match="auto-splitting not available"):
+        model.train_dataframe(df, attribute_columns=["kind"], df_style=style, progress_bar=False)
+    assert not model.is_built

@@ -18,7 +18,9 @@ from dgan.frames import (
     arrays_to_dataframe,
     attributes_frame_to_array,
     dataframe_to_arrays,
+    series_lengths,
 )
+from dgan.generated import renumber_examples
 
 C, D = OutputType.CONTINUOUS, OutputType.DISCRETE
 
@@ -524,3 +526,65 @@ def test_property_long_round_trip_is_identity_up_to_ids_and_row_order(df):
     new_ids = out["id"].map(lambda s: int(s.removeprefix("synthetic-")))
     old_ids = expected["id"].map({v: k for k, v in enumerate(pd.unique(expected["id"]))})
     assert new_ids.tolist() == old_ids.tolist()
+
+
+# ------------------------------------------------------------ time order, lengths
+
+
+def test_string_times_sort_in_natural_order_and_say_so(caplog):
+    steps = [f"day{k}" for k in range(1, 13)]
+    df = pd.DataFrame({"id": np.repeat([0, 1], 12), "t": steps * 2, "x": np.arange(24.0)})
+    shuffled = df.sample(frac=1.0, random_state=0).reset_index(drop=True)
+    shuffled = pd.concat([df.head(12), shuffled[shuffled["id"] == 1]], ignore_index=True)
+    kwargs = dict(example_id_column="id", time_column="t", df_style="long", max_sequence_len=12)
+    with caplog.at_level(logging.WARNING, logger="dgan.frames"):
+        arrays = dataframe_to_arrays(shuffled, **kwargs)
+    # Order of first appearance (day1, day2, ..., day12), not text order (day1, day10, ...).
+    assert arrays.features[1][:, 0].tolist() == list(np.arange(12.0, 24.0))
+    assert arrays.layout.time_grid == steps
+    assert "first appearance" in caplog.text and "'t'" in caplog.text
+
+    caplog.clear()
+    numbers = pd.DataFrame({"id": [0, 0, 0], "t": ["10", "9", "100"], "x": [1.0, 2.0, 3.0]})
+    with caplog.at_level(logging.WARNING, logger="dgan.frames"):
+        arrays = dataframe_to_arrays(numbers, **{**kwargs, "max_sequence_len": 3})
+    assert arrays.features[0][:, 0].tolist() == [2.0, 1.0, 3.0]  # 9, 10, 100
+    assert "numbers written as text" in caplog.text
+
+    dates = pd.DataFrame({"id": [0, 0], "t": ["2024-02-01", "2024-1-15"], "x": [1.0, 2.0]})
+    arrays = dataframe_to_arrays(dates, **{**kwargs, "max_sequence_len": 2})
+    assert arrays.features[0][:, 0].tolist() == [2.0, 1.0]  # January before February
+
+
+def test_series_lengths_reads_only_the_example_ids():
+    df = long_frame()
+    df["when"] = pd.Timestamp("2024-01-01")  # a feature dataframe_to_arrays would reject
+    kwargs = dict(example_id_column="sensor", df_style="long")
+    assert sorted(series_lengths(df, **kwargs).tolist()) == [2, 3, 5]
+    assert (
+        series_lengths(wide_frame(), attribute_columns=["age"], example_id_column="id").tolist()
+        == [8] * 4
+    )
+    with pytest.raises(ParameterError, match=r"not in the DataFrame.*'nope'"):
+        series_lengths(df, example_id_column="nope", df_style="long")
+    with pytest.raises(ParameterError, match="cannot be inferred"):
+        series_lengths(df, df_style="long")
+
+
+def test_renumbered_examples_continue_from_a_given_id():
+    df = pd.DataFrame({"sensor": ["a", "a", "b"], "x": [1.0, 2.0, 3.0]})
+    layout = dataframe_to_arrays(
+        df, example_id_column="sensor", df_style="long", max_sequence_len=2
+    ).layout
+    chunk = arrays_to_dataframe(None, [np.zeros((2, 1))] * 2, layout)
+    renumbered = renumber_examples(chunk, layout, 10)
+    assert renumbered["sensor"].tolist() == ["synthetic-10"] * 2 + ["synthetic-11"] * 2
+    assert chunk["sensor"].tolist()[0] == "synthetic-0"  # the input is left alone
+
+
+def test_length_checks_are_one_check_catchable_as_gretel_and_dgan_errors():
+    wide = pd.DataFrame(np.zeros((2, 6)))
+    with pytest.raises(ParameterError, match="6 time-step columns"):  # gretel's class
+        dataframe_to_arrays(wide, max_sequence_len=4)
+    with pytest.raises(DataError, match="6 time-step columns"):  # dgan's
+        dataframe_to_arrays(wide, max_sequence_len=4)

@@ -141,3 +141,32 @@ def test_lever_fields_are_checked():
     message = str(error.value)
     assert "generator_ema_decay" in message and "temporal_critic must be True or False" in message
     assert "temporal_critic_num_units" in message
+
+
+# ----- closed-form penalty of the MLP critic ----------------------------------------------
+@pytest.mark.parametrize("norm", ["example", "batch"])
+def test_closed_form_penalty_equals_autograds(norm):
+    """The MLP critic's explicit input gradient gives autograd's penalty and gradients."""
+    from dgan.networks import Critic
+
+    torch.manual_seed(0)
+    critic = Critic(in_dim=3 + 4 * 5, num_layers=3, num_units=32)
+    real = (torch.rand(16, 3), None, torch.rand(16, 4, 5))
+    fake = (torch.rand(16, 3), None, torch.rand(16, 4, 5))
+    alpha = torch.rand(16, 1)
+    policy = PrecisionPolicy(CPU, Precision.FP32)
+
+    def penalty_and_grads(critic_like):
+        penalty = gradient_penalty(critic_like, real, fake, alpha, policy, norm)
+        grads = torch.autograd.grad(penalty, list(critic.parameters()), allow_unused=True)
+        params = critic.parameters()
+        return penalty, [
+            torch.zeros_like(p) if g is None else g for p, g in zip(params, grads, strict=False)
+        ]
+
+    explicit, explicit_grads = penalty_and_grads(critic)
+    hidden = lambda *parts: critic(*parts)  # noqa: E731 -- no input_gradient: autograd's path
+    auto, auto_grads = penalty_and_grads(hidden)
+    torch.testing.assert_close(explicit, auto, rtol=1e-5, atol=1e-6)
+    for e, a in zip(explicit_grads, auto_grads, strict=True):
+        torch.testing.assert_close(e, a, rtol=1e-4, atol=1e-6)

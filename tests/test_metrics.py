@@ -15,7 +15,6 @@ from dgan.errors import DataError, ParameterError
 from dgan.metrics import (
     METRIC_DESCRIPTIONS,
     SeriesData,
-    _encode_pair,  # the one private helper tested: memory bound
     attribute_feature_relation,
     autocorrelation_distance,
     check_same_columns,
@@ -29,6 +28,7 @@ from dgan.metrics import (
     train_synthetic_test_real,
     wasserstein_1d,
 )
+from dgan.metrics.learned import _encode_pair  # the one private helper tested: memory bound
 
 CONTINUOUS = ["level", "flow"]
 

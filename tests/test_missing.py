@@ -11,6 +11,7 @@ import pytest
 from dgan.config import OutputType
 from dgan.errors import DataError
 from dgan.missing import check_finite, repair_missing_values
+from dgan.validation import validate_training_arrays
 
 C, D = OutputType.CONTINUOUS, OutputType.DISCRETE
 REPAIR_DEFAULTS = dict(max_nan_fraction=0.5, max_consecutive_nans=2, max_dropped_fraction=0.5)
@@ -126,3 +127,47 @@ def test_check_finite_accepts_clean_data_and_flags_inf_in_discrete_values():
     check_finite(attributes=np.array([[1.0, np.nan]], dtype=object), attribute_types=[C, D])
     with pytest.raises(DataError, match="feature 0 is \\+/-inf"):
         check_finite(features=[np.array([["a"], [np.inf]], dtype=object)], feature_types=[D])
+
+
+# ----------------------------------------- values numpy would coerce without a word
+
+
+@pytest.mark.parametrize(
+    ("column", "pattern"),
+    [
+        (np.arange(8) + 1j, r"feature 0 holds complex values.*\.real and \.imag"),
+        (
+            np.datetime64("2024-01-01") + np.arange(8),
+            r"feature 0 holds datetime values.*seconds since the series start",
+        ),
+        (np.arange(8).astype("timedelta64[s]"), r"feature 0 holds timedelta values"),
+        (
+            np.array([1.5, 2.5, 3.5, 4.5, "oops", 6.5, 7.5, 8.5], dtype=object),
+            r"feature 0 holds 7 numbers and 1 non-numeric value\(s\) \(\[\"'oops'\"\]\).*"
+            r"Replace the stray values.*feature_types with OutputType.DISCRETE",
+        ),
+    ],
+)
+def test_numpy_values_that_would_be_silently_coerced_are_refused(column, pattern):
+    features = np.empty((4, 2, 1), dtype=column.dtype)
+    features[:, :, 0] = column.reshape(4, 2)
+    with pytest.raises(DataError, match=pattern):
+        validate_training_arrays(features, None, None, None, 2)
+
+
+def test_declared_discrete_strings_and_all_text_columns_are_still_accepted():
+    strays = np.array([[[1.5], ["x"]], [[2.5], [3.5]]], dtype=object)
+    arrays = validate_training_arrays(strays, [OutputType.DISCRETE], None, None, 2)
+    assert arrays.feature_types == [OutputType.DISCRETE]
+    words = np.array([[["a"], ["b"]], [["c"], ["a"]]], dtype=object)
+    assert validate_training_arrays(words, None, None, None, 2).feature_types == [
+        OutputType.DISCRETE
+    ]
+
+
+def test_non_numeric_continuous_values_are_one_check_with_one_message():
+    attributes = np.array([[1.0], ["big"]], dtype=object)
+    with pytest.raises(DataError, match=r"Continuous attribute 0 holds non-numeric.*'big'"):
+        check_finite(attributes=attributes, attribute_types=[C])
+    with pytest.raises(DataError, match=r"Continuous attribute 0 holds non-numeric.*'big'"):
+        validate_training_arrays(np.zeros((2, 2, 1)), None, attributes, [OutputType.CONTINUOUS], 2)

@@ -152,15 +152,18 @@ def test_penalty_unscales_gradients_whatever_the_scale():
 
 # ----- loss scaling, skipped steps and clipping -------------------------------------------
 def test_forced_overflow_skips_steps_and_backs_the_scale_off(rng):
-    model = _train(rng, precision="fp16", init_scale=2.0**40)
+    model = _train(rng, precision="fp16", init_scale=2.0**16)
     first = model.history[0]
     assert first["skipped_steps"] > 0
-    assert first["critic_loss_scale"] < 2.0**40
+    assert first["critic_loss_scale"] < 2.0**16
     assert first["guard_events"] == []  # skipped steps are normal, not divergence
     assert all(torch.isfinite(p).all() for p in model.generator.parameters())
 
 
-def test_static_scale_never_changes(rng):
+def test_static_scale_never_changes(rng, monkeypatch):
+    # DGANConfig refuses static scales above fp16's max (test_config.py); force one past it
+    # so that every step overflows, and check that the trainer still keeps it static.
+    monkeypatch.setattr(DGANConfig, "_precision_problems", lambda self: [])
     model = _train(rng, precision="fp16", loss_scale=2.0**40)  # every step overflows
     assert all(h["skipped_steps"] > 0 for h in model.history)
     assert {h["critic_loss_scale"] for h in model.history} == {2.0**40}
@@ -251,7 +254,7 @@ def test_history_records_precision_fields(rng):
 
 # ----- saved state and generation --------------------------------------------------------
 def test_scaler_state_and_precision_survive_save_and_load(rng, tmp_path):
-    model = _train(rng, precision="fp16", init_scale=2.0**40)
+    model = _train(rng, precision="fp16", init_scale=2.0**16)
     scale = model.trainer.policy.critic_scaler.get_scale()
     loaded = DGAN.load(model.save(tmp_path / "m.dgan"))
     assert loaded.trainer.policy.name == "fp16"
@@ -362,7 +365,7 @@ def test_cuda_mixed_precision_step_never_syncs(precision):
 
 @pytest.mark.gpu
 def test_cuda_bf16_lstm_is_detected():
-    """docs/design.md, decision 8: cuDNN runs the LSTM in fp16 under bf16 autocast; dgan must notice."""
+    """docs/design.md, decision 8: cuDNN runs the LSTM in fp16 under bf16 autocast; we notice."""
     policy = PrecisionPolicy(torch.device("cuda"), Precision.BF16)
     assert policy.lstm_in_fp32 == (not lstm_runs_safely("cuda", torch.bfloat16))
 

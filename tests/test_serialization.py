@@ -2,16 +2,30 @@
 
 from __future__ import annotations
 
+import copy
+import json
+import os
 import pickle
+import stat
+import sys
 
 import numpy as np
 import pandas as pd
 import pytest
 import torch
+from safetensors.torch import save_file
 
 from dgan import DGAN, DfStyle, DGANConfig, OutputType
 from dgan.errors import ParameterError, SerializationError
-from dgan.serialization import FORMAT_VERSION, read_model_file, write_model_file
+from dgan.serialization import (
+    DIGEST_KEY,
+    FORMAT_VERSION,
+    MAX_HEADER_DEPTH,
+    file_digest,
+    read_model_file,
+    tensors_digest,
+    write_model_file,
+)
 from tiny import tiny_config
 
 
@@ -64,6 +78,23 @@ def _rewrite(path, edit_state=None, edit_tensors=None):
     if edit_tensors:
         edit_tensors(tensors)
     write_model_file(path, tensors, state)
+
+
+def _write_raw(path, tensors, header, digest=True):
+    """Write a model file with any ``header`` (a dict, NaN allowed, or JSON text) and,
+    unless ``digest`` is False, a valid checksum: as if a buggy or hostile writer made it."""
+    text = header if isinstance(header, str) else json.dumps(header)
+    metadata = {"dgan": text}
+    if digest:
+        metadata[DIGEST_KEY] = file_digest(metadata, tensors)
+    save_file(tensors, path, metadata=metadata)
+
+
+def _edit_header(path, edit):
+    """Edit the JSON header in place and rewrite the file with a valid checksum."""
+    tensors, state = read_model_file(path)
+    edit(state)
+    _write_raw(path, tensors, state)
 
 
 TIMING = ("examples_per_s", "wall_time_s", "peak_memory_bytes")  # measurements, not state
@@ -241,7 +272,7 @@ def test_corrupted_header_is_a_clear_error(saved, tmp_path):
 
 def test_newer_format_version_asks_for_an_upgrade(saved):
     path = saved[1]
-    _rewrite(path, edit_state=lambda s: s.update(format_version=FORMAT_VERSION + 1))
+    _edit_header(path, lambda s: s.update(format_version=FORMAT_VERSION + 1))
     with pytest.raises(SerializationError, match=rf"version {FORMAT_VERSION + 1}.*upgrade dgan"):
         DGAN.load(path)
 
@@ -385,3 +416,245 @@ def test_category_types_survive_the_round_trip(tmp_path, rng):
     assert {type(v) for v in values[:, 0]} == {int} and set(values[:, 0]) <= {0, 1, 2}
     assert {type(v) for v in values[:, 1]} == {bool}
     assert set(generated_attributes[:, 0]) <= {"x", "y"}
+
+
+# ------------------------------------------ issue 10: header integrity and schema
+
+
+def test_a_flipped_digit_in_the_header_is_detected(saved, tmp_path):
+    # The old checksum covered the tensors only: this file loaded and every generated
+    # value of the feature moved.
+    model, path = saved
+    data = path.read_bytes()
+    recorded = repr(model.encoder.feature_encoders[0].max).encode()
+    key = b'\\"max\\": '  # the header is JSON text inside safetensors' JSON: quotes escaped
+    at = data.index(key + recorded) + len(key) + len(recorded) - 1  # its last digit
+    flipped = bytearray(data)
+    flipped[at] = ord("7") if data[at] != ord("7") else ord("3")
+    bad = tmp_path / "flipped-max.dgan"
+    bad.write_bytes(bytes(flipped))
+    with pytest.raises(SerializationError, match=r"is corrupted.*checksum"):
+        DGAN.load(bad)
+
+
+def _set(*keys, value):
+    """An edit that sets state[k0][k1]... = value."""
+
+    def edit(state):
+        target = state
+        for key in keys[:-1]:
+            target = target[key]
+        target[keys[-1]] = value
+
+    return edit
+
+
+def _drop(key):
+    return lambda state: state.pop(key)
+
+
+def _invert_range(state):
+    encoder = state["encoder"]["feature_encoders"][0]
+    encoder["min"], encoder["max"] = encoder["max"] + 1, encoder["min"]
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (_invert_range, r"encoder\.feature_encoders\[0\]\.min=.* is above its max"),
+        (
+            _set("encoder", "feature_encoders", 0, "min", value=None),
+            r"encoder\.feature_encoders\[0\]\.min must be a finite number, got None",
+        ),
+        (
+            _set("encoder", "attribute_encoders", 1, "max", value=float("inf")),
+            r"encoder\.attribute_encoders\[1\]\.max must be a finite number, got inf",
+        ),
+        (
+            _set("encoder", "feature_encoders", 1, "categories", value=["up", "up"]),
+            r"categories\[1\]='up' is listed twice",
+        ),
+        (
+            _set("encoder", "max_sequence_len", value=8),
+            r"encoder\.max_sequence_len=8 differs from config\.max_sequence_len",
+        ),
+        (
+            _set("encoder", "additional_encoders", value=[]),
+            r"encoder\.additional_encoders must be 2 continuous encoders",
+        ),
+        (_set("format_version", value=-7), r"format_version must be a positive integer, got -7"),
+        (
+            _set("format_version", value=True),
+            r"format_version must be a positive integer, got True",
+        ),
+        (_set("history", value={"epoch": 0}), r"history must be a list, got \{'epoch': 0\}"),
+        (_set("history", value=["x"]), r"history\[0\] must be an object, got 'x'"),
+        (
+            _set("history", 0, "epoch", value=-1),
+            r"history\[0\]\.epoch must be an integer >= 0, got -1",
+        ),
+        (
+            _set("config", "gradient_penalty_coef", value=float("nan")),
+            r"config is invalid \(gradient_penalty_coef must be a finite number",
+        ),
+        (
+            _set("config", "mixed_precision_training", value="false"),
+            r"config is invalid \(mixed_precision_training must be True or False",
+        ),
+        (_set("steps_done", value="2"), r"steps_done must be an integer >= 0, got '2'"),
+        (_set("precision", "in_effect", value="fp8"), r"precision\.in_effect must be one of"),
+        (
+            _set("precision", "critic_scaler", value={"scale": 1e400}),
+            r"precision\.critic_scaler\.scale must be a finite number > 0, got inf.*"
+            r"precision\.critic_scaler\.growth_factor is missing",
+        ),
+        (
+            _set("optimizers", "generator", "param_groups", 0, "lr", value=float("nan")),
+            r"optimizers\.generator\.param_groups\[0\]\.lr must be a finite number >= 0",
+        ),
+        (_set("data_frame_layout", value=[]), r"data_frame_layout must be an object, got \[\]"),
+        (_drop("encoder"), r"encoder is missing"),
+        (_set("dgan_version", value=1), r"dgan_version must be a string, got 1"),
+    ],
+    ids=lambda x: None if callable(x) else x.split(" ")[0].replace("\\", ""),
+)
+def test_header_is_checked_against_the_schema(saved, edit, message):
+    path = saved[1]
+    _edit_header(path, edit)
+    with pytest.raises(SerializationError, match=rf"has an invalid header: .*{message}") as info:
+        DGAN.load(path)
+    assert "save the model again" in str(info.value) and "newer" not in str(info.value)
+
+
+def test_a_string_version_is_invalid_not_newer(saved):
+    path = saved[1]
+    _edit_header(path, _set("format_version", value="1"))
+    with pytest.raises(
+        SerializationError, match="format_version must be a positive integer, got '1'"
+    ) as info:
+        DGAN.load(path)
+    assert "newer" not in str(info.value) and "upgrade" not in str(info.value)
+
+
+def test_every_problem_is_listed_once(saved):
+    path = saved[1]
+    _edit_header(path, lambda s: s.update(steps_done=-1, history=3, dgan_version=None))
+    with pytest.raises(SerializationError) as info:
+        DGAN.load(path)
+    message = str(info.value)
+    for field in ("steps_done must be", "history must be", "dgan_version must be"):
+        assert message.count(field) == 1, field
+
+
+@pytest.mark.parametrize("depth", [MAX_HEADER_DEPTH + 1, 100_000])
+def test_a_deeply_nested_header_is_a_serialization_error(saved, depth):
+    # 100_000 levels made the JSON parser raise RecursionError.
+    path = saved[1]
+    tensors, state = read_model_file(path)
+    text = json.dumps({**state, "history": []})
+    nested = "[" * depth + "]" * depth
+    _write_raw(path, tensors, text.replace('"history": []', f'"history": {nested}'))
+    with pytest.raises(SerializationError, match=r"has an invalid header: .*nested"):
+        DGAN.load(path)
+
+
+def test_a_number_too_long_to_parse_is_a_serialization_error(saved):
+    path = saved[1]
+    tensors, state = read_model_file(path)
+    text = json.dumps({**state, "steps_done": 0}).replace(
+        '"steps_done": 0', '"steps_done": ' + "9" * 5000
+    )
+    _write_raw(path, tensors, text)
+    with pytest.raises(SerializationError, match=r"has an invalid header: it cannot be parsed"):
+        DGAN.load(path)
+
+
+def test_a_file_without_its_checksum_is_refused(saved):
+    path = saved[1]
+    tensors, state = read_model_file(path)
+    _write_raw(path, tensors, state, digest=False)
+    with pytest.raises(SerializationError, match="has no checksum"):
+        DGAN.load(path)
+
+
+def _as_format_1(path):
+    """Rewrite a saved model as dgan 0.1.0 wrote it: tensor checksum in the header only."""
+    tensors, state = read_model_file(path)
+    state = {**state, "format_version": 1, "tensors_sha256": tensors_digest(tensors)}
+    save_file(tensors, path, metadata={"dgan": json.dumps(state)})
+    return tensors, state
+
+
+@pytest.mark.filterwarnings("ignore:.*model format 1:UserWarning")
+def test_format_1_files_still_load_with_a_warning_and_a_checked_header(saved, tmp_path):
+    model, path = saved
+    _as_format_1(path)
+    with pytest.warns(UserWarning, match=r"older dgan \(model format 1\).*save the model again"):
+        loaded = DGAN.load(path)
+    _same_output(model, loaded)
+    # Its tensors are still checked, and so is its header against the schema.
+    tensors, state = _as_format_1(path)
+    save_file(tensors, path, metadata={"dgan": json.dumps({**state, "steps_done": -1})})
+    with pytest.raises(SerializationError, match="steps_done must be an integer >= 0"):
+        DGAN.load(path)
+    weight = next(name for name in sorted(tensors) if name.endswith(".weight"))
+    tensors[weight] += 1
+    save_file(tensors, path, metadata={"dgan": json.dumps(state)})
+    with pytest.raises(SerializationError, match="is corrupted"):
+        DGAN.load(path)
+
+
+def test_saving_a_header_load_would_refuse_is_not_possible_silently(saved):
+    # write_model_file keeps JSON strict: NaN cannot be written, so load never sees it.
+    tensors, state = read_model_file(saved[1])
+    bad = copy.deepcopy(state)
+    bad["config"]["gradient_penalty_coef"] = float("nan")
+    with pytest.raises(SerializationError, match="not JSON-serializable"):
+        write_model_file(saved[1], tensors, bad)
+
+
+# ------------------------------------------ issue 10: where and how files are written
+
+
+def test_saving_to_a_directory_names_the_users_path(saved, tmp_path):
+    model = saved[0]
+    folder = tmp_path / "models"
+    folder.mkdir()
+    with pytest.raises(SerializationError, match="it is a directory") as info:
+        model.save(folder)
+    assert repr(str(folder)) in str(info.value) and ".tmp" not in str(info.value)
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    with pytest.raises(SerializationError) as info:
+        model.save(blocker / "m.dgan")
+    assert repr(str(blocker / "m.dgan")) in str(info.value) and ".tmp" not in str(info.value)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file", "model.dgan", "models"]
+
+
+def test_loading_a_directory_says_so(tmp_path):
+    with pytest.raises(SerializationError, match="is a directory, not a model file"):
+        DGAN.load(tmp_path)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX permissions")
+@pytest.mark.parametrize("umask, mode", [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
+def test_new_model_files_respect_the_umask(saved, tmp_path, umask, mode):
+    old = os.umask(umask)
+    try:
+        path = saved[0].save(tmp_path / "new.dgan")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(path.stat().st_mode) == mode
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX permissions")
+def test_a_replaced_model_file_keeps_its_mode(saved):
+    model, path = saved
+    os.chmod(path, 0o640)
+    old = os.umask(0o077)
+    try:
+        model.save(path)
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o640
+    assert [p.name for p in path.parent.iterdir()] == [path.name]

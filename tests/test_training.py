@@ -25,7 +25,7 @@ TYPES = [OutputType.DISCRETE, OutputType.CONTINUOUS]
 
 
 def test_training_step_never_reads_device_values(rng, monkeypatch):
-    """docs/design.md, decision 2: no .item(), .tolist(), .cpu() or Python bool of a tensor in a step."""
+    """docs/design.md, decision 2: no .item(), .tolist(), .cpu() or bool of a tensor in a step."""
     features, attributes = _data(rng)
     model = _model(epochs=1)
     model.train_numpy(features, attributes=attributes, attribute_types=TYPES, progress_bar=False)

@@ -1,30 +1,26 @@
-"""The ``dgan`` command line: train, generate, evaluate and demo.
+"""The ``dgan`` command line: argument parsing and dispatch to the library.
 
-Each command is a thin layer over the Python API: read a table (CSV or Parquet), call
-`DGAN` / `dgan.metrics` / `dgan.report`, write files and print what happened. Errors
-dgan raises on purpose (and unreadable files) print one ``dgan: error: ...`` message and
-exit with status 1; ``--debug`` shows the traceback instead.
-
-When ``max_sequence_len`` is not given, ``dgan train`` infers it from the data (LONG: the
-longest example; WIDE: the number of feature columns), and ``sample_len`` is then the
-divisor of ``max_sequence_len`` that brings the number of LSTM steps
-(``max_sequence_len / sample_len``) closest to 10 on a log scale, ties going to the smaller
-``sample_len`` (see `choose_sample_len`).
+Each command is a thin layer over the Python API: `dgan.tables` reads and writes
+tables, `dgan.output_paths` checks every output before the work starts,
+`dgan.config_files` reads and checks ``--config``, `dgan.lengths` infers
+``max_sequence_len`` / ``sample_len``, `dgan.streaming` writes generated tables in
+chunks, `dgan.summary` formats what is printed and `dgan.cli_messages` puts library
+messages in the command line's words. Errors dgan raises on purpose (and unreadable
+files) print one ``dgan: error: ...`` message and exit with status 1; ``--debug`` shows
+the traceback instead.
 
 Example:
     >>> parser = build_parser()
     >>> args = parser.parse_args(["train", "data.csv", "-o", "m.dgan", "--attributes", "a,b"])
-    >>> args.attributes, args.output
-    (['a', 'b'], 'm.dgan')
+    >>> args.attributes, args.output, args.force
+    (['a', 'b'], 'm.dgan', False)
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import logging
-import math
 import sys
 import textwrap
 import time
@@ -32,42 +28,22 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-import torch
-
 import dgan
-from dgan.config import DfStyle, DGANConfig, OutputType
-from dgan.datasets import DEMO_COLUMNS, DEMO_MAX_SEQUENCE_LEN, load_demo
-from dgan.errors import DataError, DGANError, ParameterError
-from dgan.frames import FrameLayout, dataframe_to_arrays
-from dgan.metrics import METRIC_DESCRIPTIONS, SeriesData, evaluate
+from dgan.cli_messages import check_not_long, flag_words, hint_long_data
+from dgan.config import DfStyle, DGANConfig
+from dgan.config_files import check_settings, read_config_file
+from dgan.demo import DEMO_CONFIG, run_demo
+from dgan.errors import DGANError, ParameterError
+from dgan.layout import columns_of_layout
+from dgan.lengths import TARGET_LSTM_STEPS, infer_lengths
+from dgan.metrics import evaluate, frames_to_series
 from dgan.model import DGAN
-
-# Settings of `dgan demo`: under a minute on a CPU, everything included (50 s on a busy
-# 2-core VM). On the bundled data, 600 epochs halve the marginal distance and cut the
-# discriminative score by a third compared with 300 (48 synthetic vs 48 real series). A
-# week per LSTM step (4 steps for 28 days) keeps the LSTM short and fast.
-DEMO_CONFIG = DGANConfig(
-    max_sequence_len=DEMO_MAX_SEQUENCE_LEN,
-    sample_len=7,
-    batch_size=16,
-    epochs=600,
-    seed=0,
-)
-DEMO_SYNTHETIC_SERIES = 480
-"""Series `dgan demo` generates: ten times the real data, for smooth plots."""
-
-TARGET_LSTM_STEPS = 10
-"""`choose_sample_len` aims for about this many LSTM steps per series."""
+from dgan.output_paths import check_outputs
+from dgan.streaming import write_generated
+from dgan.summary import metrics_table, training_summary
+from dgan.tables import read_table, require_module
 
 _HELP_WIDTH = 80
-_PARQUET_SUFFIXES = (".parquet", ".pq")
-_CSV_SUFFIXES = (".csv", ".csv.gz", ".csv.bz2", ".csv.zip", ".csv.xz", ".csv.zst")
-
-
-# --------------------------------------------------------------------------------------
-# Entry point
-# --------------------------------------------------------------------------------------
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -140,7 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _names(text: str) -> list[str]:
+def _column_list(text: str) -> list[str]:
     """A comma-separated list of column names."""
     names = [n.strip() for n in text.split(",")]
     if not all(names):
@@ -163,7 +139,7 @@ def _column_arguments() -> argparse.ArgumentParser:
     group = parent.add_argument_group(
         "columns", "How the table holds the series. Lists are comma-separated (a,b,c)."
     )
-    names = {"type": _names, "action": "extend", "metavar": "COLS"}
+    names = {"type": _column_list, "action": "extend", "metavar": "COLS"}
     group.add_argument("--attributes", **names, help="attribute columns: one value per series")
     group.add_argument("--features", **names, help="feature columns (default: all other columns)")
     group.add_argument("--example-id", metavar="COL", help="the column naming each series")
@@ -231,6 +207,7 @@ def _add_train(commands, parents) -> None:
         f"divisor giving about {TARGET_LSTM_STEPS} LSTM steps)",
     )
     settings.add_argument("--seed", type=int, metavar="N", help="fix all randomness")
+    _force_argument(p)
     p.set_defaults(run=run_train)
 
 
@@ -256,6 +233,7 @@ def _add_generate(commands, parents) -> None:
         help="generate one series per row of this table of attribute values (conditional "
         "generation); -n may then be omitted",
     )
+    _force_argument(p)
     p.set_defaults(run=run_generate)
 
 
@@ -294,6 +272,7 @@ def _add_evaluate(commands, parents) -> None:
         metavar="N",
         help="use at most N series per side (default 1000)",
     )
+    _force_argument(p)
     p.set_defaults(run=run_evaluate)
 
 
@@ -315,7 +294,16 @@ def _add_demo(commands, parents) -> None:
     p.add_argument(
         "--epochs", type=_positive_int, metavar="N", help=f"(default {c.epochs}) for a quick try"
     )
-    p.set_defaults(run=run_demo)
+    _force_argument(p)
+    p.set_defaults(run=_run_demo)
+
+
+def _force_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="overwrite existing output files (an output is never allowed to be an input)",
+    )
 
 
 # --------------------------------------------------------------------------------------
@@ -324,35 +312,46 @@ def _add_demo(commands, parents) -> None:
 
 
 def run_train(args: argparse.Namespace) -> None:
-    """``dgan train``: read the table, build the config, train, save, summarise."""
+    """``dgan train``: check settings and outputs, read the table, train, save, summarise."""
     columns = _columns_from_flags(args)
-    settings = _training_settings(args)
-    output = _prepared(args.output)  # fail before training, not after
-    if output.is_dir():
-        raise ParameterError(f"-o {args.output!r} is a folder; give a model file name.")
+    settings = _training_settings(args)  # before the data is read
+    check_outputs({"-o": args.output}, inputs=[args.data, args.config], force=args.force)
     df = read_table(args.data)
-    _infer_lengths(df, columns, settings)
-    config = DGANConfig.from_json_dict(settings)
-    model = DGAN(config)
-    start = time.perf_counter()
-    model.train_dataframe(df, **columns)
+    with flag_words(), hint_long_data(_style_given(args)):
+        notes = infer_lengths(df, columns, settings)  # also checks the column flags
+        check_not_long(df, _style_given(args), args.example_id)
+        if notes:
+            print(f"inferred {', '.join(notes)}; set them with --max-sequence-len / --sample-len")
+        config = DGANConfig.from_json_dict(settings)
+        model = DGAN(config)
+        start = time.perf_counter()
+        model.train_dataframe(df, **columns)
     seconds = time.perf_counter() - start
-    path = model.save(output)
-    print(training_summary(model, seconds))
+    path = model.save(args.output)
+    print(training_summary(model.history, seconds))
     print(f"model: {path}")
 
 
 def run_generate(args: argparse.Namespace) -> None:
-    """``dgan generate``: load, generate (optionally conditioned), write the table."""
+    """``dgan generate``: load, generate (optionally conditioned) in chunks, write."""
     if args.n is None and args.attributes is None:
         raise ParameterError("Pass -n N (how many series to generate) or --attributes FILE.")
-    _check_writable_format(args.output)
+    check_outputs(
+        {"-o": args.output},
+        inputs=[args.model, args.attributes],
+        tables=["-o"],
+        force=args.force,
+    )
     wanted = read_table(args.attributes) if args.attributes else None
     model = DGAN.load(args.model)
-    synthetic = model.generate_dataframe(args.n, attributes=wanted)
-    write_table(synthetic, args.output)
-    n = args.n if args.n is not None else _count_series(synthetic, model.data_frame_layout)
-    print(f"wrote {n} synthetic series ({len(synthetic)} rows) to {args.output}")
+    if model.data_frame_layout is None:
+        raise ParameterError(
+            f"{args.model} was trained on arrays (train_numpy), not a table, so it cannot "
+            "write one; train it with `dgan train` or DGAN.train_dataframe."
+        )
+    with flag_words():
+        series, rows = write_generated(model, args.output, args.n, wanted)
+    print(f"wrote {series} synthetic series ({rows} rows) to {args.output}")
 
 
 # Flags of `dgan evaluate` that describe the tables, which --model describes instead.
@@ -369,6 +368,13 @@ _LAYOUT_FLAGS = {
 
 def run_evaluate(args: argparse.Namespace) -> None:
     """``dgan evaluate``: both tables -> `SeriesData` -> metrics (-> JSON, report)."""
+    check_outputs(
+        {"--json": args.json, "--report": args.report},
+        inputs=[args.real, args.synthetic, args.model],
+        force=args.force,
+    )
+    if args.report:
+        require_module("matplotlib", "The HTML report needs matplotlib", "report")
     history = None
     if args.model:
         given = [flag for dest, flag in _LAYOUT_FLAGS.items() if getattr(args, dest) is not None]
@@ -385,22 +391,21 @@ def run_evaluate(args: argparse.Namespace) -> None:
             )
         columns = columns_of_layout(model.data_frame_layout)
         max_len, history = model.config.max_sequence_len, model.history
+        style_given = True
     else:
         columns, max_len = _columns_from_flags(args), args.max_sequence_len
-    for name in (args.report, args.json):  # fail before the metrics run, not after
-        if name:
-            _prepared(name)
-    if args.report:
-        _require("matplotlib", "The HTML report needs matplotlib", "report")
+        style_given = _style_given(args)
     real_df, synthetic_df = read_table(args.real), read_table(args.synthetic)
-    real, synthetic = frames_to_series(real_df, synthetic_df, columns, max_len)
-    metrics = evaluate(
-        real,
-        synthetic,
-        target_attribute=args.target,
-        seed=args.seed,
-        max_examples=args.max_examples,
-    )
+    with flag_words(), hint_long_data(style_given):
+        real, synthetic = frames_to_series(real_df, synthetic_df, columns, max_len)
+        check_not_long(real_df, style_given, columns["example_id_column"])
+        metrics = evaluate(
+            real,
+            synthetic,
+            target_attribute=args.target,
+            seed=args.seed,
+            max_examples=args.max_examples,
+        )
     print(metrics_table(metrics))
     if args.json:
         Path(args.json).write_text(json.dumps(metrics, indent=2) + "\n", encoding="utf-8")
@@ -412,53 +417,13 @@ def run_evaluate(args: argparse.Namespace) -> None:
         print(f"report: {write_report(args.report, real, synthetic, metrics, history, title)}")
 
 
-def run_demo(args: argparse.Namespace) -> None:
-    """``dgan demo``: train on the bundled data; write model, synthetic CSV and report."""
-    config = DEMO_CONFIG
-    if args.epochs is not None:
-        config = dataclasses.replace(config, epochs=args.epochs)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    real_df = load_demo()
-    n_real = real_df[DEMO_COLUMNS["example_id_column"]].nunique()
-    print(
-        f"training on {n_real} months of Seattle weather (28 days x 4 features, the month as "
-        f"attribute) for {config.epochs} epochs..."
-    )
-    # The demo's networks are tiny, so extra CPU threads only add synchronisation; on a
-    # busy 2-core VM two threads made an epoch 10-40x slower than one (0.09 s). The
-    # process ends after the demo, so the setting is not restored.
-    torch.set_num_threads(1)
-    model = DGAN(config)
-    start = time.perf_counter()
-    model.train_dataframe(real_df, df_style=DfStyle.LONG, **DEMO_COLUMNS)
-    print(training_summary(model, time.perf_counter() - start))
-    model_path = model.save(out / "model.dgan")
-    synthetic_df = model.generate_dataframe(DEMO_SYNTHETIC_SERIES)
-    csv_path = out / "synthetic.csv"
-    write_table(synthetic_df, csv_path)
-
-    columns = columns_of_layout(model.data_frame_layout)
-    real, synthetic = frames_to_series(real_df, synthetic_df, columns, config.max_sequence_len)
-    metrics = evaluate(real, synthetic)
-    print(metrics_table(metrics))
-    report_path = None
-    try:
-        from dgan.report import write_report
-
-        report_path = write_report(
-            out / "report.html", real, synthetic, metrics, model.history, "dgan demo report"
-        )
-    except ImportError as error:  # matplotlib is optional: keep the rest of the demo
-        print(f"no report: {error}")
-    print(f"model:          {model_path}")
-    print(f"synthetic data: {csv_path} ({DEMO_SYNTHETIC_SERIES} series, {len(synthetic_df)} rows)")
-    if report_path is not None:
-        print(f"report:         {report_path}  (open it in a browser)")
+def _run_demo(args: argparse.Namespace) -> None:
+    """``dgan demo``: see `dgan.demo.run_demo`."""
+    run_demo(args.out, epochs=args.epochs, force=args.force)
 
 
 # --------------------------------------------------------------------------------------
-# Settings
+# Flags -> library arguments
 # --------------------------------------------------------------------------------------
 
 # Flags of `dgan train` that set a DGANConfig field of the same name.
@@ -467,71 +432,16 @@ _CONFIG_FLAGS = ("precision", "epochs", "batch_size", "max_sequence_len", "sampl
 
 def _training_settings(args: argparse.Namespace) -> dict[str, Any]:
     """DGANConfig fields from --config, overridden by the flags; checked before any work."""
-    known = {f.name for f in dataclasses.fields(DGANConfig)}
     settings = read_config_file(args.config) if args.config else {}
-    unknown = sorted(set(settings) - known)
-    if unknown:  # DGANConfig.from_json_dict says the same, but only after reading the data
-        raise ParameterError(
-            f"Config file {args.config!r} has unknown DGANConfig field(s) {unknown}; valid "
-            f"fields are {sorted(known)}."
-        )
-    for name in _CONFIG_FLAGS:
-        value = getattr(args, name)
-        if value is None:
-            continue
-        if name not in known:  # e.g. --precision before DGANConfig.precision existed
-            flag = "--" + name.replace("_", "-")
-            raise ParameterError(
-                f"{flag} is not supported by this dgan build (dgan {dgan.__version__}): its "
-                f"DGANConfig has no {name!r} field. Drop {flag}, or upgrade dgan."
-            )
-        settings[name] = value
+    check_settings(settings, source=args.config or "the flags")
+    settings.update({k: getattr(args, k) for k in _CONFIG_FLAGS if getattr(args, k) is not None})
+    check_settings(settings, source=args.config or "the flags")
     return settings
 
 
-def read_config_file(path: str | Path) -> dict[str, Any]:
-    """The table of DGANConfig fields in a TOML (``.toml``) or JSON (``.json``) file.
-
-    Example:
-        >>> import json, tempfile, pathlib
-        >>> path = pathlib.Path(tempfile.mkdtemp()) / "config.json"
-        >>> _ = path.write_text(json.dumps({"epochs": 5}))
-        >>> read_config_file(path)
-        {'epochs': 5}
-    """
-    path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix not in (".toml", ".json"):
-        raise ParameterError(
-            f"Config file {str(path)!r} must end in .toml or .json, so dgan knows how to read it."
-        )
-    text = path.read_text(encoding="utf-8")
-    try:
-        data = _toml_module(path).loads(text) if suffix == ".toml" else json.loads(text)
-    except ValueError as error:  # TOMLDecodeError and JSONDecodeError are ValueErrors
-        raise ParameterError(
-            f"Config file {str(path)!r} is not valid {suffix[1:].upper()}: {error}."
-        ) from error
-    if not isinstance(data, dict):
-        raise ParameterError(
-            f"Config file {str(path)!r} must hold a table of DGANConfig fields (like "
-            f'{{"epochs": 100}}), not a {type(data).__name__}.'
-        )
-    return data
-
-
-def _toml_module(path: Path):
-    try:
-        import tomllib  # Python 3.11+
-    except ModuleNotFoundError:
-        try:
-            import tomli as tomllib
-        except ModuleNotFoundError:
-            raise ParameterError(
-                f"Reading the TOML config {str(path)!r} needs Python 3.11+ or the tomli "
-                "package (pip install tomli); or write the config as JSON."
-            ) from None
-    return tomllib
+def _style_given(args: argparse.Namespace) -> bool:
+    """Whether the table's style was said (--style, or --time, which implies LONG)."""
+    return args.style is not None or args.time is not None
 
 
 def _columns_from_flags(args: argparse.Namespace) -> dict[str, Any]:
@@ -545,280 +455,6 @@ def _columns_from_flags(args: argparse.Namespace) -> dict[str, Any]:
         "discrete_columns": args.discrete,
         "df_style": DfStyle(style),
     }
-
-
-def columns_of_layout(layout: FrameLayout) -> dict[str, Any]:
-    """The column arguments that read a table the way a model read its training table."""
-    discrete = [
-        c
-        for c, t in zip(layout.attribute_columns, layout.attribute_types, strict=True)
-        if t is OutputType.DISCRETE
-    ]
-    if layout.df_style is DfStyle.WIDE:  # one feature, a column per time step
-        if layout.feature_types[0] is OutputType.DISCRETE:
-            discrete += layout.feature_columns
-    else:
-        discrete += [
-            c
-            for c, t in zip(layout.feature_columns, layout.feature_types, strict=True)
-            if t is OutputType.DISCRETE
-        ]
-    return {
-        "attribute_columns": list(layout.attribute_columns),
-        "feature_columns": list(layout.feature_columns),
-        "example_id_column": layout.example_id_column,
-        "time_column": layout.time_column,
-        "discrete_columns": discrete,
-        "df_style": layout.df_style,
-    }
-
-
-def choose_sample_len(max_sequence_len: int, target_steps: int = TARGET_LSTM_STEPS) -> int:
-    """The divisor of ``max_sequence_len`` giving the LSTM about ``target_steps`` steps.
-
-    Closest on a log scale (14 steps and 7 steps are about as far from 10); ties go to
-    the smaller sample_len, i.e. more and finer LSTM steps.
-
-    Example:
-        >>> [choose_sample_len(n) for n in (1, 12, 20, 23, 28, 100, 1000)]
-        [1, 1, 2, 1, 2, 10, 100]
-    """
-    divisors = [d for d in range(1, max_sequence_len + 1) if max_sequence_len % d == 0]
-    return min(divisors, key=lambda d: (abs(math.log(max_sequence_len / d / target_steps)), d))
-
-
-def _infer_lengths(df: pd.DataFrame, columns: dict[str, Any], settings: dict[str, Any]) -> None:
-    """Fill in max_sequence_len and sample_len when neither flags nor config set them."""
-    notes = []
-    if settings.get("max_sequence_len") is None:
-        long = columns["df_style"] is DfStyle.LONG
-        if long and columns["example_id_column"] is None:
-            raise ParameterError(
-                "Without --example-id, LONG rows are cut into series of max_sequence_len rows, "
-                "so it cannot be inferred; pass --max-sequence-len or --example-id."
-            )
-        # No series is longer than the table has rows (LONG) or columns (WIDE).
-        bound = max(len(df), len(df.columns), 1)
-        arrays = dataframe_to_arrays(df, **columns, max_sequence_len=bound)
-        settings["max_sequence_len"] = max(len(f) for f in arrays.features)
-        why = "the longest example" if long else "the number of feature columns"
-        notes.append(f"max_sequence_len={settings['max_sequence_len']} ({why})")
-    if settings.get("sample_len") is None:
-        settings["sample_len"] = choose_sample_len(settings["max_sequence_len"])
-        steps = settings["max_sequence_len"] // settings["sample_len"]
-        notes.append(f"sample_len={settings['sample_len']} ({steps} LSTM steps)")
-    if notes:
-        print(f"inferred {', '.join(notes)}; set them with --max-sequence-len / --sample-len")
-
-
-# --------------------------------------------------------------------------------------
-# Tables
-# --------------------------------------------------------------------------------------
-
-
-def _table_format(path: str | Path) -> str:
-    name = str(path).lower()
-    if name.endswith(_PARQUET_SUFFIXES):
-        return "parquet"
-    if name.endswith(_CSV_SUFFIXES):
-        return "csv"
-    raise ParameterError(
-        f"{str(path)!r}: unknown table format; use a .csv (optionally compressed, e.g. "
-        ".csv.gz) or .parquet file."
-    )
-
-
-def _require(module: str, what: str, extra: str) -> None:
-    """Raise a `ParameterError` naming the pip extra when an optional module is missing."""
-    try:
-        __import__(module)
-    except ImportError:
-        raise ParameterError(f'{what}; install it with pip install "dgan[{extra}]".') from None
-
-
-def _require_pyarrow() -> None:
-    _require("pyarrow", "Parquet files need pyarrow (or use CSV)", "parquet")
-
-
-def _check_writable_format(path: str | Path) -> None:
-    if _table_format(path) == "parquet":
-        _require_pyarrow()
-
-
-def read_table(path: str | Path) -> pd.DataFrame:
-    """Read a CSV or Parquet table; unreadable files raise `DataError` naming the file."""
-    kind = _table_format(path)
-    if kind == "parquet":
-        _require_pyarrow()
-    if not Path(path).is_file():
-        raise DataError(f"No such file: {str(path)!r}; check the path.")
-    try:
-        if kind == "parquet":
-            return pd.read_parquet(path)
-        return pd.read_csv(path)
-    except (ValueError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as e:
-        # pyarrow's ArrowInvalid is a ValueError; keep the first line of long messages.
-        label = "CSV" if kind == "csv" else "Parquet"
-        reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise DataError(
-            f"Cannot read {str(path)!r} as {label} ({reason}); check that it is a valid "
-            f"{label} file."
-        ) from e
-
-
-def write_table(df: pd.DataFrame, path: str | Path) -> Path:
-    """Write a table as CSV or Parquet (by the file name), creating parent folders."""
-    path = _prepared(path)
-    if _table_format(path) == "parquet":
-        _require_pyarrow()
-        df.to_parquet(path, index=False)
-    else:
-        df.to_csv(path, index=False)
-    return path
-
-
-def _prepared(path: str | Path) -> Path:
-    """``path`` with its parent folders created."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return path
-
-
-def _count_series(df: pd.DataFrame, layout: FrameLayout) -> int:
-    if layout.df_style is DfStyle.LONG and layout.example_id_column is not None:
-        return int(df[layout.example_id_column].nunique())
-    return len(df)
-
-
-def frames_to_series(
-    real_df: pd.DataFrame,
-    synthetic_df: pd.DataFrame,
-    columns: dict[str, Any],
-    max_sequence_len: int | None = None,
-) -> tuple[SeriesData, SeriesData]:
-    """Read a real and a synthetic table the same way, as `SeriesData` for the metrics.
-
-    Discrete columns are decided on the real table (by dtype, or ``discrete_columns``)
-    and imposed on the synthetic one, so both sides agree. ``max_sequence_len`` only
-    matters for LONG tables without an example id (rows are cut into series of that
-    length); otherwise None allows any length.
-    """
-    long = columns["df_style"] is DfStyle.LONG
-    if max_sequence_len is None and long and columns["example_id_column"] is None:
-        raise ParameterError(
-            "Without an example id, LONG rows are cut into series of max_sequence_len rows; "
-            "pass --max-sequence-len or --example-id (or --model)."
-        )
-    real, layout = _series_data(real_df, columns, max_sequence_len, "real")
-    same = columns_of_layout(layout)
-    synthetic, _ = _series_data(synthetic_df, same, max_sequence_len, "synthetic")
-    return real, synthetic
-
-
-def _series_data(df, columns, max_sequence_len, what) -> tuple[SeriesData, FrameLayout]:
-    bound = max_sequence_len or max(len(df), len(df.columns), 1)
-    try:
-        arrays = dataframe_to_arrays(df, **columns, max_sequence_len=bound)
-    except DGANError as error:
-        raise type(error)(f"In the {what} table: {error}") from error
-    layout = arrays.layout
-    if layout.df_style is DfStyle.WIDE:  # the feature columns are the steps of one feature
-        feature_names = ["value"]
-    else:
-        feature_names = [str(c) for c in layout.feature_columns]
-    data = SeriesData.from_arrays(
-        arrays.features,
-        arrays.attributes,
-        feature_names=feature_names,
-        feature_discrete=[t is OutputType.DISCRETE for t in layout.feature_types],
-        attribute_names=[str(c) for c in layout.attribute_columns],
-        attribute_discrete=[t is OutputType.DISCRETE for t in layout.attribute_types],
-    )
-    return data, layout
-
-
-# --------------------------------------------------------------------------------------
-# Printing
-# --------------------------------------------------------------------------------------
-
-
-def training_summary(model: DGAN, seconds: float) -> str:
-    """Time, throughput, precision in effect and guard events of the last training run.
-
-    Precision and guard events are read from the per-epoch ``precision`` and
-    ``guard_events`` history keys when the build records them.
-    """
-    history = model.history
-    if not history:
-        return f"trained 0 epochs in {seconds:.1f} s"
-    # Throughput after warm-up (the first epoch pays for one-off kernel setup).
-    steady = history[1:] or history
-    epoch_seconds = sum(h["wall_time_s"] for h in steady)
-    examples = sum(h["examples_per_s"] * h["wall_time_s"] for h in steady)
-    n_series = round(history[-1]["examples_per_s"] * history[-1]["wall_time_s"])
-    lines = [
-        f"trained {len(history)} epochs on {n_series} series in {seconds:.1f} s "
-        f"({examples / max(epoch_seconds, 1e-9):,.0f} examples/s"
-        + (" after the first epoch)" if len(history) > 1 else ")"),
-        f"precision: {_precision_in_effect(model)}",
-    ]
-    events = [(h["epoch"], e) for h in history for e in h.get("guard_events") or []]
-    lines.append(f"guard events: {len(events) or 'none'}")
-    for epoch, event in events[:5]:
-        lines.append(f"  epoch {epoch}: {_describe_event(event)}")
-    if len(events) > 5:
-        lines.append(f"  ... and {len(events) - 5} more (see the report)")
-    return "\n".join(lines)
-
-
-def _precision_in_effect(model: DGAN) -> str:
-    runs: list[list[Any]] = []  # [precision, first epoch, last epoch]
-    for h in model.history:
-        precision = h.get("precision")
-        if runs and runs[-1][0] == precision:
-            runs[-1][2] = h["epoch"]
-        else:
-            runs.append([precision, h["epoch"], h["epoch"]])
-    if all(p is None for p, _, _ in runs):  # not recorded by this build
-        return str(getattr(model.config, "precision", "fp32"))
-    if len(runs) == 1:
-        return str(runs[0][0])
-    return ", ".join(f"{p} (epochs {a}-{b})" for p, a, b in runs)
-
-
-def _describe_event(event: Any) -> str:
-    """``step 120: <reason> -> <action>`` for the guard's event dicts; str() otherwise."""
-    if not isinstance(event, dict):
-        return str(event)
-    text = str(event.get("reason") or event)
-    if "step" in event:
-        text = f"step {event['step']}: {text}"
-    if event.get("action"):
-        text += f" -> {event['action']}"
-    return text
-
-
-def metrics_table(metrics: dict[str, Any]) -> str:
-    """One line per metric: name, headline score, which way is better (or why skipped).
-
-    Example:
-        >>> print(metrics_table({"marginals": {"score": 0.1234, "better": "lower"},
-        ...                      "tstr": {"score": None, "reason": "No attributes."}}))
-        metric         score  better
-        tstr             n/a  No attributes.
-        marginals      0.123  lower
-    """
-    names = [n for n in METRIC_DESCRIPTIONS if n in metrics]
-    width = max(len("metric"), *(len(n) for n in names)) if names else len("metric")
-    lines = [f"{'metric':<{width}}  {'score':>9}  better"]  # .3g needs 9: -0.000123
-    for name in names:
-        entry = metrics[name]
-        score = entry.get("score")
-        if score is None:
-            lines.append(f"{name:<{width}}  {'n/a':>9}  {entry.get('reason', '')}")
-        else:
-            lines.append(f"{name:<{width}}  {score:>9.3g}  {entry.get('better', '')}")
-    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -9,11 +9,23 @@ mutated by dgan afterwards.
 from __future__ import annotations
 
 import contextlib
-from dataclasses import asdict, dataclass, fields
+import math
+import reprlib
+from dataclasses import MISSING, asdict, dataclass, fields
 from enum import Enum
 from typing import Any
 
+import numpy as np
+
 from dgan.errors import ParameterError, raise_all
+
+FP16_MAX = 65504.0
+"""The largest finite fp16 value: a static loss scale above it overflows every fp16 step."""
+MAX_INIT_SCALE = 2.0**16
+"""The largest first dynamic loss scale accepted (torch's default start). Each halving from
+a larger start costs a skipped step: 1e30 skipped two whole epochs of a small model."""
+MAX_SEED = 2**63 - 2
+"""The largest seed: torch seeds are 64-bit and dgan seeds stream k with ``2 * seed + k + 1``."""
 
 
 class OutputType(Enum):
@@ -170,90 +182,61 @@ class DGANConfig:
     """Channels of the temporal critic's convolutions."""
 
     def __post_init__(self) -> None:
-        self._coerce_enums()
+        self._coerce_inputs()
         raise_all(self._problems(), ParameterError, "DGANConfig")
 
-    def _coerce_enums(self) -> None:
-        # Accept the enum's name as a string ("MINUSONE_ONE"), as config files carry it.
-        # This converts the input representation; it does not change what was asked for.
+    def _coerce_inputs(self) -> None:
+        # Convert input representations without changing what was asked for: the enum's
+        # name as a string ("MINUSONE_ONE"), as config files carry it, and numpy scalars
+        # (np.int64 epochs, np.float32 rates, np.bool_ flags) as the Python values they
+        # hold, so the config compares, prints and saves to JSON like one built from literals.
         if isinstance(self.normalization, str):
             with contextlib.suppress(KeyError):  # an unknown name is reported by _problems
                 self.normalization = Normalization[self.normalization.upper()]
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, np.generic) and isinstance(value, (np.number, np.bool_)):
+                setattr(self, f.name, value.item())
 
     def _problems(self) -> list[str]:
         problems = []
-
-        def positive_int(name: str) -> None:
+        for name in _POSITIVE_INTS:
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                problems.append(f"{name} must be a positive integer, got {value!r}.")
-
-        for name in (
-            "max_sequence_len",
-            "sample_len",
-            "attribute_noise_dim",
-            "feature_noise_dim",
-            "attribute_num_layers",
-            "attribute_num_units",
-            "feature_num_layers",
-            "feature_num_units",
-            "binary_encoder_cutoff",
-            "batch_size",
-            "epochs",
-            "discriminator_rounds",
-            "generator_rounds",
-            "discriminator_num_layers",
-            "discriminator_num_units",
-            "log_every",
-            "max_consecutive_nans",
-        ):
-            positive_int(name)
-        for name in (
-            "gradient_penalty_coef",
-            "attribute_gradient_penalty_coef",
-            "attribute_loss_coef",
-        ):
+            if not _is_int(value) or value < 1:
+                problems.append(
+                    f"{name} must be a positive integer, got {short_repr(value)}; "
+                    f"the default is {_default(name)!r}."
+                )
+        for name, (low, high, rule) in _REALS.items():
             value = getattr(self, name)
-            if not isinstance(value, (int, float)) or value < 0:
-                problems.append(f"{name} must be a number >= 0, got {value!r}.")
-        for name in (
-            "generator_learning_rate",
-            "discriminator_learning_rate",
-            "attribute_discriminator_learning_rate",
-        ):
+            if value is None and name in _OPTIONAL:
+                continue
+            if not (_is_real(value) and _in_range(value, low, high)):
+                problems.append(_real_problem(name, value, rule))
+        for name in _BOOLS:
             value = getattr(self, name)
-            if not isinstance(value, (int, float)) or not value > 0:
-                problems.append(f"{name} must be a number > 0, got {value!r}.")
-        for name in ("generator_beta1", "discriminator_beta1", "attribute_discriminator_beta1"):
-            value = getattr(self, name)
-            if not isinstance(value, (int, float)) or not 0 <= value < 1:
-                problems.append(f"{name} must be in [0, 1), got {value!r}.")
-        for name in ("max_nan_fraction", "max_dropped_fraction"):
-            value = getattr(self, name)
-            if not isinstance(value, (int, float)) or not 0 <= value <= 1:
-                problems.append(f"{name} must be a fraction in [0, 1], got {value!r}.")
+            if not isinstance(value, bool):
+                problems.append(_bool_problem(name, value))
         if not isinstance(self.normalization, Normalization):
             names = ", ".join(n.name for n in Normalization)
-            problems.append(f"normalization must be one of {names}, got {self.normalization!r}.")
+            problems.append(
+                f"normalization must be one of {names}, got {short_repr(self.normalization)}."
+            )
         if (
-            isinstance(self.max_sequence_len, int)
-            and isinstance(self.sample_len, int)
+            _is_int(self.max_sequence_len)
+            and _is_int(self.sample_len)
             and self.sample_len > 0
             and self.max_sequence_len % self.sample_len != 0
         ):
-            divisors = [d for d in range(1, self.max_sequence_len + 1)]
-            divisors = [d for d in divisors if self.max_sequence_len % d == 0]
+            problems.append(_divisibility_problem(self.max_sequence_len, self.sample_len))
+        if self.seed is not None and not (_is_int(self.seed) and 0 <= self.seed <= MAX_SEED):
             problems.append(
-                f"max_sequence_len={self.max_sequence_len} is not divisible by "
-                f"sample_len={self.sample_len}; choose sample_len from {divisors}."
+                f"seed must be None or an integer from 0 to 2**63 - 2 (torch's generators "
+                f"take 64 bits and dgan derives one seed per stream), got {short_repr(self.seed)}."
             )
         problems += self._precision_problems()
         problems += self._quality_problems()
-        if self.seed is not None and (
-            isinstance(self.seed, bool) or not isinstance(self.seed, int)
-        ):
-            problems.append(f"seed must be an integer or None, got {self.seed!r}.")
-        if self.dp_enabled:
+        if self.dp_enabled is True:
             problems.append(
                 "dp_enabled=True (differential privacy) is not supported by dgan; "
                 "set dp_enabled=False."
@@ -263,64 +246,41 @@ class DGANConfig:
     def _precision_problems(self) -> list[str]:
         problems = []
         choices = ("fp32", "fp16", "bf16", "auto")
-        if self.precision is not None and self.precision not in choices:
-            problems.append(f"precision must be one of {choices} or None, got {self.precision!r}.")
-        if self.loss_scale != "dynamic" and not (
-            isinstance(self.loss_scale, (int, float))
-            and not isinstance(self.loss_scale, bool)
-            and self.loss_scale > 0
+        if self.precision is not None and not (
+            isinstance(self.precision, str) and self.precision in choices
         ):
             problems.append(
-                f"loss_scale must be 'dynamic' or a positive number, got {self.loss_scale!r}."
+                f"precision must be one of {choices} or None, got {short_repr(self.precision)}."
             )
-        if not (isinstance(self.init_scale, (int, float)) and self.init_scale > 0):
-            problems.append(f"init_scale must be a positive number, got {self.init_scale!r}.")
-        if not (isinstance(self.growth_factor, (int, float)) and self.growth_factor > 1):
-            problems.append(f"growth_factor must be > 1, got {self.growth_factor!r}.")
-        if not (isinstance(self.backoff_factor, (int, float)) and 0 < self.backoff_factor < 1):
-            problems.append(f"backoff_factor must be in (0, 1), got {self.backoff_factor!r}.")
-        if isinstance(self.growth_interval, bool) or not (
-            isinstance(self.growth_interval, int) and self.growth_interval > 0
+        if not (isinstance(self.loss_scale, str) and self.loss_scale == "dynamic") and not (
+            _is_real(self.loss_scale) and 0 < self.loss_scale <= FP16_MAX
         ):
             problems.append(
-                f"growth_interval must be a positive integer, got {self.growth_interval!r}."
+                f"loss_scale must be 'dynamic' or a number > 0 and <= {FP16_MAX:g} (fp16's "
+                "largest value: with a larger static scale every gradient of size 1 or more "
+                "overflows fp16 and its step is skipped), got "
+                f"{short_repr(self.loss_scale)}; use 'dynamic' unless you know the scale you need."
             )
-        if self.max_grad_norm is not None and not (
-            isinstance(self.max_grad_norm, (int, float)) and self.max_grad_norm > 0
-        ):
+        gp = self.gradient_penalty_precision
+        if not (isinstance(gp, str) and gp in _GP_PRECISIONS):
             problems.append(
-                f"max_grad_norm must be a positive number or None, got {self.max_grad_norm!r}."
-            )
-        if self.gradient_penalty_precision not in ("fp32", "autocast"):
-            problems.append(
-                "gradient_penalty_precision must be 'fp32' or 'autocast', got "
-                f"{self.gradient_penalty_precision!r}."
+                f"gradient_penalty_precision must be 'fp32' or 'autocast', got "
+                f"{short_repr(self.gradient_penalty_precision)}."
             )
         return problems
 
     def _quality_problems(self) -> list[str]:
-        problems = []
-        if self.gradient_penalty_norm not in ("example", "batch"):
-            problems.append(
-                "gradient_penalty_norm must be 'example' or 'batch', got "
-                f"{self.gradient_penalty_norm!r}."
-            )
-        decay = self.generator_ema_decay
-        if decay is not None and (
-            isinstance(decay, bool) or not isinstance(decay, (int, float)) or not 0 < decay < 1
+        # The quality levers' numbers and flags are checked with the others (_REALS,
+        # _POSITIVE_INTS, _BOOLS).
+        if isinstance(self.gradient_penalty_norm, str) and self.gradient_penalty_norm in (
+            "example",
+            "batch",
         ):
-            problems.append(
-                f"generator_ema_decay must be None or in (0, 1) (e.g. 0.999), got {decay!r}."
-            )
-        coef = self.temporal_critic_loss_coef
-        if isinstance(coef, bool) or not isinstance(coef, (int, float)) or not 0 <= coef < 1e6:
-            problems.append(f"temporal_critic_loss_coef must be a number >= 0, got {coef!r}.")
-        units = self.temporal_critic_num_units
-        if isinstance(units, bool) or not isinstance(units, int) or units < 1:
-            problems.append(f"temporal_critic_num_units must be a positive integer, got {units!r}.")
-        if not isinstance(self.temporal_critic, bool):
-            problems.append(f"temporal_critic must be True or False, got {self.temporal_critic!r}.")
-        return problems
+            return []
+        return [
+            "gradient_penalty_norm must be 'example' or 'batch', got "
+            f"{short_repr(self.gradient_penalty_norm)}."
+        ]
 
     @property
     def effective_precision(self) -> str:
@@ -368,6 +328,11 @@ class DGANConfig:
             >>> DGANConfig.from_json_dict(c.to_json_dict()) == c
             True
         """
+        if not isinstance(data, dict):
+            raise ParameterError(
+                f"A DGANConfig must be read from a table of fields (like "
+                f'{{"max_sequence_len": 20, "sample_len": 5}}), not {short_repr(data)}.'
+            )
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
@@ -375,3 +340,169 @@ class DGANConfig:
                 f"Unknown DGANConfig field(s) {unknown}; valid fields are {sorted(known)}."
             )
         return cls(**data)
+
+
+# ----- validation tables and helpers ---------------------------------------------------
+
+_POSITIVE_INTS = (
+    "max_sequence_len",
+    "sample_len",
+    "attribute_noise_dim",
+    "feature_noise_dim",
+    "attribute_num_layers",
+    "attribute_num_units",
+    "feature_num_layers",
+    "feature_num_units",
+    "binary_encoder_cutoff",
+    "batch_size",
+    "epochs",
+    "discriminator_rounds",
+    "generator_rounds",
+    "discriminator_num_layers",
+    "discriminator_num_units",
+    "log_every",
+    "max_consecutive_nans",
+    "growth_interval",
+    "temporal_critic_num_units",
+)
+
+_BOOLS = (
+    "use_attribute_discriminator",
+    "apply_feature_scaling",
+    "apply_example_scaling",
+    "forget_bias",
+    "dp_enabled",
+    "dp_secure_mode",
+    "cuda",
+    "mixed_precision_training",
+    "divergence_guard",
+    "temporal_critic",
+)
+
+# Real-valued fields: (lower bound, upper bound, the rule as the message states it); a
+# bound is (value, inclusive) or None. Every value must also be finite.
+_Bound = tuple[float, bool] | None
+_NONNEGATIVE: tuple[_Bound, _Bound, str] = ((0, True), None, "a finite number >= 0")
+_POSITIVE: tuple[_Bound, _Bound, str] = ((0, False), None, "a finite number > 0")
+_BETA: tuple[_Bound, _Bound, str] = ((0, True), (1, False), "a number in [0, 1)")
+_FRACTION: tuple[_Bound, _Bound, str] = ((0, True), (1, True), "a fraction in [0, 1]")
+_REALS: dict[str, tuple[_Bound, _Bound, str]] = {
+    "gradient_penalty_coef": _NONNEGATIVE,
+    "attribute_gradient_penalty_coef": _NONNEGATIVE,
+    "attribute_loss_coef": _NONNEGATIVE,
+    "generator_learning_rate": _POSITIVE,
+    "discriminator_learning_rate": _POSITIVE,
+    "attribute_discriminator_learning_rate": _POSITIVE,
+    "generator_beta1": _BETA,
+    "discriminator_beta1": _BETA,
+    "attribute_discriminator_beta1": _BETA,
+    "dp_eps": _POSITIVE,
+    "dp_max_grad_norm": _POSITIVE,
+    "max_nan_fraction": _FRACTION,
+    "max_dropped_fraction": _FRACTION,
+    "init_scale": (
+        (0, False),
+        (MAX_INIT_SCALE, True),
+        "a number > 0 and <= 2**16 (65536, torch's default start; each halving from a "
+        "larger start skips a training step)",
+    ),
+    "growth_factor": ((1, False), None, "a finite number > 1"),
+    "backoff_factor": ((0, False), (1, False), "a number in (0, 1)"),
+    "max_grad_norm": ((0, False), None, "None or a finite number > 0"),
+    "generator_ema_decay": ((0, False), (1, False), "None or a number in (0, 1), e.g. 0.999"),
+    "temporal_critic_loss_coef": ((0, True), (1e6, False), "a number in [0, 1e6)"),
+}
+_OPTIONAL = frozenset({"max_grad_norm", "generator_ema_decay"})
+_GP_PRECISIONS = ("fp32", "autocast")
+_DIVISOR_SCAN = 64  # divisors looked for: up to this and their cofactors (bounded work)
+
+_REPR = reprlib.Repr()
+_REPR.maxstring = _REPR.maxother = 40
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_real(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _in_range(value: float, low: _Bound, high: _Bound) -> bool:
+    try:
+        value = float(value)
+    except OverflowError:  # an int beyond float range: not a usable rate or scale
+        return False
+    if not math.isfinite(value):
+        return False
+    if low is not None and not (value >= low[0] if low[1] else value > low[0]):
+        return False
+    return high is None or (value <= high[0] if high[1] else value < high[0])
+
+
+def _default(name: str) -> Any:
+    field = DGANConfig.__dataclass_fields__[name]
+    return None if field.default is MISSING else field.default
+
+
+def short_repr(value: Any) -> str:
+    """``repr(value)`` cut to a few dozen characters for messages, built in bounded time
+    whatever the value's size.
+
+    Example:
+        >>> short_repr("x" * 1000)
+        "'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'... (1000 characters)"
+        >>> short_repr(10**1000)
+        'an integer of 3322 bits'
+    """
+    if _is_int(value) and value.bit_length() > 128:
+        return f"an integer of {value.bit_length()} bits"
+    if isinstance(value, str) and len(value) > 40:
+        return f"{value[:40]!r}... ({len(value)} characters)"
+    try:
+        return _REPR.repr(value)
+    except Exception:  # a broken __repr__ must not hide the real problem
+        return f"a {type(value).__name__}"
+
+
+def _real_problem(name: str, value: Any, rule: str) -> str:
+    note = " (a bool is not a number)" if isinstance(value, (bool, np.bool_)) else ""
+    return (
+        f"{name} must be {rule}, got {short_repr(value)}{note}; the default is {_default(name)!r}."
+    )
+
+
+_FALSE_WORDS = frozenset({"false", "no", "off", "0", "n", "f", ""})
+_TRUE_WORDS = frozenset({"true", "yes", "on", "1", "y", "t"})
+
+
+def _bool_problem(name: str, value: Any) -> str:
+    message = f"{name} must be True or False, got {short_repr(value)}"
+    if isinstance(value, str):
+        word = value.strip().lower()
+        meant = "False" if word in _FALSE_WORDS else "True" if word in _TRUE_WORDS else None
+        fix = f"write {meant}" if meant else "write True or False"
+        return (
+            f"{message}: a non-empty string counts as true in Python, whatever it says; "
+            f"{fix} without quotes (in a JSON or TOML config file: false or true)."
+        )
+    if value is None:
+        return (
+            f"{message}: None does not mean off; use False, or leave {name} out for its "
+            f"default ({_default(name)})."
+        )
+    return f"{message}; use True or False (the default is {_default(name)})."
+
+
+def _divisibility_problem(length: int, sample_len: int) -> str:
+    """The message for a sample_len that does not divide max_sequence_len, with a few
+    divisors near sample_len; bounded work however large the numbers are."""
+    small = [d for d in range(1, min(length, _DIVISOR_SCAN) + 1) if length % d == 0]
+    divisors = {*small, *(length // d for d in small)}
+    near = sorted(sorted(divisors, key=lambda d: abs(math.log(d / sample_len)))[:8])
+    multiple = length + (-length % sample_len)
+    return (
+        f"max_sequence_len={length} is not divisible by sample_len={sample_len}; choose a "
+        f"sample_len that divides it, e.g. one of {near}, or raise max_sequence_len to "
+        f"{multiple}, a multiple of sample_len (series may be shorter than max_sequence_len)."
+    )

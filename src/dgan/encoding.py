@@ -1,28 +1,21 @@
-"""Encoders between users' values and the networks' internal representation.
+"""Encode whole datasets between users' values and the networks' representation.
 
-Each variable (one attribute column or one feature channel) has one encoder:
-
-* `ContinuousEncoder` scales to [0, 1] or [-1, 1] (the `Normalization`), or passes the
-  values through when feature scaling is off (then they must already lie in range).
-* `DiscreteEncoder` learns the categories (any hashable values: numbers, strings, bools;
-  NaN/None is one more category) and encodes them one-hot, or as binary bits when there
-  are more categories than ``binary_encoder_cutoff``.
-
-`DataEncoder` combines them for a whole dataset and adds DoppelGANger's two extras:
+`DataEncoder` combines one per-variable encoder (variables.py) per attribute and
+feature, and adds DoppelGANger's two extras:
 
 * per-example scaling: each continuous feature of each series is rescaled to the full
   range, and its midpoint and half-range (in the globally scaled space) become generated
   "additional attributes";
 * the generation flag: for variable-length data, two extra feature columns one-hot
   encode "series continues" / "series ends here"; steps after the end are all zero.
+  `series_ends` is the one rule for where a generated series ends.
 
-Every encoder has an exact inverse and a JSON-native state (`to_json`/`from_json`), as
-models are saved without pickle.
+Everything has an exact inverse and a JSON-native state, as models are saved without
+pickle.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -30,10 +23,37 @@ from typing import Any
 import numpy as np
 
 from dgan.config import Normalization, OutputType
-from dgan.errors import DataError, SerializationError, raise_all
+from dgan.errors import DataError, raise_all
+from dgan.variables import (  # re-exported: the encoders are part of this module's API
+    BITS,
+    SIGMOID,
+    SOFTMAX,
+    TANH,
+    ContinuousEncoder,
+    DiscreteEncoder,
+    OutputSlice,
+    VariableEncoder,
+    all_numeric,
+    encoder_from_json,
+    make_encoder,
+    output_slices,
+    output_type,
+    variable_names,
+)
 
-# Activation kinds the generator's fused output head applies to a slice of its output.
-SIGMOID, TANH, SOFTMAX, BITS = "sigmoid", "tanh", "softmax", "bits"
+__all__ = [
+    "BITS",
+    "SIGMOID",
+    "SOFTMAX",
+    "TANH",
+    "ContinuousEncoder",
+    "DataEncoder",
+    "DiscreteEncoder",
+    "EncodedData",
+    "OutputSlice",
+    "encoder_from_json",
+    "series_ends",
+]
 
 
 def series_ends(continues, ends):
@@ -48,269 +68,6 @@ def series_ends(continues, ends):
         [False, True, True]
     """
     return ends >= continues
-
-
-@dataclass(frozen=True)
-class OutputSlice:
-    """A contiguous block of encoded columns and the activation that produces it."""
-
-    start: int
-    width: int
-    activation: str
-
-
-def _is_missing(value: Any) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
-
-
-def _to_json_scalar(value: Any) -> Any:
-    """Python-native version of a category value (numpy scalars -> int/float/bool/str)."""
-    if _is_missing(value):
-        return None
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, (bool, int, float, str)):
-        return value
-    # Datetimes, Decimals, ...: keep their text form; frames restore column dtypes.
-    return str(value)
-
-
-def _category_key(value: Any) -> Any:
-    """Dictionary key of a category: True and 1 (or False and 0) stay distinct."""
-    return ("bool", value) if isinstance(value, bool) else value
-
-
-class ContinuousEncoder:
-    """Scale one continuous variable to the normalization range and back.
-
-    Example:
-        >>> enc = ContinuousEncoder(Normalization.ZERO_ONE).fit(np.array([2.0, 4.0, 6.0]))
-        >>> enc.transform(np.array([2.0, 6.0]))
-        array([0., 1.], dtype=float32)
-        >>> enc.inverse(np.array([0.5], dtype=np.float32))
-        array([4.])
-    """
-
-    def __init__(self, normalization: Normalization, apply_scaling: bool = True, name: str = ""):
-        self.normalization = normalization
-        self.apply_scaling = apply_scaling
-        self.name = name
-        self.min: float | None = None
-        self.max: float | None = None
-
-    @property
-    def width(self) -> int:
-        return 1
-
-    @property
-    def activation(self) -> str:
-        return SIGMOID if self.normalization == Normalization.ZERO_ONE else TANH
-
-    @property
-    def low(self) -> float:
-        return 0.0 if self.normalization == Normalization.ZERO_ONE else -1.0
-
-    def fit(self, values: np.ndarray) -> ContinuousEncoder:
-        values = np.asarray(values, dtype=np.float64)
-        values = values[~np.isnan(values)]
-        if values.size == 0:
-            raise DataError(f"Variable {self.name!r} has no values to learn a range from.")
-        self.min, self.max = float(values.min()), float(values.max())
-        if not self.apply_scaling and (self.min < self.low or self.max > 1.0):
-            raise DataError(
-                f"Variable {self.name!r} spans [{self.min:g}, {self.max:g}] but "
-                f"apply_feature_scaling=False requires values in [{self.low:g}, 1]; "
-                "set apply_feature_scaling=True or rescale the data."
-            )
-        return self
-
-    def transform(self, values: np.ndarray) -> np.ndarray:
-        values = np.asarray(values, dtype=np.float64)
-        if not self.apply_scaling:
-            return values.astype(np.float32)
-        span = self.max - self.min
-        unit = (values - self.min) / span if span > 0 else np.zeros_like(values)
-        return self._from_unit(unit).astype(np.float32)
-
-    def inverse(self, encoded: np.ndarray) -> np.ndarray:
-        encoded = np.asarray(encoded, dtype=np.float64)
-        if not self.apply_scaling:
-            return encoded
-        return self._to_unit(encoded) * (self.max - self.min) + self.min
-
-    def _from_unit(self, unit: np.ndarray) -> np.ndarray:
-        return unit if self.normalization == Normalization.ZERO_ONE else unit * 2.0 - 1.0
-
-    def _to_unit(self, encoded: np.ndarray) -> np.ndarray:
-        return encoded if self.normalization == Normalization.ZERO_ONE else (encoded + 1.0) / 2.0
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "type": "continuous",
-            "name": self.name,
-            "normalization": self.normalization.name,
-            "apply_scaling": self.apply_scaling,
-            "min": self.min,
-            "max": self.max,
-        }
-
-    @classmethod
-    def from_json(cls, state: dict[str, Any]) -> ContinuousEncoder:
-        enc = cls(Normalization[state["normalization"]], state["apply_scaling"], state["name"])
-        enc.min, enc.max = state["min"], state["max"]
-        return enc
-
-
-class DiscreteEncoder:
-    """Encode one discrete variable one-hot, or as binary bits above the cutoff.
-
-    Categories are whatever values the data holds (NaN and None are one category).
-
-    Example:
-        >>> enc = DiscreteEncoder(binary_encoder_cutoff=150).fit(np.array(["b", "a", "b"]))
-        >>> enc.categories
-        ['a', 'b']
-        >>> enc.transform(np.array(["b"]))
-        array([[0., 1.]], dtype=float32)
-        >>> enc.inverse(np.array([[0.9, 0.1]]))
-        array(['a'], dtype=object)
-    """
-
-    def __init__(self, binary_encoder_cutoff: int, name: str = ""):
-        self.binary_encoder_cutoff = binary_encoder_cutoff
-        self.name = name
-        self.categories: list[Any] = []
-        self._index: dict[Any, int] = {}
-
-    @property
-    def binary(self) -> bool:
-        return len(self.categories) > self.binary_encoder_cutoff
-
-    @property
-    def width(self) -> int:
-        if self.binary:
-            return max(1, math.ceil(math.log2(len(self.categories))))
-        return len(self.categories)
-
-    @property
-    def activation(self) -> str:
-        return BITS if self.binary else SOFTMAX
-
-    @property
-    def numeric(self) -> bool:
-        """Whether every category is a number (or missing); bools are not numbers here."""
-        return all(
-            c is None or (isinstance(c, (int, float)) and not isinstance(c, bool))
-            for c in self.categories
-        )
-
-    def fit(self, values: np.ndarray) -> DiscreteEncoder:
-        scalars = (_to_json_scalar(v) for v in np.asarray(values, dtype=object).ravel())
-        unique = {_category_key(v): v for v in scalars}
-        if not unique:
-            raise DataError(f"Variable {self.name!r} has no values to learn categories from.")
-        has_missing = unique.pop(None, ...) is not ...
-        present = list(unique.values())
-        try:
-            ordered = sorted(present)
-            if len({type(v) for v in present}) > 1:
-                raise TypeError  # e.g. False and 0: sort by type too, for a stable order
-        except TypeError:  # mixed types, e.g. 1 and "a": order by type, then text
-            ordered = sorted(present, key=lambda v: (type(v).__name__, str(v)))
-        self._set_categories([*ordered, None] if has_missing else ordered)
-        return self
-
-    def _set_categories(self, categories: list[Any]) -> None:
-        self.categories = categories
-        self._index = {_category_key(c): i for i, c in enumerate(categories)}
-
-    def codes(self, values: np.ndarray) -> np.ndarray:
-        """Category index of each value; unknown values are a DataError listing them."""
-        flat = [_category_key(_to_json_scalar(v)) for v in np.asarray(values, dtype=object).ravel()]
-        unknown = sorted({str(v) for v in flat if v not in self._index})
-        if unknown:
-            raise DataError(
-                f"Variable {self.name!r} has values never seen in training: {unknown[:10]}; "
-                f"known categories are {[str(c) for c in self.categories[:20]]}. Use only "
-                "those: a trained model cannot learn new categories."
-            )
-        return np.array([self._index[v] for v in flat], dtype=np.int64).reshape(np.shape(values))
-
-    def transform(self, values: np.ndarray) -> np.ndarray:
-        codes = self.codes(values)
-        if self.binary:
-            bits = (codes[..., None] >> np.arange(self.width)) & 1
-            return bits.astype(np.float32)
-        return np.eye(len(self.categories), dtype=np.float32)[codes]
-
-    def inverse(self, encoded: np.ndarray) -> np.ndarray:
-        encoded = np.asarray(encoded)
-        if self.binary:
-            bits = (encoded > 0.5).astype(np.int64)
-            codes = (bits << np.arange(self.width)).sum(axis=-1)
-            codes = np.minimum(codes, len(self.categories) - 1)
-        else:
-            codes = encoded.argmax(axis=-1)
-        lookup = np.empty(len(self.categories), dtype=object)
-        lookup[:] = self.categories
-        return lookup[codes]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "type": "discrete",
-            "name": self.name,
-            "binary_encoder_cutoff": self.binary_encoder_cutoff,
-            "categories": self.categories,
-        }
-
-    @classmethod
-    def from_json(cls, state: dict[str, Any]) -> DiscreteEncoder:
-        enc = cls(state["binary_encoder_cutoff"], state["name"])
-        enc._set_categories(list(state["categories"]))
-        return enc
-
-
-VariableEncoder = ContinuousEncoder | DiscreteEncoder
-
-
-def _output_type(encoder: VariableEncoder) -> OutputType:
-    if isinstance(encoder, ContinuousEncoder):
-        return OutputType.CONTINUOUS
-    return OutputType.DISCRETE
-
-
-def _all_numeric(encoders: Sequence[VariableEncoder]) -> bool:
-    return all(isinstance(e, ContinuousEncoder) or e.numeric for e in encoders)
-
-
-def _names(names: Sequence[Any] | None, kind: str, count: int) -> list[str]:
-    """Display names of ``count`` variables: the given ones, or "feature 0", ..."""
-    if names is None:
-        return [f"{kind} {i}" for i in range(count)]
-    return [str(name) for name in names]
-
-
-def encoder_from_json(state: dict[str, Any]) -> VariableEncoder:
-    kinds = {"continuous": ContinuousEncoder, "discrete": DiscreteEncoder}
-    if state.get("type") not in kinds:
-        raise SerializationError(f"Unknown encoder type {state.get('type')!r} in model file.")
-    return kinds[state["type"]].from_json(state)
-
-
-def _make_encoder(kind: OutputType, name: str, config_like: dict[str, Any]) -> VariableEncoder:
-    if kind == OutputType.CONTINUOUS:
-        return ContinuousEncoder(
-            config_like["normalization"], config_like["apply_feature_scaling"], name
-        )
-    return DiscreteEncoder(config_like["binary_encoder_cutoff"], name)
-
-
-def _slices(encoders: Sequence[VariableEncoder]) -> list[OutputSlice]:
-    out, start = [], 0
-    for enc in encoders:
-        out.append(OutputSlice(start, enc.width, enc.activation))
-        start += enc.width
-    return out
 
 
 @dataclass
@@ -364,15 +121,15 @@ class DataEncoder:
     # ----- layout ---------------------------------------------------------------------
     @property
     def attribute_slices(self) -> list[OutputSlice] | None:
-        return None if self.attribute_encoders is None else _slices(self.attribute_encoders)
+        return None if self.attribute_encoders is None else output_slices(self.attribute_encoders)
 
     @property
     def additional_slices(self) -> list[OutputSlice] | None:
-        return None if self.additional_encoders is None else _slices(self.additional_encoders)
+        return None if self.additional_encoders is None else output_slices(self.additional_encoders)
 
     @property
     def feature_slices(self) -> list[OutputSlice]:
-        slices = _slices(self.feature_encoders)
+        slices = output_slices(self.feature_encoders)
         if self.variable_length:
             start = sum(e.width for e in self.feature_encoders)
             slices.append(OutputSlice(start, 2, SOFTMAX))
@@ -390,22 +147,22 @@ class DataEncoder:
         """Each attribute's `OutputType` (the encoders are the one record of it), or None."""
         if self.attribute_encoders is None:
             return None
-        return [_output_type(e) for e in self.attribute_encoders]
+        return [output_type(e) for e in self.attribute_encoders]
 
     @property
     def feature_types(self) -> list[OutputType]:
         """Each feature's `OutputType`."""
-        return [_output_type(e) for e in self.feature_encoders]
+        return [output_type(e) for e in self.feature_encoders]
 
     @property
     def numeric_attributes(self) -> bool:
         """Whether every attribute is a number (continuous, or numeric categories)."""
-        return self.attribute_encoders is not None and _all_numeric(self.attribute_encoders)
+        return self.attribute_encoders is not None and all_numeric(self.attribute_encoders)
 
     @property
     def numeric_features(self) -> bool:
         """Whether every feature is a number (continuous, or numeric categories)."""
-        return _all_numeric(self.feature_encoders)
+        return all_numeric(self.feature_encoders)
 
     @property
     def attribute_dim(self) -> int:
@@ -442,16 +199,16 @@ class DataEncoder:
             "binary_encoder_cutoff": config.binary_encoder_cutoff,
         }
         stacked = np.concatenate(features, axis=0)  # (sum T_i, F)
-        feature_names = _names(feature_names, "feature", len(feature_types))
+        feature_names = variable_names(feature_names, "feature", len(feature_types))
         feature_encoders = [
-            _make_encoder(kind, feature_names[i], settings).fit(stacked[:, i])
+            make_encoder(kind, feature_names[i], settings).fit(stacked[:, i])
             for i, kind in enumerate(feature_types)
         ]
         attribute_encoders = None
         if attributes is not None:
-            attribute_names = _names(attribute_names, "attribute", len(attribute_types))
+            attribute_names = variable_names(attribute_names, "attribute", len(attribute_types))
             attribute_encoders = [
-                _make_encoder(kind, attribute_names[i], settings).fit(attributes[:, i])
+                make_encoder(kind, attribute_names[i], settings).fit(attributes[:, i])
                 for i, kind in enumerate(attribute_types)
             ]
         lengths = np.array([len(f) for f in features])
@@ -475,6 +232,64 @@ class DataEncoder:
                     )
                     encoder.additional_encoders.append(enc.fit(values))
         return encoder
+
+    def mismatch_problems(
+        self, features: list[np.ndarray], attributes: np.ndarray | None
+    ) -> list[str]:
+        """Why data given to continue training does not fit these encoders ([] if it does).
+
+        Continued training must see the variables the encoders were fitted on: the same
+        number of features and attributes, fixed-length series for a fixed-length model,
+        and continuous values within the fitted range widened by one range (further out
+        the networks' output activations cannot represent them).
+
+        Example:
+            >>> from dgan import DGANConfig
+            >>> config = DGANConfig(max_sequence_len=2, sample_len=1)
+            >>> enc = DataEncoder.fit(config, [np.zeros((2, 1)), np.ones((2, 1))],
+            ...                       [OutputType.CONTINUOUS], None, None)
+            >>> enc.mismatch_problems([np.zeros((2, 2))], None)[0][:44]
+            'The model was trained on 1 feature(s); this '
+        """
+        fix = "train a new DGAN on this data, or continue with data shaped like the first"
+        problems = []
+        n_features = len(self.feature_encoders)
+        widths = {f.shape[1] for f in features}
+        if widths != {n_features}:
+            problems.append(
+                f"The model was trained on {n_features} feature(s); this data has "
+                f"{sorted(widths)}: {fix}."
+            )
+        n_attributes = 0 if self.attribute_encoders is None else len(self.attribute_encoders)
+        given = 0 if attributes is None else attributes.shape[1]
+        if given != n_attributes:
+            problems.append(
+                f"The model was trained on {n_attributes} attribute(s); this data has {given}: "
+                f"{fix}."
+            )
+        if not self.variable_length and any(len(f) != self.max_sequence_len for f in features):
+            problems.append(
+                "The model was trained on series of one length "
+                f"({self.max_sequence_len}); this data has shorter ones, which it would pad "
+                f"with zeros as if they were data: {fix}."
+            )
+        if problems:
+            return problems
+        stacked = np.concatenate(features, axis=0)
+        columns = [("feature", e, stacked[:, i]) for i, e in enumerate(self.feature_encoders)]
+        if attributes is not None:
+            columns += [
+                ("attribute", e, attributes[:, i]) for i, e in enumerate(self.attribute_encoders)
+            ]
+        for kind, enc, values in columns:
+            if isinstance(enc, ContinuousEncoder) and enc.apply_scaling:
+                far = enc.outside_range(values.astype(np.float64), tolerance=1.0)
+                if far.any():
+                    problems.append(
+                        f"{kind} {enc.name!r} has {int(far.sum())} value(s) far outside the "
+                        f"range the model was fitted on [{enc.min:g}, {enc.max:g}]: {fix}."
+                    )
+        return problems
 
     def _scaled_continuous(self, series: np.ndarray) -> np.ndarray:
         """(T, C) globally scaled continuous features of one series."""
@@ -511,7 +326,7 @@ class DataEncoder:
                 # A constant series has no range: put it mid-range, the half-range is 0.
                 unit = np.where(span > 0, (z - lo) / np.where(span > 0, span, 1.0), 0.5)
                 scaled = unit if self.normalization == Normalization.ZERO_ONE else unit * 2 - 1
-                starts = [s.start for s in _slices(self.feature_encoders)]
+                starts = [s.start for s in output_slices(self.feature_encoders)]
                 for j, i in enumerate(self.continuous_features):
                     block[:, starts[i]] = scaled[:, j]
             encoded[k, :length, : block.shape[1]] = block
@@ -564,7 +379,7 @@ class DataEncoder:
         feats = data.features.astype(np.float64)
         if self.additional_encoders is not None:
             feats = feats.copy()
-            starts = [s.start for s in _slices(self.feature_encoders)]
+            starts = [s.start for s in output_slices(self.feature_encoders)]
             for j, i in enumerate(self.continuous_features):
                 mid = self.additional_encoders[2 * j].inverse(data.additional_attributes[:, 2 * j])
                 half = self.additional_encoders[2 * j + 1].inverse(
@@ -580,7 +395,7 @@ class DataEncoder:
                 low = 0.0 if self.normalization == Normalization.ZERO_ONE else -1.0
                 feats[:, :, starts[i]] = np.clip(z, low, 1.0)
         decoded = self._inverse_columns(
-            self.feature_encoders, _slices(self.feature_encoders), feats, feats.shape[:2]
+            self.feature_encoders, output_slices(self.feature_encoders), feats, feats.shape[:2]
         )  # (N, T, F)
         return attributes, [decoded[k, : lengths[k]] for k in range(n)]
 

@@ -22,6 +22,12 @@ class DataError(DGANError, ValueError):
     """Training or conditioning data cannot be used as given."""
 
 
+class SequenceLengthError(ParameterError, DataError):
+    """Series are longer than ``max_sequence_len`` (or a fixed-length array has another
+    length): a setting and the data disagree. gretel raises a ParameterError here, dgan
+    used to raise a DataError; this is both, so either ``except`` clause catches it."""
+
+
 class SerializationError(DGANError):
     """A saved model file is missing, corrupt, or not a dgan model."""
 

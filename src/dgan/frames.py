@@ -1,4 +1,4 @@
-"""DataFrames <-> the arrays the model trains on, and repair of missing values.
+"""DataFrames -> the arrays the model trains on (`dataframe_to_arrays`), and back.
 
 The model works on arrays:
 
@@ -10,140 +10,53 @@ one is discrete (then continuous columns hold Python floats and discrete ones ho
 original values: strings, bools, ints, ...). A missing discrete value is always the
 ``np.nan`` object itself, so the model's encoder can treat it as one more category.
 
-`dataframe_to_arrays` turns a training frame into those arrays plus a `FrameLayout`,
-and `arrays_to_dataframe` turns generated arrays back into a frame shaped like the
-training one: same columns, same order, same dtypes. The layout is stored as JSON in
-the model file.
+This module turns a training frame into those arrays plus a `FrameLayout`
+(`dataframe_to_arrays`), a frame of attribute values into the array to condition on
+(`attributes_frame_to_array`), and finds the series lengths of a frame without
+converting it (`series_lengths`). The argument and dtype checks live in
+`dgan.frame_checks`, the layout in `dgan.layout`, the way back from generated arrays
+to a frame (`arrays_to_dataframe`, re-exported here) in `dgan.generated`; value checks
+(NaN, inf) and missing-value repair are `dgan.missing`'s.
 
-The **time grid**: in LONG frames with a ``time_column``, generated series get the time
-values of the longest training example (the first one, if several tie), in time order;
-a generated series of length L gets the first L of them. Should a generated series be
-longer than that example, the grid is extended by repeating its last step (numbers and
-datetimes) or its last value (anything else, or a one-value grid).
-
-`repair_missing_values` and `check_finite` validate and repair arrays before encoding;
-the model calls them for `train_numpy` and `train_dataframe` alike.
+**Time order** (LONG frames with a ``time_column``): rows are sorted by the column's
+natural order: numbers and datetimes by value; strings that all parse as numbers or as
+datetimes by that value (with a log message saying so); other strings keep their order
+of first appearance in the frame (with a warning), because sorting them as text would
+put "day10" before "day2".
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 from pandas.api import types as ptypes
 
 from dgan.config import DfStyle, OutputType
-from dgan.errors import DataError, ParameterError, SerializationError, raise_all
-from dgan.missing import check_finite, plain, preview
+from dgan.errors import DataError, ParameterError, raise_all
+from dgan.frame_checks import Roles, check_data, resolve_roles
+from dgan.generated import arrays_to_dataframe
+from dgan.layout import (
+    FrameLayout,
+    column_spec,
+    json_value,
+)
+from dgan.messages import SHOW, ColumnName, plain
+from dgan.validation import raise_length_problems, too_long_problem, validate_condition_attributes
+
+__all__ = [
+    "FrameArrays",
+    "FrameLayout",
+    "arrays_to_dataframe",
+    "attributes_frame_to_array",
+    "dataframe_to_arrays",
+    "series_lengths",
+]
 
 logger = logging.getLogger(__name__)
-
-LAYOUT_FORMAT_VERSION = 1
-_SHOW = 5  # how many offending examples, rows or columns a message names
-
-ColumnName = str | int  # names must survive JSON, so only str and int are accepted
-
-
-# --------------------------------------------------------------------------- layout
-
-
-@dataclass(frozen=True)
-class ColumnSpec:
-    """What is needed to rebuild one column of the training frame."""
-
-    name: ColumnName
-    dtype: str
-    """``str(series.dtype)``, e.g. "int64", "bool", "str", "category", "datetime64[us, UTC]"."""
-    categories: list | None = None
-    """For pandas categoricals: the categories, as JSON values (datetimes as ISO strings)."""
-    categories_dtype: str | None = None
-    """dtype of the categories (to parse them back), for pandas categoricals."""
-    ordered: bool = False
-    """Whether the categorical is ordered."""
-
-
-@dataclass(frozen=True)
-class FrameLayout:
-    """Everything needed to rebuild a DataFrame like the training one from arrays.
-
-    Everything in it is JSON-native after `to_json_dict`; build one with
-    `dataframe_to_arrays`, never by hand.
-    """
-
-    df_style: DfStyle
-    attribute_columns: list[ColumnName]
-    feature_columns: list[ColumnName]
-    """LONG: one per feature. WIDE: one per time step of the single feature."""
-    example_id_column: ColumnName | None
-    time_column: ColumnName | None
-    columns: list[ColumnSpec]
-    """Every column of the training frame that dgan uses, in the frame's order."""
-    attribute_types: list[OutputType]
-    feature_types: list[OutputType]
-    time_grid: list | None
-    """Time values given to generated series (see the module docstring), JSON values."""
-
-    @property
-    def feature_names(self) -> list[str | int]:
-        """Names of the model's features for messages: the LONG feature columns, or for
-        WIDE the one feature whose time steps the columns are ("t0..t9")."""
-        columns = self.feature_columns
-        if self.df_style is DfStyle.LONG or len(columns) == 1:
-            return list(columns)
-        return [f"{columns[0]}..{columns[-1]}"]
-
-    @property
-    def column_order(self) -> list[ColumnName]:
-        """The columns of a generated frame, in order."""
-        return [c.name for c in self.columns]
-
-    def spec(self, name: ColumnName) -> ColumnSpec:
-        """The `ColumnSpec` of column ``name``."""
-        return next(c for c in self.columns if c.name == name)
-
-    def to_json_dict(self) -> dict[str, Any]:
-        """Return a dict that `json.dumps` accepts (strictly: no NaN, no numpy scalars)."""
-        return {
-            "format_version": LAYOUT_FORMAT_VERSION,
-            "df_style": self.df_style.value,
-            "attribute_columns": list(self.attribute_columns),
-            "feature_columns": list(self.feature_columns),
-            "example_id_column": self.example_id_column,
-            "time_column": self.time_column,
-            "columns": [asdict(c) for c in self.columns],
-            "attribute_types": [t.name for t in self.attribute_types],
-            "feature_types": [t.name for t in self.feature_types],
-            "time_grid": None if self.time_grid is None else list(self.time_grid),
-        }
-
-    @classmethod
-    def from_json_dict(cls, data: dict[str, Any]) -> FrameLayout:
-        """Rebuild a layout from `to_json_dict` output (as read back from a model file)."""
-        try:
-            version = data["format_version"]
-            if version != LAYOUT_FORMAT_VERSION:
-                raise ValueError(f"format_version {version!r}, expected {LAYOUT_FORMAT_VERSION}")
-            return cls(
-                df_style=DfStyle(data["df_style"]),
-                attribute_columns=list(data["attribute_columns"]),
-                feature_columns=list(data["feature_columns"]),
-                example_id_column=data["example_id_column"],
-                time_column=data["time_column"],
-                columns=[ColumnSpec(**c) for c in data["columns"]],
-                attribute_types=[OutputType[t] for t in data["attribute_types"]],
-                feature_types=[OutputType[t] for t in data["feature_types"]],
-                time_grid=data["time_grid"],
-            )
-        except (KeyError, TypeError, ValueError) as e:
-            raise SerializationError(
-                f"The DataFrame layout stored in the model file is invalid ({e!r}); the file "
-                "is corrupt or was written by an incompatible dgan version. Retrain the model "
-                "or load it with the dgan version that saved it."
-            ) from e
 
 
 class FrameArrays(NamedTuple):
@@ -157,20 +70,6 @@ class FrameArrays(NamedTuple):
     example_labels: list[str] | None = None
     """How messages name each example: "row 3" (WIDE), "'sensor-3'" (LONG, its id) or
     "chunk 2 (rows 12-17)" (LONG without example ids)."""
-
-
-# ------------------------------------------------------------------ frame -> arrays
-
-
-class _Roles(NamedTuple):
-    """The resolved role of every used column."""
-
-    style: DfStyle
-    attributes: list[ColumnName]
-    features: list[ColumnName]
-    example_id: ColumnName | None
-    time: ColumnName | None
-    discrete: set[ColumnName]  # forced by the user or implied by the dtype
 
 
 def dataframe_to_arrays(
@@ -189,7 +88,8 @@ def dataframe_to_arrays(
     WIDE: one row per example; ``feature_columns`` (default: every column that is not an
     attribute or the example id) are the time steps of a single feature. LONG: one row
     per time step; rows are grouped into examples by ``example_id_column`` (examples in
-    order of first appearance) and ordered by ``time_column`` (stable sort); without an
+    order of first appearance) and ordered by ``time_column`` (stable sort, in the
+    column's natural order: see the module docstring); without an
     example id, consecutive chunks of ``max_sequence_len`` rows become examples (rows
     left after the last whole chunk are left out, with a warning). Bool, string, object
     and categorical columns are discrete; ``discrete_columns`` makes numeric ones
@@ -207,7 +107,7 @@ def dataframe_to_arrays(
         >>> arrays.features[1].tolist(), arrays.attribute_types
         ([[2.0], [4.0]], [<OutputType.DISCRETE: 0>])
     """
-    roles = _resolve_roles(
+    roles = resolve_roles(
         df,
         attribute_columns,
         feature_columns,
@@ -217,12 +117,12 @@ def dataframe_to_arrays(
         df_style,
         max_sequence_len,
     )
-    _check_data(df, roles, max_sequence_len)
+    check_data(df, roles, max_sequence_len)
     used = set(roles.attributes) | set(roles.features) | {roles.example_id, roles.time}
-    specs = [_column_spec(df[c], c) for c in df.columns if c in used]
+    specs = [column_spec(df[c], c) for c in df.columns if c in used]
     attribute_types = [_output_type(c, roles) for c in roles.attributes]
     if roles.style is DfStyle.WIDE:
-        # The time-step columns form one feature; _check_data made them all one type.
+        # The time-step columns form one feature; check_data made them all one type.
         feature_types = [_output_type(roles.features[0], roles)]
         attributes, features, time_grid, labels = _wide_to_arrays(df, roles)
     else:
@@ -242,195 +142,20 @@ def dataframe_to_arrays(
     return FrameArrays(attributes, features, attribute_types, feature_types, layout, labels)
 
 
-def _resolve_roles(
-    df,
-    attribute_columns,
-    feature_columns,
-    example_id_column,
-    time_column,
-    discrete_columns,
-    df_style,
-    max_sequence_len,
-) -> _Roles:
-    """Check the arguments against each other and the frame's columns; raise all at once."""
-    if not isinstance(df, pd.DataFrame):
-        raise ParameterError(f"df must be a pandas DataFrame, got {type(df).__name__}.")
-    problems: list[str] = []
-    try:  # "LONG" and "long" alike, as users type it
-        style = DfStyle(df_style.lower() if type(df_style) is str else df_style)
-    except (ValueError, AttributeError):
-        problems.append(f"df_style must be DfStyle.WIDE or DfStyle.LONG, got {df_style!r}.")
-        style = DfStyle.WIDE
-    if isinstance(max_sequence_len, bool) or not isinstance(max_sequence_len, int):
-        problems.append(f"max_sequence_len must be a positive integer, got {max_sequence_len!r}.")
-    elif max_sequence_len < 1:
-        problems.append(f"max_sequence_len must be a positive integer, got {max_sequence_len}.")
-    lists = {
-        "attribute_columns": _name_list("attribute_columns", attribute_columns, problems),
-        "feature_columns": _name_list("feature_columns", feature_columns, problems),
-        "discrete_columns": _name_list("discrete_columns", discrete_columns, problems),
-    }
-    singles = {"example_id_column": example_id_column, "time_column": time_column}
-    problems += _argument_problems(df, lists, singles, style)
-    raise_all(problems, ParameterError, "the DataFrame arguments")
-
-    # Defaults (gretel's): no attributes; features are all columns with no other role.
-    attributes = lists["attribute_columns"] or []
-    features = lists["feature_columns"]
-    if features is None:
-        excluded = {*attributes, example_id_column, time_column}
-        features = [c for c in df.columns if c not in excluded]
-    discrete = set(lists["discrete_columns"] or [])
-    used = [*attributes, *features, *(c for c in singles.values() if c is not None)]
-    raise_all(_role_problems(df, features, discrete, used), ParameterError, "the columns")
-
-    for c in [*attributes, *features]:
-        if _is_auto_discrete(df[c].dtype) and c not in discrete:
-            logger.info("Column %r is discrete because of its dtype %s.", c, df[c].dtype)
-            discrete.add(c)
-    return _Roles(
-        style=style,
-        attributes=[plain(c) for c in attributes],
-        features=[plain(c) for c in features],
-        example_id=plain(example_id_column),
-        time=plain(time_column),
-        discrete={plain(c) for c in discrete},
-    )
-
-
-def _argument_problems(df: pd.DataFrame, lists: dict, singles: dict, style: DfStyle) -> list:
-    """Unknown column names (all in one message) and arguments that contradict each other."""
-    problems = []
-    unknown = [
-        f"{arg} {missing}"
-        for arg, names in [*lists.items(), *((k, [v]) for k, v in singles.items() if v is not None)]
-        if (missing := [n for n in names or [] if n not in df.columns])
-    ]
-    if unknown:
-        problems.append(
-            f"Column(s) not in the DataFrame: {'; '.join(unknown)}. The DataFrame has columns "
-            f"{preview(list(df.columns), 20)}; check the spelling."
-        )
-    attributes, features = lists["attribute_columns"] or [], lists["feature_columns"] or []
-    if overlap := [c for c in attributes if c in features]:
-        problems.append(
-            f"Column(s) {overlap} are in both attribute_columns and feature_columns; "
-            "a column is either an attribute (one value per series) or a feature."
-        )
-    for arg, name in singles.items():
-        in_lists = [k for k, names in lists.items() if name is not None and name in (names or [])]
-        if in_lists:
-            problems.append(
-                f"{arg}={name!r} must not also be in {' or '.join(in_lists)}; dgan regenerates "
-                f"the {arg.removesuffix('_column').replace('_', ' ')} itself."
-            )
-    id_column, time_column = singles["example_id_column"], singles["time_column"]
-    if id_column is not None and id_column == time_column:
-        problems.append(f"example_id_column and time_column are both {time_column!r}.")
-    if style is DfStyle.WIDE and time_column is not None:
-        problems.append(
-            f"time_column={time_column!r} only applies to df_style=DfStyle.LONG; in WIDE "
-            "frames the feature columns are the time steps. Drop time_column or use LONG."
-        )
-    return problems
-
-
-def _role_problems(df: pd.DataFrame, features: list, discrete: set, used: list) -> list:
-    """Problems that show once the defaults are filled in."""
-    problems = []
-    if not features:
-        problems.append(
-            "There are no feature columns: every column is an attribute, the example id or "
-            "the time column. Pass feature_columns, or fewer attribute_columns."
-        )
-    stray = [c for c in discrete if c not in used]
-    if stray:
-        problems.append(
-            f"discrete_columns {stray} are neither attribute nor feature columns; "
-            "remove them from discrete_columns or add them to attribute_columns/feature_columns."
-        )
-    bad_names = [c for c in used if not _is_json_name(c)]
-    if bad_names:
-        problems.append(
-            f"Column names {bad_names} are not strings or integers; rename them (e.g. "
-            "df.columns = df.columns.map(str)) so the model file can store them."
-        )
-    duplicated = sorted({repr(c) for c in df.columns[df.columns.duplicated()] if c in used})
-    if duplicated:
-        problems.append(f"The DataFrame has several columns named {', '.join(duplicated)}.")
-    return problems
-
-
-def _check_data(df: pd.DataFrame, roles: _Roles, max_sequence_len: int) -> None:
-    """Check the values and dtypes of the used columns; raise one DataError with all."""
-    problems = []
-    if len(df) == 0:
-        problems.append("The DataFrame has no rows; training needs at least two examples.")
-    for c in [*roles.attributes, *roles.features]:
-        dtype = df[c].dtype
-        if not (_is_auto_discrete(dtype) or _is_plain_numeric(dtype)):
-            problems.append(
-                f"Column {c!r} has dtype {dtype}; attributes and features must hold numbers, "
-                "bools, strings or categoricals. Convert it (for datetimes e.g. "
-                "`(df[c] - df[c].min()).dt.total_seconds()`), or make it the time_column."
-            )
-        elif isinstance(dtype, pd.CategoricalDtype) and not all(
-            _is_json_value(v) for v in dtype.categories
-        ):
-            problems.append(
-                f"Categorical column {c!r} has categories of dtype {dtype.categories.dtype}, "
-                "which cannot be saved; convert them to strings with df[c].astype(str)."
-            )
-    for role, c in [("example_id_column", roles.example_id), ("time_column", roles.time)]:
-        if c is not None and (n_missing := int(df[c].isna().sum())):
-            rows = np.flatnonzero(df[c].isna().to_numpy())
-            problems.append(
-                f"{role} {c!r} is missing in {n_missing} rows (positions {preview(rows)}); "
-                "fill or drop those rows."
-            )
-    if roles.time is not None:
-        dtype = df[roles.time].dtype
-        if not (ptypes.is_datetime64_any_dtype(dtype) or _is_plain_numeric(dtype)) and not (
-            ptypes.is_string_dtype(dtype) and all(isinstance(v, str) for v in df[roles.time])
-        ):
-            problems.append(
-                f"time_column {roles.time!r} has dtype {dtype}; it must hold datetimes, "
-                "numbers or strings. Convert it, e.g. with pd.to_datetime."
-            )
-    if roles.style is DfStyle.WIDE:
-        n_steps = len(roles.features)
-        if n_steps > max_sequence_len:
-            problems.append(
-                f"The WIDE frame has {n_steps} time-step columns (feature_columns) but "
-                f"max_sequence_len={max_sequence_len}; raise max_sequence_len to at least "
-                f"{n_steps} (a multiple of sample_len), or pass fewer feature_columns."
-            )
-        discrete = [c for c in roles.features if c in roles.discrete]
-        if discrete and len(discrete) < n_steps:
-            continuous = [c for c in roles.features if c not in roles.discrete]
-            problems.append(
-                "In a WIDE frame the feature columns are the time steps of one feature, so "
-                f"they must all be discrete or all continuous; discrete: {preview(discrete)}, "
-                f"continuous: {preview(continuous)}. Convert them to one dtype, or list "
-                "them all in discrete_columns."
-            )
-    raise_all(problems, DataError, "the training DataFrame")
-
-
-def _wide_to_arrays(df: pd.DataFrame, roles: _Roles):
+def _wide_to_arrays(df: pd.DataFrame, roles: Roles):
     attributes = _stack_columns(df, roles.attributes, roles.discrete) if roles.attributes else None
     steps = _stack_columns(df, roles.features, roles.discrete)  # (N, T)
     features = list(steps[:, :, None])  # N arrays of (T, 1)
     return attributes, features, None, [f"row {plain(i)!r}" for i in df.index]
 
 
-def _long_to_arrays(df: pd.DataFrame, roles: _Roles, max_sequence_len: int):
+def _long_to_arrays(df: pd.DataFrame, roles: Roles, max_sequence_len: int):
     n_rows = len(df)
     # Row order: stable by time, then stable by example, so rows of one example keep
     # their time order (and their frame order where times tie).
     order = np.arange(n_rows)
     if roles.time is not None:
-        order = _stable_argsort(df[roles.time])
+        order = _time_order(df[roles.time])
     if roles.example_id is not None:
         codes, ids = pd.factorize(df[roles.example_id])  # examples in order of first appearance
         order = order[np.argsort(codes[order], kind="stable")]
@@ -442,10 +167,11 @@ def _long_to_arrays(df: pd.DataFrame, roles: _Roles, max_sequence_len: int):
         n_examples = n_rows // max_sequence_len
         if n_examples == 0:
             raise DataError(
-                f"The DataFrame has {n_rows} rows, fewer than max_sequence_len="
-                f"{max_sequence_len}; without example_id_column the rows are cut into "
-                "examples of max_sequence_len rows. Pass example_id_column, or lower "
-                "max_sequence_len."
+                f"Received {n_rows} rows in long data format, but DGAN requires "
+                f"max_sequence_len={max_sequence_len} rows to make a training example: the "
+                f"DataFrame has {n_rows} rows, fewer than max_sequence_len={max_sequence_len}; "
+                "without example_id_column the rows are cut into examples of "
+                "max_sequence_len rows. Pass example_id_column, or lower max_sequence_len."
             )
         order = order[: n_examples * max_sequence_len]
         codes = np.arange(len(order)) // max_sequence_len
@@ -467,18 +193,11 @@ def _long_to_arrays(df: pd.DataFrame, roles: _Roles, max_sequence_len: int):
     starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
 
     problems = []
-    too_long = np.flatnonzero(lengths > max_sequence_len)
-    if too_long.size:
-        named = ", ".join(f"{labels[k]} ({lengths[k]} rows)" for k in too_long[:_SHOW])
-        more = f" and {too_long.size - _SHOW} more" if too_long.size > _SHOW else ""
-        problems.append(
-            f"{too_long.size} example(s) are longer than max_sequence_len={max_sequence_len}: "
-            f"{named}{more}. Raise max_sequence_len to at least {lengths.max()} (a multiple of "
-            "sample_len), or split these series into shorter ones with their own example ids."
-        )
+    if (problem := too_long_problem(lengths, max_sequence_len, labels)) is not None:
+        problems.append(problem)
     rows = df[roles.attributes].iloc[order]
     problems += _varying_attributes(rows, codes, labels)
-    raise_all(problems, DataError, "the training DataFrame")
+    raise_length_problems(problems, DataError, "the training DataFrame")
 
     matrix = _stack_columns(df, roles.features, roles.discrete)[order]  # (rows, F)
     features = np.split(matrix, starts[1:])
@@ -489,7 +208,7 @@ def _long_to_arrays(df: pd.DataFrame, roles: _Roles, max_sequence_len: int):
     if roles.time is not None:
         longest = int(np.argmax(lengths))  # the first of the longest examples
         rows_of_longest = order[starts[longest] : starts[longest] + lengths[longest]]
-        time_grid = [_json_value(v) for v in df[roles.time].iloc[rows_of_longest]]
+        time_grid = [json_value(v) for v in df[roles.time].iloc[rows_of_longest]]
     return attributes, features, time_grid, labels
 
 
@@ -502,10 +221,11 @@ def _varying_attributes(rows: pd.DataFrame, codes: np.ndarray, labels: list[str]
     for j, column in enumerate(rows.columns):
         bad = np.flatnonzero(counts.iloc[:, j].to_numpy() > 1)
         if bad.size:
-            named = ", ".join(labels[counts.index[k]] for k in bad[:_SHOW])
-            more = f" and {bad.size - _SHOW} more" if bad.size > _SHOW else ""
+            named = ", ".join(labels[counts.index[k]] for k in bad[:SHOW])
+            more = f" and {bad.size - SHOW} more" if bad.size > SHOW else ""
             problems.append(
-                f"Attribute column {column!r} is not constant within example(s) {named}{more}. "
+                f"Attribute {column!r} is not constant within each example: {column!r} is not "
+                f"constant within example(s) {named}{more}. "
                 "An attribute has one value per series: fix those rows, or if the column "
                 "changes over time, move it to feature_columns."
             )
@@ -540,19 +260,6 @@ def attributes_frame_to_array(df: pd.DataFrame, layout: FrameLayout) -> np.ndarr
         )
     if len(df) == 0:
         raise DataError("The attributes frame has no rows; give one row per example to generate.")
-    discrete = {
-        c
-        for c, t in zip(layout.attribute_columns, layout.attribute_types, strict=True)
-        if t is OutputType.DISCRETE
-    }
-    problems = [
-        f"Attribute column {c!r} was continuous in training but has dtype {df[c].dtype}; "
-        "convert it to numbers."
-        for c in layout.attribute_columns
-        if c not in discrete and not _is_plain_numeric(df[c].dtype)
-    ]
-    raise_all(problems, DataError, "the attributes frame")
-
     rows = df
     id_column = layout.example_id_column
     if id_column is not None and id_column in df.columns and df[id_column].duplicated().any():
@@ -563,177 +270,10 @@ def attributes_frame_to_array(df: pd.DataFrame, layout: FrameLayout) -> np.ndarr
         raise_all(_varying_attributes(grouped, codes[order], labels), DataError, "attributes")
         first_rows = np.unique(codes, return_index=True)[1]  # first row of each example
         rows = df.iloc[first_rows]
-    attributes = _stack_columns(rows, layout.attribute_columns, discrete)
-    check_finite(
-        attributes=attributes,
-        attribute_types=layout.attribute_types,
-        attribute_names=layout.attribute_columns,
-        conditioning=True,
-    )
-    return attributes
-
-
-# ------------------------------------------------------------------ arrays -> frame
-
-
-def arrays_to_dataframe(
-    attributes: np.ndarray | None,
-    features: Sequence[np.ndarray],
-    layout: FrameLayout,
-) -> pd.DataFrame:
-    """Build a frame shaped like the training one from generated arrays.
-
-    The columns, their order and their dtypes are the training frame's: integer columns
-    get rounded values, bools, strings and categoricals come back as such (a missing
-    value in an object column comes back as NaN, whatever it was). The example
-    id column gets fresh ids 0..N-1 (integer/float ids) or "synthetic-0".. (other ids);
-    the time column gets the time grid (see the module docstring). LONG output has one
-    row per generated time step, WIDE output one row per example (a WIDE series longer
-    than the training frame's time steps is cut, a shorter one is padded with missing
-    values).
-
-    Raises:
-        ParameterError: the arrays do not fit the layout (wrong shapes, attributes
-            missing or unexpected).
-    """
-    features = list(features)
-    attributes = None if attributes is None else np.asarray(attributes)
-    _check_generated(attributes, features, layout)
-    lengths = np.array([len(f) for f in features], dtype=np.int64)
-    wide = layout.df_style is DfStyle.WIDE
-    repeats = np.ones_like(lengths) if wide else lengths  # rows per example
-    columns: dict[Any, pd.Series] = {}
-
-    for j, name in enumerate(layout.attribute_columns):
-        columns[name] = _restore_column(np.repeat(attributes[:, j], repeats), layout.spec(name))
-    if wide:
-        steps = _wide_steps(features, len(layout.feature_columns), layout.feature_types[0])
-        for j, name in enumerate(layout.feature_columns):
-            columns[name] = _restore_column(steps[:, j], layout.spec(name))
-    else:
-        rows = _concatenate(features, len(layout.feature_columns), layout.feature_types)
-        for j, name in enumerate(layout.feature_columns):
-            columns[name] = _restore_column(rows[:, j], layout.spec(name))
-    if layout.example_id_column is not None:
-        spec = layout.spec(layout.example_id_column)
-        columns[spec.name] = _fresh_ids(len(features), spec).repeat(repeats).reset_index(drop=True)
-    if layout.time_column is not None:
-        columns[layout.time_column] = _time_values(layout, lengths)
-    return pd.DataFrame({name: columns[name] for name in layout.column_order})
-
-
-def _check_generated(attributes, features: list[np.ndarray], layout: FrameLayout) -> None:
-    problems = []
-    n_attributes = len(layout.attribute_columns)
-    if n_attributes and attributes is None:
-        problems.append(
-            f"The layout has attribute columns {layout.attribute_columns}, but attributes is None."
-        )
-    elif not n_attributes and attributes is not None:
-        problems.append("The layout has no attribute columns, but attributes were given.")
-    elif attributes is not None and np.shape(attributes) != (len(features), n_attributes):
-        problems.append(
-            f"attributes has shape {np.shape(attributes)}, expected "
-            f"({len(features)}, {n_attributes}): one row per series, one column per attribute."
-        )
-    n_features = 1 if layout.df_style is DfStyle.WIDE else len(layout.feature_columns)
-    bad = [i for i, f in enumerate(features) if np.ndim(f) != 2 or np.shape(f)[1] != n_features]
-    if bad:
-        problems.append(
-            f"Feature arrays must have shape (T_i, {n_features}); examples {preview(bad)} "
-            f"do not (the first has shape {np.shape(features[bad[0]])})."
-        )
-    raise_all(problems, ParameterError, "the generated arrays")
-
-
-def _wide_steps(features: list[np.ndarray], n_steps: int, kind: OutputType) -> np.ndarray:
-    """(N, n_steps) matrix of the single WIDE feature, cut or NaN-padded to n_steps."""
-    dtype = object if kind is OutputType.DISCRETE else np.float64
-    steps = np.full((len(features), n_steps), np.nan, dtype=dtype)
-    for i, f in enumerate(features):
-        length = min(len(f), n_steps)
-        steps[i, :length] = f[:length, 0]
-    return steps
-
-
-def _concatenate(features: list[np.ndarray], n_features: int, types) -> np.ndarray:
-    if not features:
-        return np.empty((0, n_features))
-    dtype = object if OutputType.DISCRETE in types else np.float64
-    return np.concatenate([np.asarray(f, dtype=dtype) for f in features])
-
-
-def _restore_column(values: np.ndarray, spec: ColumnSpec) -> pd.Series:
-    """Turn generated values (floats, or original discrete values) into spec's dtype."""
-    if spec.categories is not None:
-        dtype = pd.CategoricalDtype(
-            _parse_values(spec.categories, spec.categories_dtype), ordered=spec.ordered
-        )
-        codes = dtype.categories.get_indexer(pd.Index(values, dtype=object))
-        unknown = (codes == -1) & ~pd.isna(values)
-        if unknown.any():
-            message = "Column %r: %d generated values are not categories; they become missing."
-            logger.warning(message, spec.name, int(unknown.sum()))
-        return pd.Series(pd.Categorical.from_codes(codes, dtype=dtype))
-    dtype = ptypes.pandas_dtype(spec.dtype)
-    values = pd.Series(values, dtype=object if values.dtype == object else None)
-    if ptypes.is_bool_dtype(dtype):
-        if values.isna().any() and dtype == np.dtype(bool):
-            dtype = pd.BooleanDtype()  # a generated missing value needs the nullable type
-        return values.astype(dtype)
-    if ptypes.is_integer_dtype(dtype):
-        numbers = pd.to_numeric(values)  # exact for discrete ints, floats for continuous
-        if ptypes.is_float_dtype(numbers.dtype):
-            info = np.iinfo(getattr(dtype, "numpy_dtype", dtype))
-            numbers = numbers.round().clip(info.min, info.max)
-            if numbers.isna().any() and isinstance(dtype, np.dtype):
-                dtype = ptypes.pandas_dtype(dtype.name.capitalize().replace("Ui", "UI"))
-        return numbers.astype(dtype)
-    if ptypes.is_float_dtype(dtype):
-        return pd.to_numeric(values).astype(dtype)
-    try:
-        return values.astype(dtype)
-    except (TypeError, ValueError):
-        logger.warning(
-            "Column %r: could not restore dtype %s; left as object.", spec.name, spec.dtype
-        )
-        return values
-
-
-def _fresh_ids(n: int, spec: ColumnSpec) -> pd.Series:
-    """New example ids of the id column's dtype family: 0, 1, .. or "synthetic-0", ..."""
-    base_dtype = spec.categories_dtype if spec.categories is not None else spec.dtype
-    dtype = ptypes.pandas_dtype(base_dtype)
-    if _is_plain_numeric(dtype):
-        ids = pd.Series(np.arange(n)).astype(dtype)
-    else:
-        ids = pd.Series([f"synthetic-{i}" for i in range(n)], dtype=object)
-        if ptypes.is_string_dtype(dtype):
-            ids = ids.astype(dtype)
-    if spec.categories is not None:
-        return ids.astype("category")
-    return ids
-
-
-def _time_values(layout: FrameLayout, lengths: np.ndarray) -> pd.Series:
-    """The time column of a LONG output: grid[:L] for each generated series of length L."""
-    grid = _parse_values(layout.time_grid, layout.spec(layout.time_column).dtype)
-    longest = int(lengths.max()) if lengths.size else 0
-    if longest > len(grid):
-        extra = longest - len(grid)
-        last = grid.iloc[-1]
-        if len(grid) >= 2 and (
-            ptypes.is_numeric_dtype(grid) or ptypes.is_datetime64_any_dtype(grid)
-        ):
-            tail = last + (last - grid.iloc[-2]) * np.arange(1, extra + 1)
-        else:
-            tail = [last] * extra
-        grid = pd.concat([grid, pd.Series(tail).astype(grid.dtype)], ignore_index=True)
-    positions = np.concatenate([np.arange(n) for n in lengths]) if lengths.size else []
-    return grid.iloc[positions].reset_index(drop=True)
-
-
-# ------------------------------------------------------------------------ helpers
+    values = np.empty((len(rows), len(layout.attribute_columns)), dtype=object)
+    for j, c in enumerate(layout.attribute_columns):  # as given: validation checks them
+        values[:, j] = _column_values(rows[c], True)
+    return validate_condition_attributes(values, layout.attribute_types, layout.attribute_columns)
 
 
 def _stack_columns(df: pd.DataFrame, names, discrete) -> np.ndarray:
@@ -756,92 +296,87 @@ def _column_values(series: pd.Series, discrete: bool) -> np.ndarray:
     return values
 
 
-def _column_spec(series: pd.Series, name: ColumnName) -> ColumnSpec:
-    dtype = series.dtype
-    if isinstance(dtype, pd.CategoricalDtype):
-        return ColumnSpec(
-            name=plain(name),
-            dtype="category",
-            categories=[_json_value(v) for v in dtype.categories],
-            categories_dtype=str(dtype.categories.dtype),
-            ordered=bool(dtype.ordered),
-        )
-    return ColumnSpec(name=plain(name), dtype=str(dtype))
-
-
-def _output_type(column: ColumnName, roles: _Roles) -> OutputType:
+def _output_type(column: ColumnName, roles: Roles) -> OutputType:
     return OutputType.DISCRETE if column in roles.discrete else OutputType.CONTINUOUS
 
 
-def _is_auto_discrete(dtype) -> bool:
-    """Bool, string, object and categorical columns are discrete without being asked."""
-    return (
-        isinstance(dtype, pd.CategoricalDtype)
-        or ptypes.is_bool_dtype(dtype)
-        or ptypes.is_string_dtype(dtype)
-        or ptypes.is_object_dtype(dtype)
+def _time_order(series: pd.Series) -> np.ndarray:
+    """Row positions in the time column's natural order (stable; see the module doc)."""
+    values = series.reset_index(drop=True)
+    name = series.name
+    if not (ptypes.is_numeric_dtype(values) or ptypes.is_datetime64_any_dtype(values)):
+        numbers = pd.to_numeric(values, errors="coerce")
+        if numbers.notna().all():
+            logger.warning("Time column %r holds numbers written as text; sorted as numbers.", name)
+            values = numbers
+        elif (dates := _as_datetimes(values)) is not None:
+            logger.warning("Time column %r holds dates written as text; sorted as dates.", name)
+            values = dates
+        else:
+            first = ", ".join(repr(v) for v in pd.unique(values)[:3])
+            logger.warning(
+                "Time column %r holds text that is neither numbers nor dates, so its rows are "
+                "ordered by each value's first appearance in the frame (%s, ...), not "
+                "alphabetically; convert it to numbers or datetimes to sort by value.",
+                name,
+                first,
+            )
+            values = pd.Series(pd.factorize(values)[0])
+    return values.sort_values(kind="stable").index.to_numpy()
+
+
+def _as_datetimes(values: pd.Series) -> pd.Series | None:
+    """Strings parsed as datetimes, or None when some do not parse."""
+    try:
+        dates = pd.to_datetime(values, errors="coerce", format="mixed")
+    except (TypeError, ValueError, OverflowError):
+        return None
+    if dates.isna().any() or not ptypes.is_datetime64_any_dtype(dates):
+        return None
+    return dates
+
+
+def series_lengths(
+    df: pd.DataFrame,
+    *,
+    attribute_columns: Sequence[ColumnName] | None = None,
+    feature_columns: Sequence[ColumnName] | None = None,
+    example_id_column: ColumnName | None = None,
+    time_column: ColumnName | None = None,
+    discrete_columns: Sequence[ColumnName] | None = None,
+    df_style: DfStyle | str = DfStyle.WIDE,
+) -> np.ndarray:
+    """The length of every series in ``df``, read the way `dataframe_to_arrays` reads it.
+
+    Only the example id column is read (LONG: rows per example id; WIDE: the number of
+    feature columns), so finding ``max_sequence_len`` costs nothing like a conversion.
+    The arguments are checked as `dataframe_to_arrays` checks them.
+
+    Raises:
+        ParameterError: bad column arguments, or a LONG frame without example ids (its
+            series are cut to max_sequence_len, so they have no length of their own).
+
+    Example:
+        >>> df = pd.DataFrame({"id": ["a", "a", "b"], "x": [1.0, 2.0, 3.0]})
+        >>> series_lengths(df, example_id_column="id", df_style="long").tolist()
+        [2, 1]
+    """
+    roles = resolve_roles(
+        df,
+        attribute_columns,
+        feature_columns,
+        example_id_column,
+        time_column,
+        discrete_columns,
+        df_style,
+        1,
     )
-
-
-def _is_plain_numeric(dtype) -> bool:
-    """Integer or float, not bool or complex."""
-    return ptypes.is_integer_dtype(dtype) or ptypes.is_float_dtype(dtype)
-
-
-def _stable_argsort(series: pd.Series) -> np.ndarray:
-    try:
-        return series.reset_index(drop=True).sort_values(kind="stable").index.to_numpy()
-    except TypeError as e:
-        raise DataError(
-            f"time_column {series.name!r} holds values that cannot be ordered ({e}); "
-            "convert it to datetimes or numbers."
-        ) from e
-
-
-def _parse_values(values: list, dtype_name: str) -> pd.Series | pd.Index:
-    """Values stored by `_json_value` back in their dtype."""
-    dtype = ptypes.pandas_dtype(dtype_name)
-    series = pd.Series(values, dtype=object)
-    if ptypes.is_datetime64_any_dtype(dtype):
-        # ISO strings, naive or with offsets: parse as UTC, then back to the dtype's zone.
-        parsed = pd.to_datetime(series, utc=True, format="ISO8601")
-        tz = getattr(dtype, "tz", None)
-        parsed = parsed.dt.tz_convert(tz) if tz is not None else parsed.dt.tz_localize(None)
-        return parsed.astype(dtype)
-    return series.astype(dtype)
-
-
-def _json_value(value: Any) -> Any:
-    """A JSON-native version of one cell value (datetimes become ISO strings)."""
-    if isinstance(value, (pd.Timestamp, np.datetime64)):
-        return pd.Timestamp(value).isoformat()
-    if isinstance(value, np.generic):
-        return value.item()
-    if value is None or isinstance(value, (str, bool, int, float)):
-        return value
-    raise DataError(f"Cannot store value {value!r} of type {type(value).__name__} as JSON.")
-
-
-def _is_json_value(value: Any) -> bool:
-    try:
-        _json_value(value)
-    except DataError:
-        return False
-    return True
-
-
-def _is_json_name(name: Any) -> bool:
-    return isinstance(name, (str, int, np.integer)) and not isinstance(name, (bool, np.bool_))
-
-
-def _name_list(arg: str, value, problems: list[str]) -> list | None:
-    if value is None:
-        return None
-    if isinstance(value, (str, int)):
-        problems.append(f"{arg} must be a list of column names, got {value!r}; use [{value!r}].")
-        return None
-    names = [plain(v) for v in value]
-    duplicated = sorted({repr(n) for n in names if names.count(n) > 1})
-    if duplicated:
-        problems.append(f"{arg} names {', '.join(duplicated)} more than once.")
-    return names
+    if roles.style is DfStyle.WIDE:
+        return np.full(len(df), len(roles.features), dtype=np.int64)
+    if roles.example_id is None:
+        raise ParameterError(
+            "Without example_id_column, LONG rows are cut into series of max_sequence_len "
+            "rows, so the series lengths cannot be inferred; pass max_sequence_len or "
+            "example_id_column."
+        )
+    return df[roles.example_id].value_counts(sort=False, dropna=True).to_numpy()

@@ -8,15 +8,19 @@ in batches, and puts the generator back as it found it.
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 import torch
 
 from dgan.config import DGANConfig
 from dgan.encoding import ContinuousEncoder, DataEncoder, EncodedData
-from dgan.errors import ParameterError
+from dgan.errors import DataError, DGANError, ParameterError, raise_all
 from dgan.networks import Generator
 from dgan.precision import PrecisionPolicy, resolve_precision
 from dgan.validation import validate_condition_attributes
+
+logger = logging.getLogger(__name__)
 
 AttributesAndFeatures = tuple[np.ndarray | None, list[np.ndarray]]
 
@@ -186,6 +190,13 @@ class Sampler:
             return torch.cat(store).float().cpu().numpy()
 
         attrs, additional, feats = (gather(p) for p in parts)
+        finite = [np.isfinite(a).all() for a in (attrs, additional, feats) if a is not None]
+        if not all(finite):
+            raise DGANError(
+                "The generator produced NaN or infinite values from finite noise: its "
+                "weights are broken (e.g. a diverged training without the divergence guard). "
+                "Retrain with divergence_guard=True, or load an earlier saved model."
+            )
         return EncodedData(attrs, additional, feats, self.encoder.lengths_from_flags(feats))
 
     def _encode_condition(self, attributes) -> tuple[np.ndarray, torch.Tensor]:
@@ -198,6 +209,25 @@ class Sampler:
         values = validate_condition_attributes(
             attributes, self.encoder.attribute_types, self.attribute_names
         )
+        # Slightly outside the training range the model extrapolates (a warning); more
+        # than one range width out, its output means nothing (or is NaN): an error.
+        problems = []
+        for j, enc in enumerate(self.encoder.attribute_encoders):
+            if not isinstance(enc, ContinuousEncoder):
+                continue
+            seen = f"the range seen in training [{enc.min:g}, {enc.max:g}]"
+            if enc.outside_range(values[:, j], tolerance=1.0).any():
+                problems.append(
+                    f"attribute {enc.name!r} is asked for far outside {seen}; ask for "
+                    "values within it (the model can only extrapolate there, or give NaN)."
+                )
+            elif enc.outside_range(values[:, j]).any():
+                logger.warning(
+                    "Conditioning on attribute %r outside %s: the model extrapolates.",
+                    enc.name,
+                    seen,
+                )
+        raise_all(problems, DataError, "the attributes to condition on")
         encoded = self.encoder.transform_attributes(values, len(values))
         return values, torch.from_numpy(encoded).to(self.device)
 
@@ -212,11 +242,22 @@ class Sampler:
             if isinstance(value, torch.Tensor):  # maybe on a GPU, where numpy cannot go
                 value = value.detach().float()
             else:
-                value = torch.as_tensor(np.asarray(value, dtype=np.float32))
+                try:
+                    value = torch.as_tensor(np.asarray(value, dtype=np.float32))
+                except (TypeError, ValueError) as e:
+                    raise ParameterError(
+                        f"{name} must be an array of numbers (e.g. from {name}_func), got "
+                        f"{type(value).__name__}: {e}."
+                    ) from None
             if tuple(value.shape[1:]) != shapes[name] or value.ndim != len(shapes[name]) + 1:
                 raise ParameterError(
                     f"{name} has shape {tuple(value.shape)}; expected (n, "
                     f"{', '.join(map(str, shapes[name]))})."
+                )
+            if not bool(torch.isfinite(value).all()):
+                raise ParameterError(
+                    f"{name} holds NaN or infinite values, which generate NaN series; pass "
+                    "finite noise (standard normal, as the model's *_noise_func draws)."
                 )
             counts.add(value.shape[0])
             given[name] = value.to(self.device)
@@ -228,7 +269,7 @@ class Sampler:
                 "give the same count everywhere (or just n)."
             )
         count = counts.pop()
-        if not isinstance(count, (int, np.integer)) or count < 1:
+        if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 1:
             raise ParameterError(f"n must be a positive integer, got {count!r}.")
         missing = any(v is None for v in given.values())
         fresh = self.noise(count) if missing else (None, None)

@@ -1,7 +1,8 @@
 """The divergence guard: finds divergence at the training loop's sync points, rolls back
 to the last healthy state and decides how training goes on.
 
-Divergence is a non-finite loss or weight, or a collapsed fp16 loss scale. The normal
+Divergence is a non-finite loss, weight, BatchNorm statistic or optimizer moment, or a
+collapsed fp16 loss scale. The normal
 skipped steps of a loss scaler (inf gradients, scale backed off) are not divergence. On
 each healthy check the guard keeps an in-memory copy of the trainer's state (networks,
 optimizers, precision and scalers: `Trainer.state_dict`); on divergence it restores that
@@ -28,6 +29,13 @@ logger = logging.getLogger(__name__)
 # A dynamic scale that has backed off below this means fp16 cannot represent the model's
 # gradients at all any more.
 MIN_LOSS_SCALE = 1.0
+
+
+def _all_finite(tensors: list[torch.Tensor], device: torch.device) -> torch.Tensor:
+    """Device bool: every element of every tensor is finite (True for no tensors)."""
+    if not tensors:
+        return torch.ones((), dtype=torch.bool, device=device)
+    return torch.stack([torch.isfinite(t).all() for t in tensors]).all()
 
 
 class DivergenceGuard:
@@ -63,15 +71,19 @@ class DivergenceGuard:
             nonfinite_losses: device count of non-finite losses since the last check.
         """
         trainer = self.trainer
-        params = [p for m in trainer.modules().values() for p in m.parameters()]
-        finite_weights = torch.stack([torch.isfinite(p).all() for p in params]).all()
-        bad_loss, bad_weights = torch.stack(
-            [nonfinite_losses.bool(), ~finite_weights]
+        bad_loss, bad_weights, bad_moments = torch.stack(
+            [
+                nonfinite_losses.bool(),
+                ~_all_finite(self._weights_and_buffers(), trainer.device),
+                ~_all_finite(self._optimizer_state(), trainer.device),
+            ]
         ).tolist()  # host sync
         if bad_loss:
             return "non-finite loss"
         if bad_weights:
             return "non-finite weights"
+        if bad_moments:
+            return "non-finite optimizer state"
         policy = trainer.policy
         for label, scaler in (
             ("critic", policy.critic_scaler),
@@ -80,6 +92,24 @@ class DivergenceGuard:
             if scaler.is_enabled() and scaler.get_scale() < MIN_LOSS_SCALE:  # host sync
                 return f"{label} loss scale collapsed below {MIN_LOSS_SCALE:g}"
         return None
+
+    def _weights_and_buffers(self) -> list[torch.Tensor]:
+        """Parameters and floating buffers (BatchNorm statistics) of every network."""
+        tensors = []
+        for module in self.trainer.modules().values():
+            tensors += list(module.parameters())
+            tensors += [b for b in module.buffers() if b.is_floating_point()]
+        return tensors
+
+    def _optimizer_state(self) -> list[torch.Tensor]:
+        """Floating tensors of the optimizers' state (Adam's moments)."""
+        return [
+            value
+            for optimizer in self.trainer.optimizers().values()
+            for state in optimizer.state.values()
+            for value in state.values()
+            if torch.is_tensor(value) and value.is_floating_point()
+        ]
 
     def recover(self, problem: str, epoch: int) -> GuardEvent:
         """Roll back to the last snapshot and continue one precision safer, or stop.

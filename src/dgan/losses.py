@@ -70,7 +70,9 @@ def gradient_penalty(
     gretel-synthetics does), a much weaker constraint on each example's gradient.
 
     With ``policy.gradient_penalty_precision == "fp32"`` the critic pass and the norm run
-    in full precision (second-order gradients amplify rounding). With "autocast" they
+    in full precision (second-order gradients amplify rounding); a critic with an
+    ``input_gradient`` method (the MLP `Critic`) then supplies its input gradient in
+    closed form, so no double backward is needed. With "autocast" they
     follow PyTorch's AMP recipe: the *scaled* critic output goes into ``autograd.grad`` (so
     small fp16 gradients do not flush to zero), the gradients are unscaled out of place by
     dividing by ``scaler.scale(1)`` (a device tensor: no host sync), and the penalty is
@@ -85,12 +87,20 @@ def gradient_penalty(
         >>> round(penalty.item(), 4) == round((3 * 2**0.5 - 1) ** 2, 4)
         True
     """
-    mixed = interpolate(real, fake, alpha)
-    inputs = [x for x in mixed if x is not None]
     full_precision = policy.gradient_penalty_precision == "fp32"
     region = contextlib.nullcontext if full_precision else policy.autocast
     scaler = policy.critic_scaler
     off = torch.autocast(policy.device.type, enabled=False)
+    explicit = getattr(critic, "input_gradient", None)
+    if full_precision and explicit is not None:
+        # MLP critics: the input gradient in closed form, no double backward (faster).
+        with off, torch.no_grad():
+            mixed = [None if x is None else x.detach() for x in interpolate(real, fake, alpha)]
+        with off:
+            grads = [explicit(*mixed)]
+        return _penalty_from(grads, norm, contextlib.nullcontext)
+    mixed = interpolate(real, fake, alpha)
+    inputs = [x for x in mixed if x is not None]
     with off if full_precision else region():
         scores = critic(*mixed)  # (B, 1)
     if full_precision or not scaler.is_enabled():
@@ -100,6 +110,11 @@ def gradient_penalty(
         scaled_grads = torch.autograd.grad(scaled, inputs, create_graph=True)
         inv_scale = 1.0 / scaler.scale(torch.ones((), device=policy.device))
         grads = [g * inv_scale for g in scaled_grads]
+    return _penalty_from(grads, norm, region)
+
+
+def _penalty_from(grads: Sequence[torch.Tensor], norm: str, region) -> torch.Tensor:
+    """(||gradient|| - 1)^2 from the input gradients of each part, averaged."""
     with region():
         squared = sum(g.flatten(1).float().pow(2).sum(dim=1) for g in grads)  # (B,)
         if norm == "batch":

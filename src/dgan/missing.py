@@ -1,7 +1,8 @@
 """Unusable values: the checks for them and the repair of missing ones.
 
 * `check_finite` rejects, in one error, NaN in continuous attributes, +/-inf anywhere and
-  non-numeric values in continuous variables. NaN in a discrete variable is a category.
+  non-numeric values in continuous variables (the one place where that is checked).
+  NaN in a discrete variable is a category.
 * `repair_missing_values` interpolates short NaN gaps in continuous features and drops
   examples with too many, within the thresholds set in `DGANConfig`.
 
@@ -13,17 +14,14 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
 from dgan.config import OutputType
 from dgan.errors import DataError, ParameterError, raise_all
+from dgan.messages import ColumnName, examples_text, float_values, variable_name
 
 logger = logging.getLogger(__name__)
-
-ColumnName = str | int
-_SHOW = 5  # how many offending examples, rows or columns a message names
 
 
 def repair_missing_values(
@@ -65,14 +63,15 @@ def repair_missing_values(
         ([1.0, 2.0, 3.0], [True])
     """
     continuous = list(continuous_feature_indices)
-    names = _names(feature_names, "feature")
+    names = variable_name(feature_names, "feature")
     kept = np.ones(len(features), dtype=bool)
     dropped: dict[str, list[int]] = {"all_nan": [], "fraction": [], "run": []}
     culprits: dict[str, set[int]] = {reason: set() for reason in dropped}  # feature indices
     repaired: list[np.ndarray] = []
     n_repaired = 0
     for i, example in enumerate(features):
-        values = as_float(np.asarray(example)[:, continuous], [names(j) for j in continuous])
+        # Continuous values are numbers: check_finite has vetted them (validation does).
+        values = np.asarray(np.asarray(example)[:, continuous], dtype=np.float64)
         missing = np.isnan(values)  # (T_i, C)
         if not missing.any():
             repaired.append(example)
@@ -197,7 +196,7 @@ def check_finite(
     if attributes is not None:
         attributes = np.asarray(attributes)
         _check_types_given("attribute", attribute_types, attributes.shape[1])
-        names = _names(attribute_names, "attribute")
+        names = variable_name(attribute_names, "attribute")
         for j, kind in enumerate(attribute_types):
             problems += _column_problems(
                 attributes[:, j], kind, names(j), None, example_names, conditioning
@@ -205,11 +204,18 @@ def check_finite(
     if features is not None and len(features):
         rows = np.concatenate([np.asarray(f) for f in features])  # (sum T_i, F)
         _check_types_given("feature", feature_types, rows.shape[1])
-        names = _names(feature_names, "feature")
+        names = variable_name(feature_names, "feature")
         example_of_row = np.repeat(np.arange(len(features)), [len(f) for f in features])
         for j, kind in enumerate(feature_types):
             problems += _column_problems(rows[:, j], kind, names(j), example_of_row, example_names)
     raise_all(problems, DataError, "the training data")
+
+
+def _non_numeric(values) -> str:
+    """The first few values of a column that are not numbers, for messages."""
+    odd = [v for v in np.asarray(values, dtype=object).ravel() if float_values([v]) is None]
+    shown = ", ".join(repr(v) for v in odd[:3])
+    return f"e.g. {shown}" + (f"; {len(odd)} in all" if len(odd) > 3 else "")
 
 
 def _check_types_given(kind: str, types, n_columns: int) -> None:
@@ -231,10 +237,17 @@ def _column_problems(
     """Problems of one attribute column (``example_of_row`` None) or feature column."""
     is_attribute = example_of_row is None
     if kind is OutputType.CONTINUOUS:
-        try:
-            numbers = as_float(values, [name])
-        except DataError as e:
-            return [str(e)]
+        numbers = float_values(values)
+        if numbers is None:
+            if conditioning:
+                return [
+                    f"{name} was continuous in training, but the values to condition on are "
+                    "not all numbers; give numbers."
+                ]
+            return [
+                f"Continuous {name} holds non-numeric values ({_non_numeric(values)}); convert "
+                "them to numbers or declare it discrete (discrete_columns / OutputType.DISCRETE)."
+            ]
         infinite = np.isinf(numbers)
         # NaN in features is repair_missing_values' business; in attributes it is fatal.
         nan = np.isnan(numbers) if is_attribute else np.zeros_like(infinite)
@@ -274,41 +287,3 @@ def _column_problems(
             where = f"at {int(mask.sum())} time step(s) in {examples.size} example(s) ({which})"
         problems.append(f"{name} is {label} {where}; {fix}.")
     return problems
-
-
-def plain(name: Any) -> Any:
-    """Column names and labels as plain Python values (numpy ints -> int)."""
-    return name.item() if isinstance(name, np.generic) else name
-
-
-def examples_text(indices, example_names=None, noun: str = "examples") -> str:
-    """ "examples [3, 7]" (by index, after ``noun``) or "'a', 'b'" (by name) for messages."""
-    if example_names is None:
-        return f"{noun} {preview(indices)}"
-    named = [example_names[i] for i in indices]
-    more = f", ... ({len(named)} in all)" if len(named) > _SHOW else ""
-    return f"{', '.join(named[:_SHOW])}{more}"
-
-
-def preview(items, limit: int = _SHOW) -> str:
-    """'[1, 2, 3, ...] (12 in all)'-style list for messages."""
-    items = [plain(i) for i in items]
-    if len(items) <= limit:
-        return str(items)
-    return f"{str(items[:limit])[:-1]}, ...] ({len(items)} in all)"
-
-
-def as_float(values: np.ndarray, names: list[str]) -> np.ndarray:
-    try:
-        return np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError) as e:
-        raise DataError(
-            f"Continuous variable(s) {', '.join(names)} hold non-numeric values ({e}); "
-            "convert them to numbers or declare them discrete (discrete_columns / "
-            "OutputType.DISCRETE)."
-        ) from e
-
-
-def _names(names: Sequence[ColumnName] | None, kind: str):
-    """A function giving the display name of variable j."""
-    return lambda j: f"{kind} {names[j]!r}" if names is not None else f"{kind} {j}"

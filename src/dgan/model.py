@@ -28,7 +28,7 @@ import torch
 
 from dgan.config import DfStyle, DGANConfig, OutputType
 from dgan.encoding import DataEncoder, EncodedData
-from dgan.errors import DataError, NotTrainedError, ParameterError
+from dgan.errors import DataError, NotTrainedError, ParameterError, raise_all
 from dgan.frames import (
     FrameLayout,
     arrays_to_dataframe,
@@ -192,6 +192,13 @@ class DGAN:
             >>> list(model.generate_dataframe(3).columns)
             ['kind', 't0', 't1']
         """
+        long_style = str(getattr(df_style, "value", df_style)).lower() == DfStyle.LONG.value
+        if long_style and example_id_column is None and attribute_columns:
+            raise ParameterError(  # gretel's words first
+                "Long-style auto-splitting not available with attribute_columns: without "
+                "example_id_column, rows are cut into chunks of max_sequence_len, which cannot "
+                "carry per-example attributes. Pass example_id_column, or no attributes."
+            )
         converted = dataframe_to_arrays(
             df,
             attribute_columns=attribute_columns,
@@ -295,6 +302,9 @@ class DGAN:
                 f"{'without' if self.encoder.attribute_encoders is None else 'with'} "
                 "attributes; continue training with data of the same shape."
             )
+        else:
+            problems = self.encoder.mismatch_problems(arrays.features, arrays.attributes)
+            raise_all(problems, DataError, "the data to continue training on")
         return self.encoder.transform(arrays.features, arrays.attributes)
 
     def _repair_missing(self, arrays: TrainingArrays) -> TrainingArrays:
@@ -420,8 +430,9 @@ class DGAN:
 
     def _require_built(self) -> None:
         if not self.is_built:
-            raise NotTrainedError(
-                "The model is not trained yet; call train_numpy() or train_dataframe() first."
+            raise NotTrainedError(  # gretel's words first, for code that matches them
+                "Must build DGAN model prior to generating samples. The model is not trained "
+                "yet; call train_numpy() or train_dataframe() first."
             )
 
     # ----- save / load ----------------------------------------------------------------

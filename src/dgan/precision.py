@@ -312,3 +312,8 @@ class PrecisionPolicy:
         else:
             scaler.update()
         return skipped
+
+
+def loss_scale(scaler: torch.amp.GradScaler) -> float | None:
+    """The scaler's current scale, or None when loss scaling is off."""
+    return scaler.get_scale() if scaler.is_enabled() else None  # host sync (epoch end)

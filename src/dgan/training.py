@@ -23,12 +23,14 @@ from typing import Any
 import torch
 from tqdm.auto import tqdm
 
+from dgan.batch import CRITIC_LOSSES, GENERATOR_LOSS, LOSS_NAMES, TEMPORAL_LOSS, Accumulators, Batch
 from dgan.config import DGANConfig
-from dgan.encoding import DataEncoder, EncodedData
+from dgan.encoding import DataEncoder
 from dgan.errors import ParameterError
 from dgan.generation import draw_noise, make_rng
 from dgan.guard import DivergenceGuard
 from dgan.losses import critic_loss, generator_loss, gradient_penalty
+from dgan.memory import check_memory, peak_rss_bytes
 from dgan.networks import (
     Critic,
     Generator,
@@ -36,21 +38,10 @@ from dgan.networks import (
     build_networks,
     build_temporal_critic,
 )
-from dgan.precision import Precision, PrecisionPolicy, resolve_precision
+from dgan.precision import Precision, PrecisionPolicy, loss_scale, resolve_precision
 from dgan.records import EpochRecord, GuardEvent
 
 logger = logging.getLogger(__name__)
-
-# Mean losses an epoch reports, in the order of `Accumulators.losses`.
-LOSS_NAMES = (
-    "discriminator_loss",
-    "attribute_discriminator_loss",
-    "gradient_penalty",
-    "generator_loss",
-    "temporal_discriminator_loss",
-)
-CRITIC_LOSSES = slice(0, 3)  # the critic step's (main, attribute, penalty)
-GENERATOR_LOSS, TEMPORAL_LOSS = 3, 4
 
 
 @dataclass
@@ -71,73 +62,6 @@ class ProgressInfo:
     def frac_completed(self) -> float:
         done = self.epoch * self.total_batches + self.batch
         return done / (self.total_epochs * self.total_batches)
-
-
-@dataclass
-class Batch:
-    """Encoded examples on the training device; absent parts are None.
-
-    Example:
-        >>> batch = Batch(None, None, torch.zeros(5, 4, 2))
-        >>> len(batch.take(torch.tensor([0, 2]))), len(batch.head(3))
-        (2, 3)
-    """
-
-    attributes: torch.Tensor | None  # (B, A)
-    additional: torch.Tensor | None  # (B, AA)
-    features: torch.Tensor  # (B, T, F)
-
-    @classmethod
-    def from_encoded(cls, data: EncodedData, device: torch.device | str) -> Batch:
-        """Move encoded data (e.g. from `DGAN.preprocess`) to ``device``, once."""
-
-        def move(a):
-            return None if a is None else torch.from_numpy(a).to(device)
-
-        return cls(move(data.attributes), move(data.additional_attributes), move(data.features))
-
-    def __len__(self) -> int:
-        return self.features.shape[0]
-
-    def parts(self) -> tuple[torch.Tensor | None, ...]:
-        """(attributes, additional, features): what the main critic reads."""
-        return self.attributes, self.additional, self.features
-
-    def take(self, index: torch.Tensor) -> Batch:
-        def pick(t):
-            return None if t is None else t.index_select(0, index)
-
-        return Batch(pick(self.attributes), pick(self.additional), pick(self.features))
-
-    def head(self, n: int) -> Batch:
-        def first(t):
-            return None if t is None else t[:n]
-
-        return Batch(first(self.attributes), first(self.additional), first(self.features))
-
-
-class Accumulators:
-    """On-device sums over a logging window; nothing here is read on the host by a step.
-
-    Attributes:
-        losses: batch-weighted sums of the losses, in `LOSS_NAMES` order.
-        critic_skipped, generator_skipped: optimizer steps skipped for inf/NaN gradients.
-        nonfinite_losses: steps whose loss was NaN or inf (divergence, not fp16 overflow).
-    """
-
-    def __init__(self, device: torch.device):
-        self.losses = torch.zeros(len(LOSS_NAMES), device=device)
-        self.critic_skipped = torch.zeros((), dtype=torch.long, device=device)
-        self.generator_skipped = torch.zeros((), dtype=torch.long, device=device)
-        self.nonfinite_losses = torch.zeros((), dtype=torch.long, device=device)
-
-    def mean_losses(self, examples: int) -> dict[str, float]:
-        """Mean of each loss over ``examples``. Deliberate host sync."""
-        return dict(zip(LOSS_NAMES, (self.losses / examples).tolist(), strict=True))
-
-    def skipped_steps(self) -> int:
-        """Skipped optimizer steps of both kinds. Deliberate host sync."""
-        return int((self.critic_skipped + self.generator_skipped).item())
 
 
 @contextlib.contextmanager
@@ -211,8 +135,11 @@ class Trainer:
     def create(cls, config: DGANConfig, encoder: DataEncoder, device: torch.device) -> Trainer:
         """Networks sized for ``encoder``, initialised from ``config.seed``, on ``device``.
 
-        Seeding never touches the caller's global RNG.
+        Seeding never touches the caller's global RNG. Networks whose weights and optimizer
+        state alone would not fit in the device's memory are a ParameterError (sizes are
+        counted on the meta device first, allocating nothing).
         """
+        check_memory(config, encoder, device)
         with torch.random.fork_rng(devices=[]):
             if config.seed is not None:
                 torch.manual_seed(config.seed)
@@ -524,18 +451,3 @@ class Trainer:
             self.guard.snapshot()
             return None
         return self.guard.recover(problem, epoch)
-
-
-def peak_rss_bytes() -> int | None:
-    """Peak resident memory of this process (Linux/macOS), or None where unknown."""
-    try:
-        import resource  # POSIX only
-    except ImportError:
-        return None
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak if sys.platform == "darwin" else peak * 1024  # macOS reports bytes, Linux KiB
-
-
-def loss_scale(scaler: torch.amp.GradScaler) -> float | None:
-    """The scaler's current scale, or None when loss scaling is off."""
-    return scaler.get_scale() if scaler.is_enabled() else None  # host sync (epoch end)

@@ -2,7 +2,10 @@
 
 `validate_training_arrays` collects every problem and raises once; it never modifies
 the caller's arrays: it returns new ones (floats for continuous variables, objects for
-discrete ones) that the rest of the package may use freely.
+discrete ones) that the rest of the package may use freely. Values themselves (NaN,
+inf, non-numeric values in continuous variables) are checked by
+`dgan.missing.check_finite`, sequence lengths by `too_long_problem` (which
+`dgan.frames` uses too), so that each check lives in one place.
 """
 
 from __future__ import annotations
@@ -13,7 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from dgan.config import OutputType
-from dgan.errors import DataError, ParameterError, raise_all
+from dgan.errors import DataError, ParameterError, SequenceLengthError, raise_all
+from dgan.messages import SHOW, float_values, preview
 from dgan.missing import check_finite
 
 
@@ -30,18 +34,6 @@ class TrainingArrays:
     example_names: Sequence[str] | None = None  # for messages; None: by index
 
 
-def _as_float(values: np.ndarray) -> np.ndarray | None:
-    """Values as float64, or None when some value is not a number (bools are not)."""
-    if values.dtype == bool:
-        return None
-    if values.dtype == object and any(isinstance(v, (bool, np.bool_)) for v in values.flat):
-        return None  # float(True) works, but bools are categories (as in a bool array)
-    try:
-        return np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError):
-        return None
-
-
 def infer_types(columns: Sequence[np.ndarray]) -> list[OutputType]:
     """Numbers are continuous; strings, bools and other objects are discrete (gretel rule).
 
@@ -52,9 +44,58 @@ def infer_types(columns: Sequence[np.ndarray]) -> list[OutputType]:
         [<OutputType.DISCRETE: 0>]
     """
     return [
-        OutputType.CONTINUOUS if _as_float(col) is not None else OutputType.DISCRETE
+        OutputType.CONTINUOUS if float_values(col) is not None else OutputType.DISCRETE
         for col in columns
     ]
+
+
+def too_long_problem(
+    lengths, max_sequence_len: int, labels: Sequence[str] | None = None, *, wide: bool = False
+) -> str | None:
+    """The message for series longer than ``max_sequence_len``, or None if there are none.
+
+    The one check of series lengths, for arrays and frames alike. ``labels`` name the
+    examples ("'sensor-3'", "chunk 2"); without them, indices are shown. ``wide``: the
+    lengths are the time-step columns of a WIDE frame.
+
+    Example:
+        >>> too_long_problem([3, 6], 4)[:60]
+        '1 example(s) are longer than max_sequence_len=4: 1 (6 rows).'
+        >>> too_long_problem([3, 4], 4) is None
+        True
+    """
+    lengths = np.asarray(lengths)
+    too_long = np.flatnonzero(lengths > max_sequence_len)
+    if not too_long.size:
+        return None
+    longest = int(lengths.max())
+    if wide:
+        return (
+            f"The WIDE frame has {longest} time-step columns (feature_columns) but "
+            f"max_sequence_len={max_sequence_len}; raise max_sequence_len to at least "
+            f"{longest} (a multiple of sample_len), or pass fewer feature_columns."
+        )
+    named = ", ".join(
+        f"{labels[k] if labels is not None else k} ({lengths[k]} rows)" for k in too_long[:SHOW]
+    )
+    more = f" and {too_long.size - SHOW} more" if too_long.size > SHOW else ""
+    return (
+        f"{too_long.size} example(s) are longer than max_sequence_len={max_sequence_len}: "
+        f"{named}{more}. Raise max_sequence_len to at least {longest} (a multiple of "
+        "sample_len), or split these series into shorter ones"
+        + (" with their own example ids." if labels is not None else ".")
+    )
+
+
+def raise_length_problems(problems: list[str], error: type[DataError], what: str) -> None:
+    """`raise_all`, as a `SequenceLengthError` when every problem is about lengths.
+
+    gretel raises a ParameterError when data is longer than max_sequence_len, dgan a
+    DataError; `SequenceLengthError` is both, so either ``except`` catches it.
+    """
+    if problems and all("max_sequence_len" in p for p in problems):
+        error = SequenceLengthError
+    raise_all(problems, error, what)
 
 
 def _check_types(types, count: int, what: str, problems: list[str]) -> list[OutputType] | None:
@@ -77,7 +118,9 @@ def _check_types(types, count: int, what: str, problems: list[str]) -> list[Outp
     return types
 
 
-def _feature_list(features, max_len: int, problems: list[str]) -> list[np.ndarray] | None:
+def _feature_list(
+    features, max_len: int, problems: list[str], labels: Sequence[str] | None = None
+) -> list[np.ndarray] | None:
     if features is None:
         problems.append("features is None; pass an (examples, time, features) array.")
         return None
@@ -98,7 +141,7 @@ def _feature_list(features, max_len: int, problems: list[str]) -> list[np.ndarra
                 "arrays for variable-length series."
             )
             return None
-        return [np.array(f) for f in features]  # copies: the caller's array is never touched
+        return list(features.copy())  # copies: the caller's array is never touched
     if not isinstance(features, (list, tuple)) and not ragged:
         problems.append(
             f"features must be a 3-d numpy array or a list of 2-d arrays, got {type(features)}."
@@ -108,8 +151,8 @@ def _feature_list(features, max_len: int, problems: list[str]) -> list[np.ndarra
     bad_ndim = [i for i, s in enumerate(series) if s.ndim != 2]
     if bad_ndim:
         problems.append(
-            f"every series must be a 2-d (time steps, features) array; examples {bad_ndim[:5]} "
-            "are not (use s.reshape(-1, 1) for a single feature)."
+            "every series must be a 2-d (time steps, features) array; examples "
+            f"{preview(bad_ndim)} are not (use s.reshape(-1, 1) for a single feature)."
         )
         return None
     widths = {s.shape[1] for s in series}
@@ -119,17 +162,11 @@ def _feature_list(features, max_len: int, problems: list[str]) -> list[np.ndarra
             "every series needs the same feature columns."
         )
         return None
-    too_long = [i for i, s in enumerate(series) if len(s) > max_len]
-    if too_long:
-        longest = max(len(series[i]) for i in too_long)
-        problems.append(
-            f"{len(too_long)} series are longer than max_sequence_len={max_len} (the longest "
-            f"has {longest} steps, e.g. examples {too_long[:5]}); raise max_sequence_len or "
-            "split those series."
-        )
+    if (problem := too_long_problem([len(s) for s in series], max_len, labels)) is not None:
+        problems.append(problem)
     empty = [i for i, s in enumerate(series) if len(s) == 0]
     if empty:
-        problems.append(f"examples {empty[:5]} have no time steps; drop them.")
+        problems.append(f"examples {preview(empty)} have no time steps; drop them.")
     return series
 
 
@@ -153,11 +190,12 @@ def validate_training_arrays(
         [<OutputType.CONTINUOUS: 1>]
     """
     problems: list[str] = []
-    series = _feature_list(features, max_sequence_len, problems)
+    series = _feature_list(features, max_sequence_len, problems, example_names)
     if series is not None and len(series) < 2:
         problems.append(
-            f"got {len(series)} example(s); a GAN needs at least 2 examples to train "
-            "(in practice hundreds)."
+            f"DGAN requires multiple examples to train, got {len(series)}: a GAN needs at "
+            "least 2 examples to train (in practice hundreds); split long series into "
+            "several shorter examples."
         )
         series = None
     n_features = series[0].shape[1] if series else 0
@@ -183,26 +221,34 @@ def validate_training_arrays(
         if attrs is not None
         else None
     )
-    raise_all(problems, DataError if not _only_parameter(problems) else ParameterError, "input")
+    error = ParameterError if _only_parameter(problems) else DataError
+    raise_length_problems(problems, error, "input")
 
     stacked = np.concatenate(series, axis=0)  # (sum T_i, F)
+    feature_columns = [stacked[:, i] for i in range(n_features)]
+    problems += _value_type_problems(feature_columns, feature_names, "feature", feature_types)
     if feature_types is None:
-        feature_types = infer_types([stacked[:, i] for i in range(n_features)])
-    features_out = _convert_series(series, feature_types, problems)
+        feature_types = infer_types(feature_columns)
     if attrs is not None:
+        attribute_columns = [attrs[:, i] for i in range(attrs.shape[1])]
+        problems += _value_type_problems(
+            attribute_columns, attribute_names, "attribute", attribute_types
+        )
         if attribute_types is None:
-            attribute_types = infer_types([attrs[:, i] for i in range(attrs.shape[1])])
-        attrs = _convert_attributes(attrs, attribute_types, problems)
+            attribute_types = infer_types(attribute_columns)
     raise_all(problems, DataError, "input")
-    check_finite(
+    check_finite(  # also rejects non-numeric values in continuous variables
         attributes=attrs,
         attribute_types=attribute_types,
-        features=features_out,
+        features=series,
         feature_types=feature_types,
         attribute_names=attribute_names,
         feature_names=feature_names,
         example_names=example_names,
     )
+    features_out = _convert_series(series, feature_types)
+    if attrs is not None:
+        attrs = _convert_attributes(attrs, attribute_types)
     return TrainingArrays(
         features_out,
         feature_types,
@@ -218,42 +264,101 @@ def _only_parameter(problems: list[str]) -> bool:
     return all("_types" in p for p in problems)
 
 
-def _convert_series(series, types, problems) -> list[np.ndarray]:
-    all_continuous = all(t == OutputType.CONTINUOUS for t in types)
+def _value_type_problems(columns, names, what: str, types) -> list[str]:
+    """Values that numpy would silently coerce into something else, as problems.
+
+    Complex numbers (the imaginary part would be lost), datetimes and time spans (they
+    would become nanosecond counts), and, when types are inferred, a column of numbers
+    with a few stray strings (it would become a discrete variable with one category per
+    distinct number).
+    """
+    problems = []
+    for j, values in enumerate(columns):
+        name = f"{what} {names[j]!r}" if names is not None else f"{what} {j}"
+        kinds = _value_kinds(values)
+        if kinds & {"complex", "datetime", "timedelta"}:
+            odd = ", ".join(sorted(kinds & {"complex", "datetime", "timedelta"}))
+            problems.append(
+                f"{name} holds {odd} values, which dgan does not model; convert them to real "
+                "numbers first (e.g. .real and .imag as two features; datetimes as seconds "
+                "since the series start, `(t - t[0]) / np.timedelta64(1, 's')`)."
+            )
+        elif types is None and "number" in kinds and "text" in kinds:
+            strays = _stray_strings(values)
+            numbers = len(values) - len(strays)
+            if numbers > len(strays):
+                problems.append(
+                    f"{name} holds {numbers} numbers and {len(strays)} non-numeric value(s) "
+                    f"({preview(sorted(set(map(repr, strays))), 3)}): inferred as discrete, it "
+                    "would have one category per distinct number. Replace the stray values "
+                    f"with numbers or NaN, or pass {what}_types with OutputType.DISCRETE for "
+                    "it if it really is categorical."
+                )
+    return problems
+
+
+def _value_kinds(values: np.ndarray) -> set[str]:
+    kind = values.dtype.kind
+    if kind == "c":
+        return {"complex"}
+    if kind == "M":
+        return {"datetime"}
+    if kind == "m":
+        return {"timedelta"}
+    if kind != "O":
+        return set()
+    kinds = set()
+    texts = set()
+    for v in values:
+        if isinstance(v, str):
+            texts.add(v)
+        elif isinstance(v, (complex, np.complexfloating)):
+            kinds.add("complex")
+        elif isinstance(v, np.datetime64) or type(v).__name__ in ("Timestamp", "datetime", "date"):
+            kinds.add("datetime")
+        elif isinstance(v, np.timedelta64) or type(v).__name__ in ("Timedelta", "timedelta"):
+            kinds.add("timedelta")
+        elif isinstance(v, (bool, np.bool_)):
+            kinds.add("bool")
+        elif isinstance(v, (int, float, np.integer, np.floating)):
+            kinds.add("number")
+    for text in texts:  # each distinct string once
+        kinds.add("number" if _is_number_text(text) else "text")
+    return kinds
+
+
+def _is_number_text(text: str) -> bool:
+    return float_values(np.array([text])) is not None
+
+
+def _stray_strings(values: np.ndarray) -> list[str]:
+    texts = {v for v in values if isinstance(v, str)}
+    odd = {t for t in texts if not _is_number_text(t)}
+    return [v for v in values if isinstance(v, str) and v in odd]
+
+
+def _convert_series(series, types) -> list[np.ndarray]:
+    """Fresh arrays: float64 if every feature is continuous, else objects with floats."""
+    continuous = [i for i, t in enumerate(types) if t == OutputType.CONTINUOUS]
+    if len(continuous) == len(types):
+        return [np.asarray(s, dtype=np.float64).copy() for s in series]
     out = []
     for s in series:
-        as_float = _as_float(s) if all_continuous else None
-        out.append(as_float if as_float is not None else np.array(s, dtype=object))
-    for i, t in enumerate(types):
-        if t != OutputType.CONTINUOUS:
-            continue
-        values = [_as_float(s[:, i]) for s in out]
-        if any(v is None for v in values):
-            problems.append(
-                f"feature {i} is declared continuous but holds non-numeric values; "
-                "declare it OutputType.DISCRETE or convert it to numbers."
-            )
-            continue
-        for s, v in zip(out, values, strict=True):
-            s[:, i] = v
+        converted = np.array(s, dtype=object)
+        for i in continuous:
+            converted[:, i] = np.asarray(s[:, i], dtype=np.float64)
+        out.append(converted)
     return out
 
 
-def _convert_attributes(attrs, types, problems) -> np.ndarray:
+def _convert_attributes(attrs, types) -> np.ndarray:
     all_continuous = all(t == OutputType.CONTINUOUS for t in types)
     out = np.empty(attrs.shape, dtype=np.float64 if all_continuous else object)
     for i, t in enumerate(types):
         if t == OutputType.DISCRETE:
             out[:, i] = attrs[:, i]
-            continue
-        values = _as_float(attrs[:, i])
-        if values is None:
-            problems.append(
-                f"attribute {i} is declared continuous but holds non-numeric values; "
-                "declare it OutputType.DISCRETE or convert it to numbers."
-            )
-            continue
-        out[:, i] = values
+        else:
+            out[:, i] = np.asarray(attrs[:, i], dtype=np.float64)
     return out
 
 
@@ -274,19 +379,10 @@ def validate_condition_attributes(
             f"{len(attribute_types)}) with n >= 1: one row per example to generate, one "
             f"column per attribute the model was trained on. Got shape {attrs.shape}.{hint}"
         )
-    names = attribute_names or list(range(len(attribute_types)))
-    problems = [
-        f"attribute {names[i]!r} was continuous in training, but the values to condition "
-        "on are not all numbers; give numbers."
-        for i, t in enumerate(attribute_types)
-        if t == OutputType.CONTINUOUS and _as_float(attrs[:, i]) is None
-    ]
-    raise_all(problems, DataError, "the attributes to condition on")
-    converted = _convert_attributes(attrs, attribute_types, problems)
-    check_finite(
-        attributes=converted,
+    check_finite(  # non-numeric, NaN and inf values to condition on
+        attributes=attrs,
         attribute_types=attribute_types,
         attribute_names=attribute_names,
         conditioning=True,
     )
-    return converted
+    return _convert_attributes(attrs, attribute_types)

@@ -1,0 +1,294 @@
+"""Synthetic-data quality benchmark: dgan (and gretel-synthetics' DGAN) on public datasets.
+
+For each dataset, system and seed, trains a fresh model on the same data with the same
+config and epochs, generates as many series as the real data has, and scores them with
+
+* the TimeGAN protocol (`dgan.metrics.protocol`): discriminative score (mean of
+  ``--disc-runs`` post-hoc GRU classifiers) and predictive score (train on synthetic, test
+  on real), with the train-on-real reference beside it; both on windows min-max scaled
+  with the real data's ranges;
+* dgan's own `dgan.metrics.evaluate` headline scores (unless ``--no-own-metrics``).
+
+Writes mean ± sd over seeds of every metric, the training time, the config, machine info
+and the git commit to ``benchmarks/results/fidelity-<tag>-<date>.json`` (rewritten after
+every run, so an interrupted benchmark keeps what it finished). Datasets are described in
+``benchmarks/fidelity_data.py``. Quality numbers, not speed: the training time is what one
+run took on this machine, recorded so an epoch budget can be chosen.
+
+The base config is gretel-synthetics' default DGANConfig with the dataset's
+``max_sequence_len``, ``--sample-len``, ``--epochs`` and ``cuda=False``; ``key=value``
+arguments override any field for both systems (a field gretel lacks, e.g. ``precision``,
+is applied to dgan only and listed under ``not_applied_to_gretel``), so levers can be
+screened without code changes::
+
+    OMP_NUM_THREADS=1 PYTHONPATH=src python benchmarks/fidelity.py \\
+        --datasets stocks,sines --seeds 3 --epochs 100 --systems dgan,gretel
+    OMP_NUM_THREADS=1 PYTHONPATH=src python benchmarks/fidelity.py --datasets stocks \\
+        --seeds 2 --epochs 100 --tag no-example-scaling apply_example_scaling=False
+
+To include gretel, run with the scratch environment's python (built as in the docstring
+of benchmarks/speed.py); dgan is then imported from this checkout's ``src/``. Both run in
+one process on one torch thread.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import datetime as dt
+import enum
+import importlib.metadata
+import json
+import os
+import statistics
+import sys
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+REPO = Path(__file__).resolve().parents[1]
+if (REPO / "src" / "dgan").is_dir():
+    sys.path.insert(0, str(REPO / "src"))  # measure this checkout, not an installed copy
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from dgan.bench import json_safe, machine_info  # noqa: E402
+from dgan.metrics import SeriesData, evaluate  # noqa: E402
+from dgan.metrics.protocol import (  # noqa: E402
+    timegan_discriminative_score,
+    timegan_predictive_score,
+)
+from fidelity_data import LOADERS, Dataset  # noqa: E402
+
+PUBLISHED = {
+    "stocks": {
+        "TimeGAN (NeurIPS 2019)": {"discriminative": 0.102, "predictive": 0.038},
+        "Diffusion-TS (ICLR 2024)": {"discriminative": 0.067},
+    },
+    "sines": {
+        "TimeGAN (NeurIPS 2019)": {"discriminative": 0.011, "predictive": 0.093},
+        "Diffusion-TS (ICLR 2024)": {"discriminative": 0.006},
+    },
+}
+
+
+def load_systems(names: list[str]) -> tuple[dict[str, Any], dict[str, str]]:
+    """name -> (DGAN class, DGANConfig class, OutputType, version); and skipped reasons."""
+    systems, skipped = {}, {}
+    if "dgan" in names:
+        import dgan
+
+        systems["dgan"] = (dgan.DGAN, dgan.DGANConfig, dgan.OutputType, dgan.__version__)
+    if "gretel" in names:
+        warnings.filterwarnings("ignore", category=FutureWarning)
+        warnings.filterwarnings("ignore", message="CUDA is not available or torch_xla")
+        warnings.filterwarnings("ignore", message="'pin_memory' argument is set as true")
+        try:
+            from gretel_synthetics.timeseries_dgan import config as gconfig
+            from gretel_synthetics.timeseries_dgan import dgan as gdgan
+        except ImportError as exc:
+            skipped["gretel"] = f"not importable: {exc}"
+        else:
+            version = importlib.metadata.version("gretel-synthetics")
+            systems["gretel"] = (gdgan.DGAN, gconfig.DGANConfig, gconfig.OutputType, version)
+    return systems, skipped
+
+
+def parse_override(text: str) -> tuple[str, Any]:
+    key, sep, value = text.partition("=")
+    if not sep:
+        raise SystemExit(f"config override {text!r} is not key=value")
+    try:
+        return key, ast.literal_eval(value)
+    except (ValueError, SyntaxError):
+        return key, value  # a bare string such as precision=bf16
+
+
+def make_config(config_cls, base: dict[str, Any], overrides: dict[str, Any]):
+    """The system's config from gretel-default ``base`` + ``overrides``; and what it lacks."""
+    fields = set(getattr(config_cls, "__dataclass_fields__", {}))
+    kwargs = {k: v for k, v in {**base, **overrides}.items() if k in fields}
+    return config_cls(**kwargs), sorted((set(base) | set(overrides)) - fields)
+
+
+def train_and_generate(system, config, data: Dataset, seed: int) -> tuple[Any, float, Any]:
+    dgan_cls, _, output_type, _ = system
+    torch.manual_seed(seed)
+    np.random.seed(seed)  # noqa: NPY002  (a library may draw from the global RNG)
+    model = dgan_cls(config)
+    kwargs: dict[str, Any] = {"features": data.features}
+    n_features = np.shape(data.features[0])[-1]
+    kwargs["feature_types"] = [output_type.CONTINUOUS] * n_features
+    if data.attributes is not None:
+        kwargs["attributes"] = data.attributes
+        kind = output_type.DISCRETE if data.discrete_attributes else output_type.CONTINUOUS
+        kwargs["attribute_types"] = [kind] * data.attributes.shape[1]
+    if "progress_bar" in model.train_numpy.__code__.co_varnames:
+        kwargs["progress_bar"] = False
+    start = time.perf_counter()
+    model.train_numpy(**kwargs)
+    seconds = time.perf_counter() - start
+    torch.manual_seed(seed + 10_000)
+    attributes, features = model.generate_numpy(len(data.features))
+    return (attributes, features), seconds, model
+
+
+def score(data: Dataset, generated, args, seed: int) -> dict[str, Any]:
+    attributes, features = generated
+    real = data.scaled(data.features)
+    synthetic = data.scaled([np.asarray(f, dtype=np.float64) for f in features])
+    if isinstance(real, np.ndarray):
+        synthetic = np.stack(synthetic)
+    metrics: dict[str, Any] = {
+        "discriminative": timegan_discriminative_score(
+            real, synthetic, runs=args.disc_runs, seed=seed
+        ),
+    }
+    if args.predictive:
+        metrics["predictive"] = timegan_predictive_score(real, synthetic, seed=seed)
+    if args.own_metrics:
+        own = evaluate(
+            SeriesData.from_arrays(data.features, data.attributes),
+            SeriesData.from_arrays(features, attributes),
+            seed=seed,
+        )
+        for name, result in own.items():
+            if name != "info" and result.get("score") is not None:
+                metrics[f"own_{name}"] = result["score"]
+    return metrics
+
+
+def plain_config(config) -> dict[str, Any]:
+    """A config's fields as JSON values (enums by name: gretel's are not JSON-safe)."""
+    return {
+        k: v.name if isinstance(v, enum.Enum) else json_safe(v) for k, v in vars(config).items()
+    }
+
+
+def summarize(values: list[float]) -> dict[str, float]:
+    mean = statistics.fmean(values)
+    sd = statistics.stdev(values) if len(values) > 1 else 0.0
+    return {"mean": mean, "sd": sd, "n": len(values), "values": values}
+
+
+def aggregate(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key in sorted({k for r in runs for k in r["metrics"]}):
+        out[key] = summarize([r["metrics"][key] for r in runs if key in r["metrics"]])
+    out["train_seconds"] = summarize([r["train_seconds"] for r in runs])
+    return out
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--datasets", default="stocks,sines", help=f"comma list of {sorted(LOADERS)}")
+    p.add_argument("--seeds", default="3", help="a count k (seeds 0..k-1) or a comma list")
+    p.add_argument("--epochs", type=int, default=100)
+    p.add_argument("--sample-len", type=int, default=None, help="default: per dataset (4; 7)")
+    p.add_argument("--precision", default=None, help="dgan precision (fp32, bf16, fp16)")
+    p.add_argument("--systems", default="dgan,gretel")
+    p.add_argument("--disc-runs", type=int, default=10, help="classifiers averaged (10)")
+    p.add_argument("--no-own-metrics", dest="own_metrics", action="store_false")
+    p.add_argument("--no-predictive", dest="predictive", action="store_false")
+    p.add_argument("--no-train-on-real", dest="train_on_real", action="store_false")
+    p.add_argument("--tag", default="baseline", help="goes into the result file name")
+    p.add_argument("--out", default=str(REPO / "benchmarks" / "results"))
+    p.add_argument("overrides", nargs="*", help="DGANConfig field=value, for both systems")
+    return p.parse_args(argv)
+
+
+DEFAULT_SAMPLE_LEN = {"stocks": 4, "sines": 4, "weather": 7, "weather-var": 1}
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    args = parse_args(argv)
+    torch.set_num_threads(1)
+    seeds = (
+        list(range(int(args.seeds)))
+        if "," not in args.seeds
+        else [int(s) for s in args.seeds.split(",")]
+    )
+    overrides = dict(parse_override(o) for o in args.overrides)
+    if args.precision:
+        overrides["precision"] = args.precision
+    systems, skipped = load_systems(args.systems.split(","))
+    path = Path(args.out) / f"fidelity-{args.tag}-{dt.date.today().isoformat()}.json"
+    report: dict[str, Any] = {
+        "benchmark": "fidelity",
+        "command": " ".join([Path(sys.executable).name, *sys.argv]),
+        "started_utc": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "machine": machine_info(REPO),
+        "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
+        "systems": {name: {"version": s[3]} for name, s in systems.items()},
+        "skipped": skipped,
+        "seeds": seeds,
+        "epochs": args.epochs,
+        "disc_runs": args.disc_runs,
+        "overrides": overrides,
+        "datasets": {},
+    }
+    for name in args.datasets.split(","):
+        try:
+            data = LOADERS[name]()
+        except FileNotFoundError as exc:
+            report["skipped"][name] = str(exc)
+            print(f"skip {name}: {exc}", flush=True)
+            continue
+        sample_len = args.sample_len or DEFAULT_SAMPLE_LEN[name]
+        base = {
+            "max_sequence_len": data.max_sequence_len,
+            "sample_len": sample_len,
+            "epochs": args.epochs,
+            "cuda": False,
+        }
+        entry: dict[str, Any] = {
+            "n_series": len(data.features),
+            "published": PUBLISHED.get(name, {}),
+            "systems": {},
+        }
+        report["datasets"][name] = entry
+        if args.train_on_real:
+            real = data.scaled(data.features)
+            tor = [timegan_predictive_score(real, None, seed=s) for s in seeds]
+            entry["train_on_real_predictive"] = summarize(tor)
+            print(f"{name}: train-on-real predictive {statistics.fmean(tor):.4f}", flush=True)
+            write(report, path)
+        for sys_name, system in systems.items():
+            seed_field = {"seed": None} if sys_name == "dgan" else {}
+            config, missing = make_config(system[1], {**base, **seed_field}, overrides)
+            runs = []
+            result = {"config": plain_config(config), "runs": runs}
+            if missing and sys_name == "gretel":
+                result["not_applied_to_gretel"] = missing
+            entry["systems"][sys_name] = result
+            for seed in seeds:
+                if sys_name == "dgan":
+                    config, _ = make_config(system[1], {**base, "seed": seed}, overrides)
+                try:
+                    generated, seconds, _ = train_and_generate(system, config, data, seed)
+                except Exception as exc:  # a system that cannot handle the data: record it
+                    result["error"] = f"{type(exc).__name__}: {exc}"
+                    print(f"{name} {sys_name}: {result['error']}", flush=True)
+                    break
+                metrics = score(data, generated, args, seed)
+                runs.append({"seed": seed, "train_seconds": seconds, "metrics": metrics})
+                shown = " ".join(f"{k}={v:.4f}" for k, v in metrics.items())
+                print(f"{name} {sys_name} seed {seed}: {seconds:.0f}s {shown}", flush=True)
+                result["summary"] = aggregate(runs)
+                write(report, path)
+    report["finished_utc"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+    write(report, path)
+    print(f"wrote {path}", flush=True)
+    return report
+
+
+def write(report: dict[str, Any], path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(json_safe(report), indent=1, allow_nan=False) + "\n")
+
+
+if __name__ == "__main__":
+    main()

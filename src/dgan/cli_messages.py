@@ -1,0 +1,95 @@
+"""Error messages in the command line's words: flags instead of Python parameter names.
+
+The library's messages name ``example_id_column``, ``discrete_columns`` and so on, as a
+Python user passes them; `in_flag_words` rewrites them for the ``dgan`` command line,
+which spells them ``--example-id``, ``--discrete``, ... `hint_long_data` adds the fix
+for the most common slip: a LONG table (one row per time step) read as WIDE because
+``--time`` was forgotten.
+
+Example:
+    >>> in_flag_words("Pass example_id_column, or lower max_sequence_len.")
+    'Pass --example-id, or lower --max-sequence-len.'
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Iterator
+
+import pandas as pd
+
+from dgan.errors import DataError, DGANError
+
+_WORDS = [  # (pattern, replacement), applied in order
+    (r"\(discrete_columns / OutputType\.DISCRETE\)", "(--discrete)"),
+    (r"\bdf_style=DfStyle\.LONG\b", "--style long"),
+    (r"\bdf_style=DfStyle\.WIDE\b", "--style wide"),
+    (r"\bDfStyle\.LONG\b", "--style long"),
+    (r"\bDfStyle\.WIDE\b", "--style wide"),
+    (r"\bdf_style\b", "--style"),
+    (r"\bexample_id_column\b", "--example-id"),
+    (r"\btime_column\b", "--time"),
+    (r"\battribute_columns\b", "--attributes"),
+    (r"\bfeature_columns\b", "--features"),
+    (r"\bdiscrete_columns\b", "--discrete"),
+    (r"\bmax_sequence_len\b", "--max-sequence-len"),
+    (r"\bsample_len\b", "--sample-len"),
+    (r"\btarget_attribute\b", "--target"),
+    (r"\bor pass None\b", "or leave out --target"),
+    (r"(--[a-z-]+)=", r"\1 "),  # "--time='t'" reads "--time 't'"
+    (r"\bDataFrame\b", "table"),
+]
+
+
+def in_flag_words(message: str) -> str:
+    """``message`` with Python parameter names replaced by the CLI flags (see the module).
+
+    Example:
+        >>> in_flag_words("target_attribute='x' is not a discrete attribute; or pass None.")
+        "--target 'x' is not a discrete attribute; or leave out --target."
+    """
+    for pattern, replacement in _WORDS:
+        message = re.sub(pattern, replacement, message)
+    return message
+
+
+@contextlib.contextmanager
+def flag_words() -> Iterator[None]:
+    """Re-raise any `DGANError` in the block with its message `in_flag_words`."""
+    try:
+        yield
+    except DGANError as error:
+        raise type(error)(in_flag_words(str(error))) from error
+
+
+def check_not_long(df: pd.DataFrame, style_given: bool, example_id: str | None) -> None:
+    """Refuse a table read as WIDE by default whose ``--example-id`` repeats: it is LONG.
+
+    Example:
+        >>> check_not_long(pd.DataFrame({"id": [1, 2]}), False, "id")  # one row each: fine
+    """
+    if style_given or example_id is None or example_id not in df.columns:
+        return
+    if df[example_id].duplicated().any():
+        raise DataError(
+            f"--example-id {example_id!r} repeats, so the table has several rows per series "
+            "(LONG), but it is read as WIDE (one row per series) because neither --time nor "
+            "--style was given. Pass --time COL (the column ordering each series) or "
+            "--style long."
+        )
+
+
+@contextlib.contextmanager
+def hint_long_data(style_given: bool) -> Iterator[None]:
+    """Add "pass --time / --style long" to errors when a table defaulted to WIDE."""
+    try:
+        yield
+    except DGANError as error:
+        if style_given:
+            raise
+        raise type(error)(
+            f"{error} (The table was read as WIDE, one row per series, because neither "
+            "--time nor --style was given; if it has one row per time step, pass --time COL "
+            "or --style long.)"
+        ) from error

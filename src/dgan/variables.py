@@ -1,0 +1,304 @@
+"""Per-variable encoders: one attribute column or one feature channel each.
+
+* `ContinuousEncoder` scales to [0, 1] or [-1, 1] (the `Normalization`), or passes the
+  values through when feature scaling is off (then they must already lie in range).
+* `DiscreteEncoder` learns the categories (any hashable values: numbers, strings, bools;
+  NaN/None is one more category) and encodes them one-hot, or as binary bits when there
+  are more categories than ``binary_encoder_cutoff``.
+
+Every encoder has an exact inverse and a JSON-native state (`to_json`/`from_json`), as
+models are saved without pickle. `encoding.DataEncoder` combines them for a dataset.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dgan.config import Normalization, OutputType
+from dgan.errors import DataError, SerializationError
+
+# Activation kinds the generator's fused output head applies to a slice of its output.
+SIGMOID, TANH, SOFTMAX, BITS = "sigmoid", "tanh", "softmax", "bits"
+
+
+@dataclass(frozen=True)
+class OutputSlice:
+    """A contiguous block of encoded columns and the activation that produces it."""
+
+    start: int
+    width: int
+    activation: str
+
+
+def _is_missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def _to_json_scalar(value: Any) -> Any:
+    """Python-native version of a category value (numpy scalars -> int/float/bool/str)."""
+    if _is_missing(value):
+        return None
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, (bool, int, float, str)):
+        return value
+    # Datetimes, Decimals, ...: keep their text form; frames restore column dtypes.
+    return str(value)
+
+
+def _category_key(value: Any) -> Any:
+    """Dictionary key of a category: True and 1 (or False and 0) stay distinct."""
+    return ("bool", value) if isinstance(value, bool) else value
+
+
+class ContinuousEncoder:
+    """Scale one continuous variable to the normalization range and back.
+
+    Example:
+        >>> enc = ContinuousEncoder(Normalization.ZERO_ONE).fit(np.array([2.0, 4.0, 6.0]))
+        >>> enc.transform(np.array([2.0, 6.0]))
+        array([0., 1.], dtype=float32)
+        >>> enc.inverse(np.array([0.5], dtype=np.float32))
+        array([4.])
+    """
+
+    def __init__(self, normalization: Normalization, apply_scaling: bool = True, name: str = ""):
+        self.normalization = normalization
+        self.apply_scaling = apply_scaling
+        self.name = name
+        self.min: float | None = None
+        self.max: float | None = None
+
+    @property
+    def width(self) -> int:
+        return 1
+
+    @property
+    def activation(self) -> str:
+        return SIGMOID if self.normalization == Normalization.ZERO_ONE else TANH
+
+    @property
+    def low(self) -> float:
+        return 0.0 if self.normalization == Normalization.ZERO_ONE else -1.0
+
+    def fit(self, values: np.ndarray) -> ContinuousEncoder:
+        values = np.asarray(values, dtype=np.float64)
+        values = values[~np.isnan(values)]
+        if values.size == 0:
+            raise DataError(f"Variable {self.name!r} has no values to learn a range from.")
+        self.min, self.max = float(values.min()), float(values.max())
+        if not self.apply_scaling and (self.min < self.low or self.max > 1.0):
+            raise DataError(
+                f"Variable {self.name!r} spans [{self.min:g}, {self.max:g}] but "
+                f"apply_feature_scaling=False requires values in [{self.low:g}, 1]; "
+                "set apply_feature_scaling=True or rescale the data."
+            )
+        return self
+
+    def transform(self, values: np.ndarray) -> np.ndarray:
+        values = np.asarray(values, dtype=np.float64)
+        if not self.apply_scaling:
+            return values.astype(np.float32)
+        # Halves keep the arithmetic finite for data spanning the whole float64 range.
+        half_span = self.max / 2 - self.min / 2
+        unit = (values / 2 - self.min / 2) / half_span if half_span > 0 else 0.0 * values
+        return self._from_unit(unit).astype(np.float32)
+
+    def inverse(self, encoded: np.ndarray) -> np.ndarray:
+        encoded = np.asarray(encoded, dtype=np.float64)
+        if not self.apply_scaling:
+            return encoded
+        unit = self._to_unit(encoded)
+        return (1.0 - unit) * self.min + unit * self.max  # finite wherever min, max are
+
+    def outside_range(self, values: np.ndarray, tolerance: float = 0.0) -> np.ndarray:
+        """Which values lie outside the fitted range widened by ``tolerance`` spans.
+
+        Example:
+            >>> enc = ContinuousEncoder(Normalization.ZERO_ONE).fit(np.array([0.0, 10.0]))
+            >>> enc.outside_range(np.array([-5.0, 5.0, 25.0]), tolerance=1.0).tolist()
+            [False, False, True]
+        """
+        values = np.asarray(values, dtype=np.float64)
+        margin = tolerance * (self.max / 2 - self.min / 2) * 2
+        with np.errstate(invalid="ignore"):
+            return (values < self.min - margin) | (values > self.max + margin)
+
+    def _from_unit(self, unit: np.ndarray) -> np.ndarray:
+        return unit if self.normalization == Normalization.ZERO_ONE else unit * 2.0 - 1.0
+
+    def _to_unit(self, encoded: np.ndarray) -> np.ndarray:
+        return encoded if self.normalization == Normalization.ZERO_ONE else (encoded + 1.0) / 2.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": "continuous",
+            "name": self.name,
+            "normalization": self.normalization.name,
+            "apply_scaling": self.apply_scaling,
+            "min": self.min,
+            "max": self.max,
+        }
+
+    @classmethod
+    def from_json(cls, state: dict[str, Any]) -> ContinuousEncoder:
+        enc = cls(Normalization[state["normalization"]], state["apply_scaling"], state["name"])
+        enc.min, enc.max = state["min"], state["max"]
+        return enc
+
+
+class DiscreteEncoder:
+    """Encode one discrete variable one-hot, or as binary bits above the cutoff.
+
+    Categories are whatever values the data holds (NaN and None are one category).
+
+    Example:
+        >>> enc = DiscreteEncoder(binary_encoder_cutoff=150).fit(np.array(["b", "a", "b"]))
+        >>> enc.categories
+        ['a', 'b']
+        >>> enc.transform(np.array(["b"]))
+        array([[0., 1.]], dtype=float32)
+        >>> enc.inverse(np.array([[0.9, 0.1]]))
+        array(['a'], dtype=object)
+    """
+
+    def __init__(self, binary_encoder_cutoff: int, name: str = ""):
+        self.binary_encoder_cutoff = binary_encoder_cutoff
+        self.name = name
+        self.categories: list[Any] = []
+        self._index: dict[Any, int] = {}
+
+    @property
+    def binary(self) -> bool:
+        return len(self.categories) > self.binary_encoder_cutoff
+
+    @property
+    def width(self) -> int:
+        if self.binary:
+            return max(1, math.ceil(math.log2(len(self.categories))))
+        return len(self.categories)
+
+    @property
+    def activation(self) -> str:
+        return BITS if self.binary else SOFTMAX
+
+    @property
+    def numeric(self) -> bool:
+        """Whether every category is a number (or missing); bools are not numbers here."""
+        return all(
+            c is None or (isinstance(c, (int, float)) and not isinstance(c, bool))
+            for c in self.categories
+        )
+
+    def fit(self, values: np.ndarray) -> DiscreteEncoder:
+        scalars = (_to_json_scalar(v) for v in np.asarray(values, dtype=object).ravel())
+        unique = {_category_key(v): v for v in scalars}
+        if not unique:
+            raise DataError(f"Variable {self.name!r} has no values to learn categories from.")
+        has_missing = unique.pop(None, ...) is not ...
+        present = list(unique.values())
+        try:
+            ordered = sorted(present)
+            if len({type(v) for v in present}) > 1:
+                raise TypeError  # e.g. False and 0: sort by type too, for a stable order
+        except TypeError:  # mixed types, e.g. 1 and "a": order by type, then text
+            ordered = sorted(present, key=lambda v: (type(v).__name__, str(v)))
+        self._set_categories([*ordered, None] if has_missing else ordered)
+        return self
+
+    def _set_categories(self, categories: list[Any]) -> None:
+        self.categories = categories
+        self._index = {_category_key(c): i for i, c in enumerate(categories)}
+
+    def codes(self, values: np.ndarray) -> np.ndarray:
+        """Category index of each value; unknown values are a DataError listing them."""
+        flat = [_category_key(_to_json_scalar(v)) for v in np.asarray(values, dtype=object).ravel()]
+        unknown = sorted({str(v) for v in flat if v not in self._index})
+        if unknown:
+            raise DataError(
+                f"Variable {self.name!r} has values never seen in training: {unknown[:10]}; "
+                f"known categories are {[str(c) for c in self.categories[:20]]}. Use only "
+                "those: a trained model cannot learn new categories."
+            )
+        return np.array([self._index[v] for v in flat], dtype=np.int64).reshape(np.shape(values))
+
+    def transform(self, values: np.ndarray) -> np.ndarray:
+        codes = self.codes(values)
+        if self.binary:
+            bits = (codes[..., None] >> np.arange(self.width)) & 1
+            return bits.astype(np.float32)
+        return np.eye(len(self.categories), dtype=np.float32)[codes]
+
+    def inverse(self, encoded: np.ndarray) -> np.ndarray:
+        encoded = np.asarray(encoded)
+        if self.binary:
+            bits = (encoded > 0.5).astype(np.int64)
+            codes = (bits << np.arange(self.width)).sum(axis=-1)
+            codes = np.minimum(codes, len(self.categories) - 1)
+        else:
+            codes = encoded.argmax(axis=-1)
+        lookup = np.empty(len(self.categories), dtype=object)
+        lookup[:] = self.categories
+        return lookup[codes]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": "discrete",
+            "name": self.name,
+            "binary_encoder_cutoff": self.binary_encoder_cutoff,
+            "categories": self.categories,
+        }
+
+    @classmethod
+    def from_json(cls, state: dict[str, Any]) -> DiscreteEncoder:
+        enc = cls(state["binary_encoder_cutoff"], state["name"])
+        enc._set_categories(list(state["categories"]))
+        return enc
+
+
+VariableEncoder = ContinuousEncoder | DiscreteEncoder
+
+
+def output_type(encoder: VariableEncoder) -> OutputType:
+    if isinstance(encoder, ContinuousEncoder):
+        return OutputType.CONTINUOUS
+    return OutputType.DISCRETE
+
+
+def all_numeric(encoders: Sequence[VariableEncoder]) -> bool:
+    return all(isinstance(e, ContinuousEncoder) or e.numeric for e in encoders)
+
+
+def variable_names(names: Sequence[Any] | None, kind: str, count: int) -> list[str]:
+    """Display names of ``count`` variables: the given ones, or "feature 0", ..."""
+    if names is None:
+        return [f"{kind} {i}" for i in range(count)]
+    return [str(name) for name in names]
+
+
+def encoder_from_json(state: dict[str, Any]) -> VariableEncoder:
+    kinds = {"continuous": ContinuousEncoder, "discrete": DiscreteEncoder}
+    if state.get("type") not in kinds:
+        raise SerializationError(f"Unknown encoder type {state.get('type')!r} in model file.")
+    return kinds[state["type"]].from_json(state)
+
+
+def make_encoder(kind: OutputType, name: str, config_like: dict[str, Any]) -> VariableEncoder:
+    if kind == OutputType.CONTINUOUS:
+        return ContinuousEncoder(
+            config_like["normalization"], config_like["apply_feature_scaling"], name
+        )
+    return DiscreteEncoder(config_like["binary_encoder_cutoff"], name)
+
+
+def output_slices(encoders: Sequence[VariableEncoder]) -> list[OutputSlice]:
+    out, start = [], 0
+    for enc in encoders:
+        out.append(OutputSlice(start, enc.width, enc.activation))
+        start += enc.width
+    return out
