@@ -21,8 +21,8 @@ text is gone from the source (the code changed) is reported as "stale" and the r
 so the list is kept in step with the code. Before the mutants run, the same tests run on
 the unmutated copy: a mutant "killed" by an already failing test would mean nothing.
 
-Exit status: 0 when every mutant applied and the core modules' score reaches --min-score,
-1 otherwise, 130 on Ctrl-C.
+Exit status: 0 when every mutant applied, the core modules' score reaches --min-score
+and every survivor is explained as equivalent; 1 otherwise; 130 on Ctrl-C.
 """
 
 from __future__ import annotations
@@ -439,7 +439,10 @@ def run_tests(tree: Path, command: list[str], timeout: float) -> tuple[int | Non
         )
     except subprocess.TimeoutExpired:
         return None, ""
-    lines = (done.stdout + done.stderr).strip().splitlines()
+    output = done.stdout + done.stderr
+    if "KeyboardInterrupt" in output:  # Ctrl-C reached pytest first: not a kill
+        raise KeyboardInterrupt
+    lines = output.strip().splitlines()
     return done.returncode, lines[-1] if lines else ""
 
 
@@ -577,7 +580,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         )
     errors = any(r.outcome == "error" for r in results)
-    return 0 if core_score >= args.min_score and not errors else 1
+    unexplained = any(r.mutant.equivalent is None for r in survivors)
+    return 0 if core_score >= args.min_score and not errors and not unexplained else 1
 
 
 if __name__ == "__main__":
