@@ -319,6 +319,7 @@ def _cuda_state(state):
     for optimizer in state["optimizers"].values():
         for group in optimizer["param_groups"]:
             group["fused"] = True
+            group["foreach"] = True  # stands for any option of CUDA's that the CPU has not
     state["config"]["cuda"] = True
     state["config"]["precision"] = "fp16"
     scaler = {
@@ -347,7 +348,7 @@ def test_a_cuda_trained_file_loads_and_trains_on_cpu(trained, tmp_path):
     assert loaded.device.type == "cpu" and loaded.config.cuda
     _same_output(model, loaded)
     optimizer = loaded.trainer.generator_opt
-    assert not optimizer.param_groups[0]["fused"]  # the CPU's way of stepping, not CUDA's
+    assert optimizer.param_groups[0]["foreach"] is None  # the CPU's way of stepping, not CUDA's
     policy = loaded.trainer.policy  # fp16 autocast runs on CPUs too: training goes on in it
     assert policy.precision.value == "fp16"
     assert policy.critic_scaler.get_scale() == policy.generator_scaler.get_scale() == CUDA_SCALE
@@ -376,7 +377,7 @@ def test_model_trained_on_cuda_loads_on_cpu(rng, tmp_path, no_tf32):
     on_cpu = DGAN.load(path, map_location="cpu")
     assert on_cpu.device.type == "cpu"
     assert all(p.device.type == "cpu" for p in on_cpu.generator.parameters())
-    assert not on_cpu.trainer.generator_opt.param_groups[0]["fused"]
+    assert on_cpu.trainer.generator_opt.param_groups[0]["fused"]  # the CPU's own fused Adam
     noise = (model.attribute_noise_func(6), model.feature_noise_func(6))  # on the GPU
     expected = model.generate_numpy(attribute_noise=noise[0], feature_noise=noise[1])
     got = on_cpu.generate_numpy(attribute_noise=noise[0].cpu(), feature_noise=noise[1].cpu())

@@ -5,10 +5,15 @@ Example:
     >>> model = DGAN(DGANConfig(max_sequence_len=20, sample_len=5))
 """
 
-from dgan import datasets, errors
+from typing import TYPE_CHECKING
+
+from dgan import errors
 from dgan.config import DfStyle, DGANConfig, Normalization, OutputType
-from dgan.model import DGAN
-from dgan.training import ProgressInfo
+
+if TYPE_CHECKING:
+    from dgan import datasets
+    from dgan.model import DGAN
+    from dgan.training import ProgressInfo
 
 __all__ = [
     "DGAN",
@@ -21,3 +26,18 @@ __all__ = [
     "errors",
 ]
 __version__ = "0.1.0"
+
+# Loaded on first use, so that `import dgan` (and the `dgan` command's start-up) does not
+# import torch: the command sets OpenMP's wait policy first (dgan.threads).
+_LAZY = {"DGAN": "dgan.model", "ProgressInfo": "dgan.training", "datasets": "dgan.datasets"}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        module = importlib.import_module(_LAZY[name])
+        value = module if name == "datasets" else getattr(module, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'dgan' has no attribute {name!r}")

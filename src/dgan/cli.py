@@ -42,6 +42,7 @@ from dgan.output_paths import check_outputs
 from dgan.streaming import write_generated
 from dgan.summary import metrics_table, training_summary
 from dgan.tables import read_table, require_module
+from dgan.threads import choose_threads
 
 _HELP_WIDTH = 80
 
@@ -55,6 +56,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     debug = getattr(args, "debug", False)
     logging.basicConfig(format="dgan: %(message)s", level=logging.WARNING)
     try:
+        import torch  # here, not at the top: `dgan` sets OpenMP's policy first (launch.py)
+
+        torch.set_num_threads(choose_threads(getattr(args, "threads", None)))
         args.run(args)
     except KeyboardInterrupt:
         if debug:
@@ -99,6 +103,14 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         default=argparse.SUPPRESS,  # so a subcommand's default does not hide `dgan --debug`
         help="show the full traceback when something fails",
+    )
+    common.add_argument(
+        "--threads",
+        type=_positive_int,
+        default=argparse.SUPPRESS,
+        metavar="N",
+        help="CPU threads for torch (default: every usable core; idle threads sleep, so a "
+        "busy machine does not slow training down, see the README's Performance section)",
     )
     parser = argparse.ArgumentParser(
         prog="dgan",

@@ -28,6 +28,26 @@ def critic_loss(real_scores: torch.Tensor, fake_scores: torch.Tensor) -> torch.T
     return (fake_scores.mean() - real_scores.mean()).float()
 
 
+def paired_scores(
+    critic: Callable[..., torch.Tensor], real: Parts, fake: Parts
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The critic's scores of the real and the fake examples, from one pass over both.
+
+    One batch of 2B rows instead of two of B: fewer, larger matrix products (and one
+    backward). The scores are the same as two separate passes, to rounding.
+
+    Example:
+        >>> critic = lambda x: x.sum(dim=1, keepdim=True)
+        >>> real, fake = paired_scores(critic, [torch.ones(2, 3)], [torch.zeros(2, 3)])
+        >>> real.flatten().tolist(), fake.flatten().tolist()
+        ([3.0, 3.0], [0.0, 0.0])
+    """
+    n = next(r for r in real if r is not None).shape[0]
+    both = [None if r is None else torch.cat([r, f]) for r, f in zip(real, fake, strict=True)]
+    scores = critic(*both)  # (2B, 1)
+    return scores[:n], scores[n:]
+
+
 def generator_loss(fake_scores: torch.Tensor) -> torch.Tensor:
     """The generator minimises -E[D(fake)]: it learns to raise the critic's score of fakes.
 

@@ -16,7 +16,6 @@ Example:
 from __future__ import annotations
 
 import copy
-import dataclasses
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -36,11 +35,10 @@ from dgan.frames import (
     dataframe_to_arrays,
 )
 from dgan.generation import AttributesAndFeatures, Sampler
-from dgan.missing import repair_missing_values
 from dgan.networks import Critic, Generator
 from dgan.persist import load_model, save_model
 from dgan.training import Batch, ProgressInfo, Trainer
-from dgan.validation import TrainingArrays, validate_training_arrays
+from dgan.validation import TrainingArrays, repair_missing, validate_training_arrays
 
 
 class DGAN:
@@ -284,7 +282,7 @@ class DGAN:
 
     def _encode(self, arrays: TrainingArrays, layout: FrameLayout | None) -> EncodedData:
         """Repair missing values, fit encoders and build on the first call, then encode."""
-        arrays = self._repair_missing(arrays)
+        arrays = repair_missing(arrays, self.config)
         if not self.is_built:
             encoder = DataEncoder.fit(
                 self.config,
@@ -306,28 +304,6 @@ class DGAN:
             problems = self.encoder.mismatch_problems(arrays.features, arrays.attributes)
             raise_all(problems, DataError, "the data to continue training on")
         return self.encoder.transform(arrays.features, arrays.attributes)
-
-    def _repair_missing(self, arrays: TrainingArrays) -> TrainingArrays:
-        """Interpolate short NaN gaps in continuous features; drop hopeless examples."""
-        continuous = [i for i, t in enumerate(arrays.feature_types) if t == OutputType.CONTINUOUS]
-        if not continuous:
-            return arrays
-        c = self.config
-        features, kept, _ = repair_missing_values(
-            arrays.features,
-            continuous,
-            max_nan_fraction=c.max_nan_fraction,
-            max_consecutive_nans=c.max_consecutive_nans,
-            max_dropped_fraction=c.max_dropped_fraction,
-            feature_names=arrays.feature_names,
-            example_names=arrays.example_names,
-        )
-        attributes = None if arrays.attributes is None else arrays.attributes[kept]
-        names = arrays.example_names
-        names = None if names is None else [name for name, k in zip(names, kept, strict=True) if k]
-        return dataclasses.replace(
-            arrays, features=features, attributes=attributes, example_names=names
-        )
 
     # ----- generation -----------------------------------------------------------------
     def generate_numpy(
