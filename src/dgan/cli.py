@@ -219,6 +219,25 @@ def _add_train(commands, parents) -> None:
         f"divisor giving about {TARGET_LSTM_STEPS} LSTM steps)",
     )
     settings.add_argument("--seed", type=int, metavar="N", help="fix all randomness")
+    long_runs = p.add_argument_group(
+        "long runs", "Checkpoints and resuming (README: 'Long runs and several processes')."
+    )
+    long_runs.add_argument(
+        "--checkpoint-dir", metavar="DIR", help="write training checkpoints into DIR"
+    )
+    long_runs.add_argument(
+        "--checkpoint-every",
+        type=_positive_int,
+        metavar="N",
+        help="epochs between checkpoints (default 10; the last epoch always gets one)",
+    )
+    long_runs.add_argument(
+        "--resume",
+        metavar="DIR",
+        help="continue the run whose checkpoints are in DIR, or start it if DIR has none "
+        "(same data and settings; --epochs may grow); checkpoints keep going to DIR "
+        "unless --checkpoint-dir says otherwise",
+    )
     _force_argument(p)
     p.set_defaults(run=run_train)
 
@@ -337,7 +356,7 @@ def run_train(args: argparse.Namespace) -> None:
         config = DGANConfig.from_json_dict(settings)
         model = DGAN(config)
         start = time.perf_counter()
-        model.train_dataframe(df, **columns)
+        model.train_dataframe(df, **columns, resume_from=args.resume)
     seconds = time.perf_counter() - start
     path = model.save(args.output)
     print(training_summary(model.history, seconds))
@@ -439,7 +458,16 @@ def _run_demo(args: argparse.Namespace) -> None:
 # --------------------------------------------------------------------------------------
 
 # Flags of `dgan train` that set a DGANConfig field of the same name.
-_CONFIG_FLAGS = ("precision", "epochs", "batch_size", "max_sequence_len", "sample_len", "seed")
+_CONFIG_FLAGS = (
+    "precision",
+    "epochs",
+    "batch_size",
+    "max_sequence_len",
+    "sample_len",
+    "seed",
+    "checkpoint_dir",
+    "checkpoint_every",
+)
 
 
 def _training_settings(args: argparse.Namespace) -> dict[str, Any]:
@@ -447,6 +475,8 @@ def _training_settings(args: argparse.Namespace) -> dict[str, Any]:
     settings = read_config_file(args.config) if args.config else {}
     check_settings(settings, source=args.config or "the flags")
     settings.update({k: getattr(args, k) for k in _CONFIG_FLAGS if getattr(args, k) is not None})
+    if getattr(args, "resume", None) and settings.get("checkpoint_dir") is None:
+        settings["checkpoint_dir"] = args.resume  # a resumed run keeps checkpointing there
     check_settings(settings, source=args.config or "the flags")
     return settings
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
 import reprlib
 from dataclasses import MISSING, asdict, dataclass, fields
 from enum import Enum
@@ -181,8 +182,21 @@ class DGANConfig:
     temporal_critic_num_units: int = 64
     """Channels of the temporal critic's convolutions."""
 
+    # --- Checkpoints (see dgan.checkpoint) ---
+    checkpoint_dir: str | None = None
+    """Directory for training checkpoints (model files plus what exact resume needs);
+    None writes none. Resume with ``train_numpy(..., resume_from=checkpoint_dir)``."""
+    checkpoint_every: int = 10
+    """Write a checkpoint every this many epochs (and always after the last one)."""
+    checkpoint_every_minutes: float | None = None
+    """Also write one at the first epoch end at least this many minutes after the last."""
+    checkpoint_keep: int = 3
+    """Keep the newest this many checkpoints; older ones are deleted."""
+
     def __post_init__(self) -> None:
         self._coerce_inputs()
+        if isinstance(self.checkpoint_dir, os.PathLike):  # a Path is kept as its text
+            self.checkpoint_dir = os.fspath(self.checkpoint_dir)
         raise_all(self._problems(), ParameterError, "DGANConfig")
 
     def _coerce_inputs(self) -> None:
@@ -240,6 +254,26 @@ class DGANConfig:
             problems.append(
                 "dp_enabled=True (differential privacy) is not supported by dgan; "
                 "set dp_enabled=False."
+            )
+        problems += self._checkpoint_problems()
+        return problems
+
+    def _checkpoint_problems(self) -> list[str]:
+        problems = []
+        if self.checkpoint_dir is not None and not isinstance(self.checkpoint_dir, str):
+            problems.append(
+                "checkpoint_dir must be a directory path or None, got "
+                f"{short_repr(self.checkpoint_dir)}."
+            )
+        for name in ("checkpoint_every", "checkpoint_keep"):
+            value = getattr(self, name)
+            if not _is_int(value) or value < 1:
+                problems.append(f"{name} must be a positive integer, got {short_repr(value)}.")
+        minutes = self.checkpoint_every_minutes
+        if minutes is not None and not (_is_real(minutes) and minutes > 0):
+            problems.append(
+                "checkpoint_every_minutes must be a positive number or None, got "
+                f"{short_repr(minutes)}."
             )
         return problems
 

@@ -36,6 +36,10 @@ class NotTrainedError(DGANError, RuntimeError):
     """A method that needs a trained model was called before training."""
 
 
+class DistributedError(DGANError, RuntimeError):
+    """Another process of a distributed training run failed, was killed or timed out."""
+
+
 def raise_all(problems: Iterable[str], error: type[DGANError], what: str) -> None:
     """Raise ``error`` listing every problem at once, or do nothing if there are none.
 

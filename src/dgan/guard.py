@@ -64,6 +64,15 @@ class DivergenceGuard:
             {k: state[k] for k in ("modules", "optimizers", "precision")}
         )
 
+    def state_dict(self) -> dict[str, Any] | None:
+        """The last healthy state (what `recover` rolls back to), or None before any
+        snapshot; a checkpoint keeps it so that a resumed run rolls back alike."""
+        return self._snapshot
+
+    def load_state_dict(self, snapshot: dict[str, Any] | None) -> None:
+        """Take ``snapshot`` (from `state_dict`) as the last healthy state."""
+        self._snapshot = snapshot
+
     def problem(self, nonfinite_losses: torch.Tensor) -> str | None:
         """What is wrong, or None. Deliberate host sync: called every log_every steps.
 

@@ -25,7 +25,9 @@ import numpy as np
 import pandas as pd
 import torch
 
+from dgan.checkpoint import Checkpointer, ResumePoint, resume_point
 from dgan.config import DfStyle, DGANConfig, OutputType
+from dgan.distributed import attach, training_device
 from dgan.encoding import DataEncoder, EncodedData
 from dgan.errors import DataError, NotTrainedError, ParameterError, raise_all
 from dgan.frames import (
@@ -69,8 +71,7 @@ class DGAN:
         self.data_frame_layout: FrameLayout | None = None
         self.trainer: Trainer | None = None
         self.sampler: Sampler | None = None
-        use_cuda = self.config.cuda and torch.cuda.is_available()
-        self.device = torch.device("cuda" if use_cuda else "cpu")
+        self.device = training_device(self.config.cuda)  # under torchrun: GPU LOCAL_RANK
 
     @property
     def is_built(self) -> bool:
@@ -120,6 +121,7 @@ class DGAN:
         progress_callback: Callable[[ProgressInfo], None] | None = None,
         *,
         progress_bar: bool | None = None,
+        resume_from: str | os.PathLike | None = None,
     ) -> None:
         """Train on numpy data in its original units.
 
@@ -133,6 +135,10 @@ class DGAN:
             attribute_types: one `OutputType` per attribute; inferred when None.
             progress_callback: called with a `ProgressInfo` after every batch.
             progress_bar: show a tqdm bar; None shows it when stderr is a terminal.
+            resume_from: a checkpoint folder (``config.checkpoint_dir``) or file: continue
+                the interrupted run from its newest valid checkpoint (see dgan.checkpoint;
+                same data and config, only epochs and checkpoint settings may change).
+                A folder without checkpoints starts training from the beginning.
 
         Calling it again continues training the same model on the new data (which must
         fit the encoders learned the first time; types are then ignored).
@@ -148,8 +154,11 @@ class DGAN:
             >>> len(model.history)
             1
         """
+        resume = self._resume_point(resume_from)
         encoded = self.preprocess(features, feature_types, attributes, attribute_types)
-        self.train_encoded(encoded, progress_callback, progress_bar=progress_bar)
+        self.train_encoded(
+            encoded, progress_callback, progress_bar=progress_bar, resume_from=resume
+        )
 
     def train_dataframe(
         self,
@@ -163,6 +172,7 @@ class DGAN:
         progress_callback: Callable[[ProgressInfo], None] | None = None,
         *,
         progress_bar: bool | None = None,
+        resume_from: str | os.PathLike | None = None,
     ) -> None:
         """Train on a DataFrame in WIDE (one row per example) or LONG (one row per step) form.
 
@@ -179,7 +189,7 @@ class DGAN:
             discrete_columns: numeric columns to treat as discrete (strings, bools and
                 categoricals are discrete anyway).
             df_style: `DfStyle.WIDE` or `DfStyle.LONG` (or "wide"/"long").
-            progress_callback, progress_bar: as in `train_numpy`.
+            progress_callback, progress_bar, resume_from: as in `train_numpy`.
 
         Example:
             >>> import pandas as pd
@@ -197,6 +207,7 @@ class DGAN:
                 "example_id_column, rows are cut into chunks of max_sequence_len, which cannot "
                 "carry per-example attributes. Pass example_id_column, or no attributes."
             )
+        resume = self._resume_point(resume_from)
         converted = dataframe_to_arrays(
             df,
             attribute_columns=attribute_columns,
@@ -227,7 +238,9 @@ class DGAN:
         encoded = self._encode(arrays, layout)  # a first call builds with this layout
         if self.data_frame_layout is None:  # first trained with train_numpy
             self.data_frame_layout = layout
-        self.train_encoded(encoded, progress_callback, progress_bar=progress_bar)
+        self.train_encoded(
+            encoded, progress_callback, progress_bar=progress_bar, resume_from=resume
+        )
 
     def preprocess(
         self,
@@ -265,20 +278,43 @@ class DGAN:
         progress_callback: Callable[[ProgressInfo], None] | None = None,
         *,
         progress_bar: bool | None = None,
+        resume_from: str | os.PathLike | ResumePoint | None = None,
     ) -> None:
         """Train ``config.epochs`` epochs on data encoded by `preprocess` (see there).
 
-        The data goes to the training device once; batches are drawn there.
+        The data goes to the training device once; batches are drawn there. With
+        ``config.checkpoint_dir`` it writes checkpoints; ``resume_from`` as in `train_numpy`.
+        Under torchrun, all processes train this one model (see dgan.distributed).
         """
         self._require_built()
+        collective = attach(self, data)  # None unless several processes train (torchrun)
+        world = 1 if collective is None else collective.world_size
+        start_epoch, offset = 0, len(self.history)
+        point = resume_point(resume_from)
+        if point is not None:
+            start_epoch, offset = point.restore(self, data, world)
+        writer = None
+        if self.config.checkpoint_dir is not None:
+            main = collective is None or collective.is_main
+            writer = Checkpointer(self, data, offset, world, writes=main)
+            if point is None:
+                writer.check_folder()
         records = self.trainer.fit(
             Batch.from_encoded(data, self.device),
             self.config.epochs,
             progress_callback,
             progress_bar,
+            start_epoch=start_epoch,
+            on_epoch_end=None if writer is None else writer.on_epoch_end,
         )
-        offset = len(self.history)
         self.history.extend(r.renumbered(offset).as_dict() for r in records)
+
+    def _resume_point(self, resume_from: str | os.PathLike | None) -> ResumePoint | None:
+        """Read the checkpoint to resume from; build this model around its encoders."""
+        point = resume_point(resume_from)
+        if point is not None:
+            point.build(self)
+        return point
 
     def _encode(self, arrays: TrainingArrays, layout: FrameLayout | None) -> EncodedData:
         """Repair missing values, fit encoders and build on the first call, then encode."""
@@ -417,6 +453,8 @@ class DGAN:
 
         Weights, optimizer moments and RNG states go in safetensors; config, encoders,
         DataFrame layout and history as JSON. Continue training or generate after `load`.
+        After distributed training only rank 0 writes (on the other processes it writes
+        nothing), so calling it on every process or only on rank 0 both work.
 
         Example:
             >>> import tempfile, numpy as np
@@ -428,6 +466,9 @@ class DGAN:
             (4, 1)
         """
         self._require_built()
+        collective = self.trainer.collective
+        if collective is not None and not collective.is_main:
+            return Path(path)  # distributed: every process holds this model; rank 0 writes
         return save_model(self, path)
 
     @classmethod

@@ -8,7 +8,9 @@ tensors and JSON.
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +36,18 @@ if TYPE_CHECKING:
 
 def save_model(model: DGAN, path: str | os.PathLike) -> Path:
     """Write a built ``model`` to ``path`` (atomically); returns the path written."""
+    tensors, state = model_file_contents(model)
+    return write_model_file(path, tensors, state)
+
+
+def model_file_contents(
+    model: DGAN, history: list[dict[str, Any]] | None = None
+) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
+    """``(tensors, JSON state)`` of a model file for a built ``model``.
+
+    ``history`` replaces ``model.history`` (a checkpoint written during training holds
+    the epochs trained so far, which the model's history gets only when training returns).
+    """
     import dgan  # for the version, which __init__ defines
 
     trainer_state = model.trainer.state_dict()
@@ -54,12 +68,12 @@ def save_model(model: DGAN, path: str | os.PathLike) -> Path:
         "config": model.config.to_json_dict(),
         "encoder": model.encoder.to_json(),
         "data_frame_layout": None if layout is None else layout.to_json_dict(),
-        "history": json_safe(model.history),
+        "history": json_safe(model.history if history is None else history),
         "optimizers": optimizers,
         "steps_done": trainer_state["steps_done"],
         "precision": trainer_state["precision"],
     }
-    return write_model_file(path, tensors, state)
+    return tensors, state
 
 
 def load_model(
@@ -68,43 +82,61 @@ def load_model(
     """Read a model written by `save_model`; see `DGAN.load`."""
     device = None if map_location is None else loading_device(map_location)
     tensors, state = read_model_file(path)
-    try:
-        layout = state["data_frame_layout"]
+    with inconsistent_file_errors(path):
         model = cls(DGANConfig.from_json_dict(state["config"]))
-        model.build(
-            DataEncoder.from_json(state["encoder"]),
-            None if layout is None else FrameLayout.from_json_dict(layout),
-            device=device,
-        )
-        trainer = model.trainer
-        current_optimizers = trainer.optimizers()
-        trainer_state: dict[str, Any] = {
-            "modules": {name: unflatten_state_dict(name, tensors) for name in trainer.modules()},
-            "optimizers": {
-                name: join_optimizer_state(
-                    f"optimizer.{name}", tensors, state["optimizers"][name], opt.state_dict()
-                )
-                for name, opt in current_optimizers.items()
-            },
-            "precision": state["precision"],
-            "steps_done": state["steps_done"],
-        }
-        device_type = model.device.type
-        saved_rng = tensors.get(f"rng.{device_type}.train")
-        if saved_rng is not None:  # RNG states do not carry across device types
-            trainer_state["rng"] = saved_rng
-        trainer.load_state_dict(trainer_state)
-        saved_rng = tensors.get(f"rng.{device_type}.generate")
-        if saved_rng is not None:
-            model.sampler.load_state_dict({"rng": saved_rng})
-        model.history = state["history"]
+        build_from_contents(model, state, device)
+        load_training_state(model, tensors, state)
+    return model
+
+
+def build_from_contents(model: DGAN, state: dict[str, Any], device: torch.device | None) -> None:
+    """Build an unbuilt ``model`` around the encoder and layout of a model file's state."""
+    layout = state["data_frame_layout"]
+    model.build(
+        DataEncoder.from_json(state["encoder"]),
+        None if layout is None else FrameLayout.from_json_dict(layout),
+        device=device,
+    )
+
+
+def load_training_state(model: DGAN, tensors: dict[str, torch.Tensor], state: dict) -> None:
+    """Load a model file's networks, optimizers, precision, RNGs and history into a built
+    ``model`` of the same structure."""
+    trainer = model.trainer
+    current_optimizers = trainer.optimizers()
+    trainer_state: dict[str, Any] = {
+        "modules": {name: unflatten_state_dict(name, tensors) for name in trainer.modules()},
+        "optimizers": {
+            name: join_optimizer_state(
+                f"optimizer.{name}", tensors, state["optimizers"][name], opt.state_dict()
+            )
+            for name, opt in current_optimizers.items()
+        },
+        "precision": state["precision"],
+        "steps_done": state["steps_done"],
+    }
+    device_type = model.device.type
+    saved_rng = tensors.get(f"rng.{device_type}.train")
+    if saved_rng is not None:  # RNG states do not carry across device types
+        trainer_state["rng"] = saved_rng
+    trainer.load_state_dict(trainer_state)
+    saved_rng = tensors.get(f"rng.{device_type}.generate")
+    if saved_rng is not None:
+        model.sampler.load_state_dict({"rng": saved_rng})
+    model.history = state["history"]
+
+
+@contextlib.contextmanager
+def inconsistent_file_errors(path: str | os.PathLike) -> Iterator[None]:
+    """Turn the errors of reading a well-formed but inconsistent file into SerializationError."""
+    try:
+        yield
     except (KeyError, TypeError, ValueError, RuntimeError, AttributeError) as e:
         detail = " ".join(str(e).split())  # torch's messages span several lines
         raise SerializationError(
             f"{str(path)!r} holds an incomplete or inconsistent dgan model ({detail}); "
             "save it again with DGAN.save()."
         ) from e
-    return model
 
 
 def loading_device(map_location: str | torch.device) -> torch.device:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from enum import Enum
 
 import torch
@@ -285,8 +285,12 @@ class PrecisionPolicy:
         loss: torch.Tensor,
         scaler: torch.amp.GradScaler,
         optimizers: Sequence[torch.optim.Optimizer],
+        after_backward: Callable[[Sequence[torch.optim.Optimizer]], None] | None = None,
     ) -> torch.Tensor:
         """Scaled backward, unscale, optional clipping, optimizer steps, one scaler update.
+
+        ``after_backward(optimizers)`` runs right after the backward, on the still-scaled
+        gradients (distributed training all-reduces them there).
 
         Returns a device bool tensor: True when the step was skipped (inf/NaN gradients,
         the normal fp16 overflow that the scaler backs off from). Never syncs with the
@@ -295,6 +299,8 @@ class PrecisionPolicy:
         for opt in optimizers:
             opt.zero_grad(set_to_none=True)
         scaler.scale(loss).backward()
+        if after_backward is not None:
+            after_backward(optimizers)
         skipped = torch.zeros((), dtype=torch.bool, device=self.device)
         if scaler.is_enabled() or self.max_grad_norm is not None:
             limit = float("inf") if self.max_grad_norm is None else self.max_grad_norm

@@ -50,7 +50,8 @@ def usable_cores() -> int:
 
 
 def choose_threads(requested: int | None = None) -> int:
-    """The torch thread count to use: ``requested``, else every usable core.
+    """The torch thread count to use: ``requested``, else every usable core (shared
+    evenly by the processes torchrun started on this machine, ``LOCAL_WORLD_SIZE``).
 
     With the passive wait policy, more threads than free cores cost little (see the
     module docstring), while on an idle machine every core helps large batches.
@@ -61,4 +62,7 @@ def choose_threads(requested: int | None = None) -> int:
         >>> choose_threads() == usable_cores()
         True
     """
-    return requested if requested is not None else usable_cores()
+    if requested is not None:
+        return requested
+    processes = int(os.environ.get("LOCAL_WORLD_SIZE", "1") or 1)
+    return max(1, usable_cores() // max(1, processes))

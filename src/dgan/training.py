@@ -18,7 +18,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from tqdm.auto import tqdm
@@ -40,6 +40,9 @@ from dgan.networks import (
 )
 from dgan.precision import Precision, PrecisionPolicy, loss_scale, resolve_precision
 from dgan.records import EpochRecord, GuardEvent
+
+if TYPE_CHECKING:
+    from dgan.distributed import Collective
 
 logger = logging.getLogger(__name__)
 
@@ -131,6 +134,8 @@ class Trainer:
         self.guard = DivergenceGuard(self)
         self.stopped = False  # set when the guard finds no safer precision to continue in
         self.steps_done = 0
+        # Set by dgan.distributed.attach when several processes train this model.
+        self.collective: Collective | None = None
 
     @classmethod
     def create(cls, config: DGANConfig, encoder: DataEncoder, device: torch.device) -> Trainer:
@@ -262,15 +267,24 @@ class Trainer:
         """``n`` generated examples from fresh noise (with the graph, unless under no_grad)."""
         # BatchNorm cannot normalise a batch of one: generate two and keep one.
         noise = draw_noise(self.config, max(n, 2), self.rng, self.device)
+        if self.collective is not None:  # drawn for the whole batch: this process's rows
+            noise = [self.collective.rows(t) for t in noise]
         return Batch(*self.generator(*noise)).head(n)
 
-    def critic_step(self, real: Batch, acc: Accumulators, weight: float) -> None:
-        """Update every critic once on ``real`` and as many fresh fakes."""
-        c, policy = self.config, self.policy
+    def critic_step(
+        self, real: Batch, acc: Accumulators, weight: float, n: int | None = None
+    ) -> None:
+        """Update every critic once on ``real`` and as many fresh fakes.
+
+        ``n``: the whole batch's size when ``real`` is this process's shard of it.
+        """
+        c, policy, n = self.config, self.policy, len(real) if n is None else n
         with torch.no_grad(), policy.autocast():
-            fake = self.fake_batch(len(real))  # detached fakes: no generator graph is kept
+            fake = self.fake_batch(n)  # detached fakes: no generator graph is kept
         # One interpolation weight per example, shared by the critics' penalties.
-        alpha = torch.rand(len(real), 1, device=self.device, generator=self.rng)
+        alpha = torch.rand(n, 1, device=self.device, generator=self.rng)
+        if self.collective is not None:
+            alpha = self.collective.rows(alpha)
         real_all, fake_all = real.parts(), fake.parts()
         loss, penalty = self._critic_loss(
             self.critic, real_all, fake_all, alpha, c.gradient_penalty_coef
@@ -292,7 +306,9 @@ class Trainer:
         # The critics share no parameters and see detached inputs, so one backward of the
         # summed losses gives each critic exactly its own gradients.
         critic_optimizers = [o for name, o in self.optimizers().items() if name != "generator"]
-        skipped = policy.backward_and_step(total, policy.critic_scaler, critic_optimizers)
+        skipped = policy.backward_and_step(
+            total, policy.critic_scaler, critic_optimizers, self._reduce_gradients
+        )
         acc.losses[CRITIC_LOSSES] += torch.stack([loss, attribute_loss, penalty]).detach() * weight
         acc.losses[TEMPORAL_LOSS] += temporal_loss.detach() * weight
         acc.critic_skipped += skipped
@@ -319,7 +335,9 @@ class Trainer:
             if self.temporal_critic is not None:
                 temporal_scores = self.temporal_critic(*fake.parts())
                 loss = loss + c.temporal_critic_loss_coef * generator_loss(temporal_scores)
-        skipped = policy.backward_and_step(loss, policy.generator_scaler, [self.generator_opt])
+        skipped = policy.backward_and_step(
+            loss, policy.generator_scaler, [self.generator_opt], self._reduce_gradients
+        )
         if self.generator_ema is not None:
             self._update_generator_ema()
         acc.losses[GENERATOR_LOSS] += loss.detach() * weight
@@ -337,14 +355,22 @@ class Trainer:
         for mine, theirs in zip(average.buffers(), live.buffers(), strict=True):
             mine.copy_(theirs)  # BatchNorm statistics: the live ones
 
-    def train_step(self, real: Batch, acc: Accumulators) -> None:
-        """Critic rounds, then generator rounds, on one batch; adds to ``acc`` on the device."""
-        c, n = self.config, len(real)
+    def train_step(self, real: Batch, acc: Accumulators, n: int | None = None) -> None:
+        """Critic rounds, then generator rounds, on one batch; adds to ``acc`` on the device.
+
+        ``n``: the whole batch's size when ``real`` is this process's shard of it.
+        """
+        c, mine = self.config, len(real)
+        n = mine if n is None else n
         for _ in range(c.discriminator_rounds):
-            self.critic_step(real, acc, weight=n / c.discriminator_rounds)
+            self.critic_step(real, acc, weight=mine / c.discriminator_rounds, n=n)
         for _ in range(c.generator_rounds):
-            self.generator_step(n, acc, weight=n / c.generator_rounds)
+            self.generator_step(n, acc, weight=mine / c.generator_rounds)
         self.steps_done += 1
+
+    @property
+    def _reduce_gradients(self) -> Callable | None:
+        return None if self.collective is None else self.collective.reduce_gradients
 
     def random_batch(self, data: Batch, size: int) -> Batch:
         """``size`` examples of ``data`` drawn on the device with the training RNG."""
@@ -358,25 +384,40 @@ class Trainer:
         epochs: int,
         progress_callback: Callable[[ProgressInfo], None] | None = None,
         progress_bar: bool | None = None,
+        *,
+        start_epoch: int = 0,
+        on_epoch_end: Callable[[EpochRecord], None] | None = None,
     ) -> list[EpochRecord]:
         """Train for ``epochs`` passes over ``data``; returns one record per epoch.
 
         Stops early, keeping the last good weights, only if the divergence guard finds
-        no safer precision to continue in.
+        no safer precision to continue in. ``start_epoch`` > 0 continues a run restored
+        from a checkpoint (epochs ``start_epoch`` to ``epochs - 1``, with the guard's
+        restored snapshot); ``on_epoch_end`` is called with each epoch's record (it
+        writes checkpoints).
         """
         n_batches = max(1, math.ceil(len(data) / self.config.batch_size))
         for m in self.modules().values():
             m.train()
         show = sys.stderr.isatty() if progress_bar is None else progress_bar
-        bar = tqdm(total=epochs * n_batches, disable=not show, unit="batch", desc="training")
-        if self.config.divergence_guard:
+        show = show and (self.collective is None or self.collective.is_main)
+        bar = tqdm(
+            total=epochs * n_batches,
+            initial=start_epoch * n_batches,
+            disable=not show,
+            unit="batch",
+            desc="training",
+        )
+        if self.config.divergence_guard and start_epoch == 0:
             self.guard.snapshot()
         records = []
         self.stopped = False
         try:
-            for epoch in range(epochs):
+            for epoch in range(start_epoch, epochs):
                 record = self._epoch(data, epoch, epochs, n_batches, progress_callback, bar)
                 records.append(record)
+                if on_epoch_end is not None:
+                    on_epoch_end(record)
                 if record.stopped:
                     break
         finally:
@@ -393,7 +434,10 @@ class Trainer:
         # Balanced batches (sizes differ by at most one) from a device permutation.
         perm = torch.randperm(n, device=self.device, generator=self.rng)
         for b, index in enumerate(perm.tensor_split(n_batches)):
-            self.train_step(data.take(index), acc)
+            if self.collective is None:
+                self.train_step(data.take(index), acc)
+            else:  # every process draws the same permutation and takes its shard
+                self.train_step(data.take(self.collective.shard(index)), acc, len(index))
             seen += len(index)
             bar.update(1)
             if progress_callback is not None:
@@ -409,6 +453,8 @@ class Trainer:
                         break
                 elif not bar.disable:  # deliberate host sync, for the bar
                     bar.set_postfix_str(self._postfix(acc, seen), refresh=False)
+        if self.collective is not None:  # sums over processes; `n` counts them all already
+            seen = self.collective.end_epoch(self, acc, seen)
         elapsed = time.perf_counter() - start
         means = acc.mean_losses(seen) if seen else dict.fromkeys(LOSS_NAMES)  # host sync
         if self.attribute_critic is None:
@@ -443,7 +489,10 @@ class Trainer:
         """Guard check at a sync point: None when healthy (a new snapshot is taken)."""
         if not self.config.divergence_guard:
             return None
-        problem = self.guard.problem(acc.nonfinite_losses)  # host sync
+        nonfinite = acc.nonfinite_losses
+        if self.collective is not None:  # a divergence anywhere rolls back everywhere
+            nonfinite = self.collective.total(nonfinite)
+        problem = self.guard.problem(nonfinite)  # host sync
         if problem is None:
             self.guard.snapshot()
             return None

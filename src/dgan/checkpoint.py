@@ -1,0 +1,452 @@
+"""Training checkpoints and exact resume.
+
+With ``DGANConfig(checkpoint_dir=DIR)`` training writes ``DIR/checkpoint-NNNNNN.dgan``
+(NNNNNN: epochs the model has trained in all) at epoch ends: every ``checkpoint_every``
+epochs, at the first epoch end ``checkpoint_every_minutes`` after the last checkpoint,
+and after the last epoch; the newest ``checkpoint_keep`` are kept. Each checkpoint is an
+ordinary model file (``DGAN.load`` reads it; written atomically, never a pickle) whose
+JSON also holds what exact resume needs beyond the model: the epoch reached in the
+current training call, the divergence guard's last healthy state, a digest of the
+encoded training data and the number of processes. The model file already holds the
+networks, optimizers, precision in effect with its loss scalers and the RNG states.
+
+``train_numpy(..., resume_from=DIR)`` (or a checkpoint file) restores the newest valid
+checkpoint and trains the remaining epochs. Checkpoints are taken at epoch ends only: a
+run killed mid-epoch repeats that epoch from its start, with the same RNG state, so on a
+CPU with a seed the resumed run ends bit-identical to one never interrupted.
+
+Example:
+    >>> import tempfile, numpy as np
+    >>> from dgan import DGAN, DGANConfig
+    >>> folder = tempfile.mkdtemp()
+    >>> config = DGANConfig(max_sequence_len=4, sample_len=2, epochs=2, cuda=False, seed=0,
+    ...                     checkpoint_dir=folder, checkpoint_every=1)
+    >>> data = np.random.default_rng(0).random((8, 4, 1))
+    >>> DGAN(config).train_numpy(data, progress_bar=False)
+    >>> sorted(p.name for p in Path(folder).iterdir())
+    ['checkpoint-000001.dgan', 'checkpoint-000002.dgan']
+    >>> resumed = DGAN(config)  # e.g. after a crash: nothing left to train here
+    >>> resumed.train_numpy(data, progress_bar=False, resume_from=folder)
+    >>> len(resumed.history)
+    2
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import logging
+import os
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import torch
+
+from dgan.encoding import EncodedData
+from dgan.errors import DataError, ParameterError, SerializationError
+from dgan.persist import (
+    build_from_contents,
+    inconsistent_file_errors,
+    load_training_state,
+    model_file_contents,
+)
+from dgan.records import EpochRecord
+from dgan.serialization import (
+    flatten_state_dict,
+    join_optimizer_state,
+    read_model_file,
+    split_optimizer_state,
+    unflatten_state_dict,
+    write_model_file,
+)
+
+if TYPE_CHECKING:
+    from dgan.model import DGAN
+
+logger = logging.getLogger(__name__)
+
+CHECKPOINT_NAME = re.compile(r"checkpoint-(\d+)\.dgan")
+# Config fields a resumed run may change: how long to train and how to checkpoint.
+RESUMABLE_CHANGES = (
+    "epochs",
+    "checkpoint_dir",
+    "checkpoint_every",
+    "checkpoint_every_minutes",
+    "checkpoint_keep",
+)
+
+
+def checkpoint_path(folder: str | os.PathLike, epochs_trained: int) -> Path:
+    """Where the checkpoint after ``epochs_trained`` epochs (in all) goes.
+
+    Example:
+        >>> checkpoint_path("ckpt", 12).name
+        'checkpoint-000012.dgan'
+    """
+    return Path(folder) / f"checkpoint-{epochs_trained:06d}.dgan"
+
+
+def list_checkpoints(folder: str | os.PathLike) -> list[tuple[int, Path]]:
+    """``(epochs trained, path)`` of the checkpoints in ``folder``, oldest first.
+
+    Example:
+        >>> list_checkpoints("/no/such/folder")
+        []
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        return []
+    found = []
+    for path in folder.iterdir():
+        match = CHECKPOINT_NAME.fullmatch(path.name)
+        if match and path.is_file():
+            found.append((int(match.group(1)), path))
+    return sorted(found)
+
+
+def data_digest(data: EncodedData) -> str:
+    """SHA-256 of the encoded training arrays (names, dtypes, shapes and bytes).
+
+    Example:
+        >>> a = EncodedData(None, None, np.zeros((2, 3, 1), np.float32), np.array([3, 3]))
+        >>> data_digest(a) == data_digest(a)
+        True
+    """
+    digest = hashlib.sha256()
+    for name in ("attributes", "additional_attributes", "features", "lengths"):
+        array = getattr(data, name)
+        if array is None:
+            digest.update(f"{name}|none|".encode())
+            continue
+        array = np.ascontiguousarray(array)
+        digest.update(f"{name}|{array.dtype.str}|{array.shape}|".encode())
+        digest.update(array.tobytes())
+    return digest.hexdigest()
+
+
+# ----- reading ------------------------------------------------------------------------
+@dataclass
+class ResumePoint:
+    """A checkpoint read back: the model file's contents and where training stopped.
+
+    Attributes:
+        path: the checkpoint file.
+        tensors, state: its contents (`dgan.serialization.read_model_file`).
+    """
+
+    path: Path
+    tensors: dict[str, torch.Tensor]
+    state: dict[str, Any]
+
+    @property
+    def run(self) -> dict[str, Any]:
+        """The resume information: epochs done in the training call, history offset, ..."""
+        return self.state["checkpoint"]
+
+    def build(self, model: DGAN) -> None:
+        """Build an unbuilt ``model`` around the checkpoint's encoders and layout, so that
+        the data is encoded exactly as in the interrupted run."""
+        if model.is_built:
+            return
+        self.check_config(model)
+        with inconsistent_file_errors(self.path):
+            build_from_contents(model, self.state, None)
+
+    def check_config(self, model: DGAN) -> None:
+        """ParameterError naming every config field (other than `RESUMABLE_CHANGES`) that
+        differs from the checkpoint's."""
+        saved = self.state["config"]
+        current = model.config.to_json_dict()
+        differ = [
+            f"{name}: {saved.get(name)!r} in the checkpoint, {current[name]!r} now"
+            for name in current
+            if name not in RESUMABLE_CHANGES and saved.get(name) != current[name]
+        ]
+        if differ:
+            raise ParameterError(
+                f"Cannot resume from {str(self.path)!r}: the config differs in "
+                + "; ".join(differ)
+                + ". Resume with the config of the interrupted run (only epochs and the "
+                "checkpoint settings may change), or train from the start without resume_from."
+            )
+
+    def restore(self, model: DGAN, data: EncodedData, world_size: int = 1) -> tuple[int, int]:
+        """Load the checkpoint into ``model`` (built, not yet trained) after checking that
+        config, columns, data and number of processes match the interrupted run.
+
+        Returns ``(start_epoch, history_offset)`` for `dgan.training.Trainer.fit`: the
+        epoch of the training call to continue at, and the history length when that call
+        began.
+        """
+        if model.history or model.trainer.steps_done:
+            raise ParameterError(
+                "resume_from restores a training run into a new model, but this model has "
+                "trained already; create a new DGAN with the same config to resume."
+            )
+        self.check_config(model)
+        self._check_same(model, data, world_size)
+        run = self.run
+        with inconsistent_file_errors(self.path):
+            load_training_state(model, self.tensors, self.state)
+            guard = self._guard_snapshot(model)
+        model.trainer.guard.load_state_dict(guard)
+        start = run["run_epochs_done"]
+        if run.get("stopped"):
+            logger.warning(
+                "The run in %s was stopped by the divergence guard; not training further.",
+                self.path,
+            )
+            start = max(start, model.config.epochs)
+        elif start >= model.config.epochs:
+            logger.info(
+                "%s is at epoch %d of %d: nothing left to train.",
+                self.path,
+                start,
+                model.config.epochs,
+            )
+        return start, run["history_offset"]
+
+    def _check_same(self, model: DGAN, data: EncodedData, world_size: int) -> None:
+        where = f"Cannot resume from {str(self.path)!r}"
+        layout = model.data_frame_layout
+        saved_layout = self.state["data_frame_layout"]
+        if (None if layout is None else _json(layout.to_json_dict())) != saved_layout:
+            saved = "numpy arrays" if saved_layout is None else saved_layout["column_order"]
+            now = "numpy arrays" if layout is None else layout.column_order
+            raise DataError(
+                f"{where}: it was trained on columns {saved}, this call passes {now}; "
+                "resume with the same table and column arguments."
+            )
+        if _json(model.encoder.to_json()) != self.state["encoder"]:
+            raise DataError(
+                f"{where}: the data's variables (types, categories or ranges) differ from "
+                "the interrupted run's; resume with the same training data."
+            )
+        if data_digest(data) != self.run["data_sha256"]:
+            raise DataError(
+                f"{where}: the training data differs from the interrupted run's (its "
+                f"encoded arrays, {len(data.features)} examples now, "
+                f"{self.run['examples']} then, have another digest); resume with the same data."
+            )
+        if self.run.get("world_size", 1) != world_size:
+            raise ParameterError(
+                f"{where}: it was written by a run of {self.run.get('world_size', 1)} "
+                f"process(es), this one has {world_size}; resume with the same number of "
+                "processes (e.g. torchrun --nproc-per-node), as each takes its shard of "
+                "every batch."
+            )
+
+    def _guard_snapshot(self, model: DGAN) -> dict[str, Any] | None:
+        saved = self.run.get("guard")
+        if saved is None:
+            return None
+        trainer = model.trainer
+        if saved.get("same_as_model"):  # the usual case: healthy at the epoch's last check
+            state = trainer.state_dict()
+            parts = {k: state[k] for k in ("modules", "optimizers")}
+            snapshot = copy.deepcopy(parts)
+        else:
+            snapshot = {
+                "modules": {
+                    name: unflatten_state_dict(f"guard.{name}", self.tensors)
+                    for name in trainer.modules()
+                },
+                "optimizers": {
+                    name: join_optimizer_state(
+                        f"guard.optimizer.{name}",
+                        self.tensors,
+                        saved["optimizers"][name],
+                        opt.state_dict(),
+                    )
+                    for name, opt in trainer.optimizers().items()
+                },
+            }
+        snapshot["precision"] = saved["precision"]
+        return snapshot
+
+
+def find_resume_point(path: str | os.PathLike) -> ResumePoint | None:
+    """The newest readable checkpoint at ``path`` (a checkpoint file or a folder of them).
+
+    A corrupt newest checkpoint falls back to the one before it, with a warning. A folder
+    that holds no checkpoint (or does not exist yet) gives None, with a warning: training
+    then starts from the beginning, so one command both starts and resumes a run.
+
+    Example:
+        >>> find_resume_point("/no/such/folder") is None
+        True
+    """
+    path = Path(path)
+    if path.is_file():
+        tensors, state = read_model_file(path)
+        return _point(path, tensors, state)
+    candidates = list_checkpoints(path)
+    if not candidates:
+        logger.warning("No checkpoint in %s yet; training from the start.", path)
+        return None
+    problems = []
+    for _, candidate in reversed(candidates):
+        try:
+            tensors, state = read_model_file(candidate)
+            point = _point(candidate, tensors, state)
+        except SerializationError as e:
+            logger.warning("Skipping checkpoint %s: %s Trying the one before.", candidate, e)
+            problems.append(f"{candidate.name}: {e}")
+            continue
+        return point
+    raise SerializationError(
+        f"No readable checkpoint in {str(path)!r}:\n  - "
+        + "\n  - ".join(problems)
+        + "\nDelete the folder to train from the start."
+    )
+
+
+def _point(path: Path, tensors: dict[str, torch.Tensor], state: dict[str, Any]) -> ResumePoint:
+    if not isinstance(state.get("checkpoint"), dict):
+        raise SerializationError(
+            f"{str(path)!r} is a dgan model file but not a training checkpoint (it holds "
+            "no resume information); resume from a file in a checkpoint_dir."
+        )
+    return ResumePoint(path, tensors, state)
+
+
+def resume_point(resume_from: str | os.PathLike | ResumePoint | None) -> ResumePoint | None:
+    """`find_resume_point` unless ``resume_from`` is already one (or None)."""
+    if resume_from is None or isinstance(resume_from, ResumePoint):
+        return resume_from
+    return find_resume_point(resume_from)
+
+
+# ----- writing ------------------------------------------------------------------------
+class Checkpointer:
+    """Writes a training call's checkpoints; `on_epoch_end` is the trainer's hook.
+
+    Args:
+        model: the model being trained.
+        data: the encoded training data (its digest goes in each checkpoint).
+        history_offset: the model's history length when the training call began.
+        world_size: number of processes training the model together.
+        writes: False on processes other than the first (rank 0 writes for all).
+    """
+
+    def __init__(
+        self,
+        model: DGAN,
+        data: EncodedData,
+        history_offset: int,
+        world_size: int = 1,
+        writes: bool = True,
+    ):
+        config = model.config
+        self.model = model
+        self.folder = Path(config.checkpoint_dir)
+        self.history_offset = history_offset
+        self.base_history = list(model.history)  # restored epochs of this call included
+        self.records: list[dict[str, Any]] = []
+        self.digest = data_digest(data)
+        self.examples = len(data.features)
+        self.world_size = world_size
+        self.writes = writes
+        self.last_write = time.monotonic()
+        if writes and self.folder.is_dir():  # half-written files of a killed run's last write
+            for stale in self.folder.glob(".checkpoint-*.tmp"):
+                stale.unlink(missing_ok=True)
+
+    def check_folder(self) -> None:
+        """ParameterError when the folder holds checkpoints newer than this run's start,
+        which would be kept instead of this run's (another run's, most likely)."""
+        start = len(self.base_history)
+        newer = [p.name for n, p in list_checkpoints(self.folder) if n > start]
+        if newer:
+            raise ParameterError(
+                f"checkpoint_dir {str(self.folder)!r} holds checkpoints of another run "
+                f"({', '.join(newer[-3:])}); resume it with resume_from={str(self.folder)!r}, "
+                "or give this run an empty checkpoint_dir."
+            )
+
+    def on_epoch_end(self, record: EpochRecord) -> None:
+        """Called by the trainer after each epoch: write a checkpoint when one is due."""
+        config = self.model.config
+        self.records.append(record.renumbered(self.history_offset).as_dict())
+        done = record.epoch + 1  # epochs of this training call
+        minutes = config.checkpoint_every_minutes
+        due = (
+            done % config.checkpoint_every == 0
+            or done >= config.epochs
+            or record.stopped
+            or (minutes is not None and time.monotonic() - self.last_write >= 60 * minutes)
+        )
+        if due:
+            self.write(done, record.stopped)
+
+    def write(self, run_epochs_done: int, stopped: bool = False) -> Path | None:
+        """Write the checkpoint after ``run_epochs_done`` epochs of this call; prune old ones."""
+        if not self.writes:
+            return None
+        history = self.base_history + self.records
+        tensors, state = model_file_contents(self.model, history)
+        guard_tensors, guard = self._guard_state()
+        tensors |= guard_tensors
+        state["checkpoint"] = {
+            "run_epochs_done": run_epochs_done,
+            "history_offset": self.history_offset,
+            "data_sha256": self.digest,
+            "examples": self.examples,
+            "world_size": self.world_size,
+            "stopped": stopped,
+            "guard": guard,
+        }
+        path = write_model_file(checkpoint_path(self.folder, len(history)), tensors, state)
+        self.last_write = time.monotonic()
+        for _, old in list_checkpoints(self.folder)[: -self.model.config.checkpoint_keep]:
+            old.unlink(missing_ok=True)
+        logger.info("Checkpoint written: %s", path)
+        return path
+
+    def _guard_state(self) -> tuple[dict[str, torch.Tensor], dict[str, Any] | None]:
+        trainer = self.model.trainer
+        snapshot = trainer.guard.state_dict()
+        if not trainer.config.divergence_guard or snapshot is None:
+            return {}, None
+        guard: dict[str, Any] = {"precision": snapshot["precision"]}
+        current = trainer.state_dict()
+        if all(_equal(snapshot[k], current[k]) for k in ("modules", "optimizers")):
+            guard["same_as_model"] = True
+            return {}, guard
+        tensors: dict[str, torch.Tensor] = {}
+        guard["optimizers"] = {}
+        for name, module_state in snapshot["modules"].items():
+            tensors |= flatten_state_dict(f"guard.{name}", module_state)
+        for name, optimizer_state in snapshot["optimizers"].items():
+            opt_tensors, guard["optimizers"][name] = split_optimizer_state(
+                f"guard.optimizer.{name}", optimizer_state
+            )
+            tensors |= opt_tensors
+        return tensors, guard
+
+
+def _equal(a: Any, b: Any) -> bool:
+    """Deep equality of nested state dicts, tensors compared exactly."""
+    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+        return (
+            isinstance(a, torch.Tensor)
+            and isinstance(b, torch.Tensor)
+            and a.shape == b.shape
+            and a.dtype == b.dtype
+            and bool(torch.equal(a, b))
+        )
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_equal(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b, strict=True))
+    return a == b
+
+
+def _json(value: Any) -> Any:
+    """``value`` as it reads back from a model file's JSON."""
+    return json.loads(json.dumps(value))

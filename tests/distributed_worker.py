@@ -1,0 +1,125 @@
+"""One process of a 2-process training run, for tests/test_distributed.py.
+
+Run as ``python distributed_worker.py RANK WORLD_SIZE PORT OUT_DIR [FAIL_RANK]`` with the
+environment torchrun would set (this script sets it from its arguments). Each process
+trains a model without BatchNorm ("plain": no attributes, no example scaling) and one
+with attributes, a weight-averaged generator and a temporal critic ("bn"); it writes its
+weights, the first critic gradients after the all-reduce, and (rank 0) the saved models
+and checkpoints into OUT_DIR; then it resumes the first run for a third epoch.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+from safetensors.torch import save_file
+
+from dgan import DGAN, OutputType
+from dgan.distributed import Collective
+from tiny import tiny_config
+
+ATTRIBUTE_TYPES = [OutputType.DISCRETE, OutputType.CONTINUOUS]
+
+
+def plain_config(**overrides):
+    """No attributes and no example scaling: the generator has no BatchNorm."""
+    settings = dict(epochs=2, batch_size=8, apply_example_scaling=False)
+    return tiny_config(**{**settings, **overrides})
+
+
+def bn_config(**overrides):
+    """Attributes (so BatchNorm), a weight-averaged generator and a temporal critic."""
+    levers = dict(generator_ema_decay=0.9, temporal_critic=True, temporal_critic_num_units=8)
+    return tiny_config(**{**dict(epochs=2, batch_size=8), **levers, **overrides})
+
+
+def plain_data() -> np.ndarray:
+    return np.random.default_rng(5).normal(size=(24, 6, 2))
+
+
+def bn_data() -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(6)
+    attributes = np.stack([rng.integers(0, 3, 24), rng.normal(size=24)], axis=1)
+    return rng.normal(size=(24, 6, 2)), attributes
+
+
+def weights(model: DGAN) -> dict[str, torch.Tensor]:
+    """Every module's parameters and buffers, by ``module.name``."""
+    return {
+        f"{module}.{key}": value.detach().clone()
+        for module, m in model.trainer.modules().items()
+        for key, value in m.state_dict().items()
+    }
+
+
+def critic_grads(trainer) -> dict[str, torch.Tensor]:
+    return {k: p.grad.detach().clone() for k, p in trainer.critic.named_parameters()}
+
+
+def first_gradients(trainer, optimizers, store: dict[str, torch.Tensor]) -> None:
+    """Keep the first critic step's and the first generator step's gradients."""
+    for prefix, network, optimizer in (
+        ("critic.", trainer.critic, trainer.critic_opt),
+        ("generator.", trainer.generator, trainer.generator_opt),
+    ):
+        if optimizer in optimizers and not any(k.startswith(prefix) for k in store):
+            for k, p in network.named_parameters():
+                store[prefix + k] = p.grad.detach().clone()
+
+
+def main(rank: int, world: int, port: int, out: Path, fail_rank: int) -> None:
+    torch.set_num_threads(1)
+    os.environ.update(
+        RANK=str(rank),
+        LOCAL_RANK=str(rank),
+        WORLD_SIZE=str(world),
+        MASTER_ADDR="127.0.0.1",
+        MASTER_PORT=str(port),
+    )
+    first: dict[str, torch.Tensor] = {}
+    reduce = Collective.reduce_gradients
+
+    def recording_reduce(self, optimizers):
+        reduce(self, optimizers)
+        first_gradients(model.trainer, optimizers, first)
+
+    Collective.reduce_gradients = recording_reduce
+
+    def fail(info):
+        if rank == fail_rank and (info.epoch, info.batch) == (0, 1):
+            if os.environ.get("WORKER_FAILS_BY") == "hanging":
+                time.sleep(600)  # alive but silent: the others must time out
+            os._exit(3)  # as if killed: no exception, no goodbye to the other process
+
+    checkpoints = str(out / "ckpt")
+    model = DGAN(plain_config(checkpoint_dir=checkpoints, checkpoint_every=1))
+    model.train_numpy(plain_data(), progress_callback=fail, progress_bar=False)
+    save_file(weights(model), str(out / f"plain-{rank}.safetensors"))
+    save_file(first, str(out / f"grads-{rank}.safetensors"))
+    first.clear()
+    model.save(out / "plain.dgan")
+
+    features, attributes = bn_data()
+    model = DGAN(bn_config())
+    model.train_numpy(
+        features, attributes=attributes, attribute_types=ATTRIBUTE_TYPES, progress_bar=False
+    )
+    save_file(weights(model), str(out / f"bn-{rank}.safetensors"))
+    save_file(first, str(out / f"bn-grads-{rank}.safetensors"))
+    model.save(out / "bn.dgan")
+    (out / f"history-{rank}.txt").write_text(repr(model.history[-1]["discriminator_loss"]))
+
+    model = DGAN(plain_config(epochs=3, checkpoint_dir=checkpoints))
+    model.train_numpy(plain_data(), progress_bar=False, resume_from=checkpoints)
+    save_file(weights(model), str(out / f"resumed-{rank}.safetensors"))
+
+
+if __name__ == "__main__":
+    rank, world, port = (int(a) for a in sys.argv[1:4])
+    fail_rank = int(sys.argv[5]) if len(sys.argv) > 5 else -1
+    main(rank, world, port, Path(sys.argv[4]), fail_rank)
