@@ -380,7 +380,7 @@ MUTANTS: tuple[Mutant, ...] = (
       'return "fp16" if self.mixed_precision_training else "fp32"', 'return "fp32"',
       PRECISION, "mixed_precision_training=True trains in fp32"),
     m("cli", "precision-flag-dropped",
-      '_CONFIG_FLAGS = ("precision", "epochs",', '_CONFIG_FLAGS = ("epochs",',
+      '_CONFIG_FLAGS = (\n    "precision",\n', "_CONFIG_FLAGS = (\n",
       CLI_PRECISION, "dgan train --precision is ignored"),
 )
 # fmt: on
