@@ -24,6 +24,7 @@ import pytest
 from dgan import DGAN
 from dgan.cli import main
 from dgan.demo import DEMO_SYNTHETIC_SERIES
+from dgan.errors import DataError
 from dgan.lengths import choose_sample_len
 from dgan.summary import training_summary
 
@@ -134,7 +135,7 @@ def test_train_reads_config_file_and_flags_override_it(trained):
     assert f"inferred max_sequence_len={N_STEPS}" in out
     summary = r"trained 2 epochs on 24 series in [\d.]+ s \([\d,]+ examples/s after the first"
     assert re.search(summary, out)
-    assert "precision: " in out and "guard events: " in out
+    assert "\nprecision: fp32\n" in out and "\nguard events: none" in out
 
 
 def test_csv_round_trip_generate_then_evaluate_with_model(trained):
@@ -143,7 +144,7 @@ def test_csv_round_trip_generate_then_evaluate_with_model(trained):
     assert list(synthetic.columns) == list(long_frame().columns)
     assert synthetic["id"].nunique() == 12
     assert set(synthetic["kind"]) <= {"calm", "wavy"}
-    assert synthetic.groupby("id").size().le(N_STEPS).all()
+    assert synthetic.groupby("id").size().eq(N_STEPS).all()  # every training series is full
 
     result = run_dgan(
         "evaluate",
@@ -245,9 +246,20 @@ def test_errors_name_the_problem(args, expected, tmp_path, monkeypatch, capsys):
     assert "Traceback" not in err
 
 
+def test_precision_flag_reaches_the_config_and_the_history(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    long_frame().to_csv("data.csv", index=False)
+    Path("tiny.json").write_text(json.dumps(TINY))
+    args = ["train", "data.csv", "-o", "m.dgan", "--config", "tiny.json", *LONG_FLAGS]
+    assert main([*args, "--precision", "bf16"]) == 0
+    model = DGAN.load("m.dgan")
+    assert model.config.precision == "bf16"
+    assert [h["precision"] for h in model.history] == ["bf16"]
+
+
 def test_debug_shows_the_traceback(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(Exception, match="No such file"):
+    with pytest.raises(DataError, match="No such file"):
         main(["train", "missing.csv", "-o", "m.dgan", "--debug"])
 
 
@@ -439,7 +451,7 @@ def test_generate_streams_large_outputs_in_chunks_with_continuing_ids(
     assert calls == [4, 4, 2]  # never more than one chunk in memory
     synthetic = pd.read_csv(out)
     assert synthetic["id"].drop_duplicates().tolist() == [f"synthetic-{k}" for k in range(10)]
-    assert synthetic.groupby("id").size().le(N_STEPS).all()
+    assert synthetic.groupby("id").size().eq(N_STEPS).all()  # every training series is full
 
 
 # --------------------------------------------------------------- errors in CLI words

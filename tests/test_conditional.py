@@ -5,9 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+import torch
 
 from dgan import DGAN, DfStyle, DGANConfig, OutputType
 from dgan.errors import DataError, ParameterError
+from dgan.precision import Precision, PrecisionPolicy
 from synthetic import CLASS_CYCLES, dominant_cycles, sine_dataset
 from tiny import tiny_config
 
@@ -52,6 +54,21 @@ def frame_model() -> DGAN:
     return model
 
 
+@pytest.fixture(scope="module")
+def unscaled_model() -> DGAN:
+    """Like `numpy_model` without example scaling: the attributes reach the series only
+    through the LSTM (no generated midpoints and half-ranges carry them)."""
+    attributes, features = sine_dataset(32, length=6, seed=0)
+    model = DGAN(_config(apply_example_scaling=False))
+    model.train_numpy(features, attributes=attributes, attribute_types=[D, C], progress_bar=False)
+    return model
+
+
+def _noise(n: int, seed: int = 1) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return dict(attribute_noise=rng.normal(size=(n, 10)), feature_noise=rng.normal(size=(n, 3, 10)))
+
+
 def test_generated_attributes_are_exactly_the_requested_ones(numpy_model):
     wanted = np.array([[0.0, 1.2345678], [2.0, 0.7], [1.0, 3.0], [2.0, 0.7]])
     attributes, series = numpy_model.generate_numpy(attributes=wanted)
@@ -61,15 +78,35 @@ def test_generated_attributes_are_exactly_the_requested_ones(numpy_model):
     assert len(numpy_model.generate_numpy(4, attributes=wanted)[1]) == 4
 
 
-def test_conditioning_is_reproducible_with_given_noise(numpy_model):
-    rng = np.random.default_rng(1)
-    noise = dict(
-        attribute_noise=rng.normal(size=(3, 10)), feature_noise=rng.normal(size=(3, 3, 10))
-    )
-    wanted = np.array([[0, 1.0], [1, 1.5], [2, 2.0]])
-    first = numpy_model.generate_numpy(attributes=wanted, **noise)[1]
-    second = numpy_model.generate_numpy(attributes=wanted, **noise)[1]
-    np.testing.assert_array_equal(np.stack(first), np.stack(second))
+def test_the_generator_receives_the_encoded_condition(numpy_model):
+    """Not only echoed back by the facade: the generator itself outputs (and so is fed)
+    the encoding of the requested attributes, and its other outputs follow them."""
+    sampler = numpy_model.sampler
+    noise = [torch.as_tensor(v, dtype=torch.float32) for v in _noise(3).values()]
+    wanted = np.array([[0.0, 0.7], [1.0, 1.5], [2.0, 2.0]])
+    _, condition = sampler._encode_condition(wanted)
+    policy = PrecisionPolicy(numpy_model.device, Precision.FP32)
+    encoded = sampler.generate_encoded(*noise, condition, policy)
+    np.testing.assert_array_equal(encoded.attributes, condition.numpy())
+    free = sampler.generate_encoded(*noise, None, policy)
+    assert not np.allclose(free.additional_attributes, encoded.additional_attributes)
+
+
+@pytest.mark.parametrize("fixture", ["numpy_model", "unscaled_model"])
+def test_different_requested_attributes_give_different_series_from_the_same_noise(fixture, request):
+    """Conditioning is reproducible for one request and changes the series for another."""
+    model = request.getfixturevalue(fixture)
+    n = 4
+    noise = _noise(n)
+
+    def series(label: float, amplitude: float) -> np.ndarray:
+        wanted = np.tile([label, amplitude], (n, 1))
+        return np.stack(model.generate_numpy(attributes=wanted, **noise)[1])
+
+    reference = series(0, 1.0)
+    np.testing.assert_array_equal(series(0, 1.0), reference)  # the same request: the same
+    for other in (series(1, 1.0), series(2, 1.0), series(0, 1.9)):
+        assert np.abs(other - reference).max() > 1e-4
 
 
 @pytest.mark.parametrize(

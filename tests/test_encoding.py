@@ -8,7 +8,7 @@ from hypothesis.extra import numpy as hnp
 
 from dgan import DGANConfig, Normalization, OutputType
 from dgan.encoding import ContinuousEncoder, DataEncoder, DiscreteEncoder, encoder_from_json
-from dgan.errors import DataError
+from dgan.errors import DataError, SerializationError
 
 finite = st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False)
 
@@ -125,7 +125,7 @@ def test_constant_series_round_trip():
 
 
 def test_unknown_encoder_type_in_file():
-    with pytest.raises(Exception, match="Unknown encoder type"):
+    with pytest.raises(SerializationError, match="Unknown encoder type"):
         encoder_from_json({"type": "pickle"})
 
 
@@ -139,3 +139,25 @@ def test_overshooting_midpoint_and_half_range_stay_in_the_training_range():
     _, back = enc.inverse(data)
     values = np.concatenate(back)
     assert values.min() >= 0.0 and values.max() <= 10.0
+
+
+@pytest.mark.parametrize(
+    "normalization, low", [(Normalization.ZERO_ONE, 0.0), (Normalization.MINUSONE_ONE, -1.0)]
+)
+def test_example_scaling_spans_each_series_over_the_full_range(normalization, low):
+    """Each series' continuous feature is rescaled to the whole range; its midpoint and
+    half-range (in the globally scaled space) become the additional attributes."""
+    features = [np.array([[0.0], [1.0], [2.0]]), np.array([[5.0], [7.0], [10.0]])]
+    config = _config(max_sequence_len=3, sample_len=1, normalization=normalization)
+    enc = DataEncoder.fit(config, features, [OutputType.CONTINUOUS], None, None)
+    data = enc.transform(features, None)
+    np.testing.assert_allclose(data.features[:, :, 0].min(axis=1), [low, low])
+    np.testing.assert_allclose(data.features[:, :, 0].max(axis=1), [1.0, 1.0])
+    # Globally scaled to [0, 1]: series 0 spans [0, 0.2], series 1 [0.5, 1].
+    unit_mid, unit_half = np.array([0.1, 0.75]), np.array([0.1, 0.25])
+    scaled = unit_mid if low == 0.0 else unit_mid * 2 - 1
+    half = unit_half if low == 0.0 else unit_half * 2
+    midpoints = enc.additional_encoders[0].inverse(data.additional_attributes[:, 0])
+    half_ranges = enc.additional_encoders[1].inverse(data.additional_attributes[:, 1])
+    np.testing.assert_allclose(midpoints, scaled, atol=1e-6)
+    np.testing.assert_allclose(half_ranges, half, atol=1e-6)

@@ -5,6 +5,7 @@ import torch
 
 from dgan import DGAN, DGANConfig, OutputType
 from dgan.errors import DataError, NotTrainedError, ParameterError
+from dgan.precision import Precision, PrecisionPolicy
 from tiny import tiny_config
 
 
@@ -123,11 +124,42 @@ def test_no_attributes_only_discrete_features_single_feature(rng):
     assert set(np.concatenate(series).ravel()) <= {"up", "down"}
 
 
-def test_variable_length_series_generate_learned_lengths(rng):
-    features = [rng.normal(size=(length, 1)) for length in [2, 3, 4] * 8]
+def _force_ends(generator, ends: list[int], tie: bool) -> None:
+    """Make the generator's flag say: example i continues before step ends[i], ends there
+    (or ties, which also ends a series), and "continues" again after it."""
+    flag = generator.generation_flag_column
+
+    def hook(module, inputs, output):
+        out = output.clone()
+        steps = torch.arange(out.shape[1])[None, :]
+        end = torch.tensor(ends)[:, None]
+        at_end = (steps == end).to(out.dtype)
+        ends_value = 0.5 if tie else 0.9
+        out[..., flag + 1] = at_end * ends_value + (1 - at_end) * 0.1
+        out[..., flag] = 1 - out[..., flag + 1]
+        return out
+
+    generator.feature_activation.register_forward_hook(hook)
+
+
+@pytest.mark.parametrize("tie", [False, True])
+def test_variable_length_series_end_where_the_generator_says(rng, tie):
+    features = [rng.uniform(1, 2, size=(length, 1)) for length in [2, 3, 4] * 8]
     model = _train(features)
-    _, series = model.generate_numpy(30)
-    assert {len(s) for s in series} <= {1, 2, 3, 4}
+    assert model.encoder.variable_length
+    ends = [0, 1, 2, 3, 1, 99]  # end steps: lengths 1, 2, 3, 4, 2 and never (full length)
+    _force_ends(model.generator, ends, tie)
+    _, series = model.generate_numpy(len(ends))
+    assert [len(s) for s in series] == [1, 2, 3, 4, 2, 4]
+    assert all(np.isfinite(s).all() and (s >= 1 - 1e-9).all() for s in series)
+    # The generator zeroes every step after the end, and only those.
+    sampler = model.sampler
+    noise = sampler.noise(len(ends))
+    policy = PrecisionPolicy(model.device, Precision.FP32)
+    encoded = sampler.generate_encoded(*noise, None, policy).features
+    for k, end in enumerate(ends):
+        assert (encoded[k, end + 1 :] == 0).all()
+        assert (encoded[k, : end + 1] != 0).any(axis=-1).all()
 
 
 def test_mixed_attribute_types_inferred(rng):

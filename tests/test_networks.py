@@ -74,6 +74,16 @@ def test_everything_after_the_end_flag_is_zero():
     assert (feats[:, 2:] == 0).all()
 
 
+def test_generated_attributes_are_trained_by_their_own_critics_only():
+    """As in DoppelGANger, the series and the min/max outputs read the attributes
+    detached: their losses do not train the attribute generator."""
+    gen = _generator()
+    _, additional, feats = gen(torch.randn(6, 4), torch.randn(6, 4, 3))
+    (feats.sum() + additional.sum()).backward()
+    assert all(p.grad is None for p in gen.attribute_net.parameters())
+    assert any(p.grad is not None for p in gen.additional_net.parameters())
+
+
 def test_forget_bias():
     gen = _generator(forget_bias=True)
     h = 16

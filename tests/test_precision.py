@@ -222,7 +222,8 @@ def test_injected_nan_rolls_back_and_falls_back_to_a_safer_precision(rng, caplog
     events = [e for h in model.history for e in h["guard_events"]]
     assert len(events) == 1
     assert events[0]["precision"] == "fp16"
-    assert events[0]["reason"] in ("non-finite weights", "non-finite loss")
+    # Poisoned weights (test_guard.py poisons losses, whose weights stay finite).
+    assert events[0]["reason"] == "non-finite weights"
     safer = fallback_precision(Precision.FP16, CPU).value  # bf16 where native, else fp32
     assert events[0]["action"] == f"rolled back and continued in {safer}"
     assert model.history[-1]["precision"] == safer
@@ -262,13 +263,84 @@ def test_scaler_state_and_precision_survive_save_and_load(rng, tmp_path):
     assert loaded.history == model.history
 
 
-@pytest.mark.parametrize("precision", ["bf16", "fp16"])
-def test_generation_under_autocast_returns_float_data_in_original_units(rng, precision):
+@pytest.mark.parametrize(
+    "precision, dtype", [(None, torch.float32), ("bf16", torch.bfloat16), ("fp16", torch.float16)]
+)
+def test_generation_runs_under_the_requested_autocast(rng, precision, dtype):
+    """The generator's output head computes in the requested dtype; the caller still
+    gets float data, and the training policy is left as it was."""
     model = _train(rng, epochs=1)
+    seen = []
+    hook = model.generator.head.register_forward_hook(lambda m, i, o: seen.append(o.dtype))
     _, series = model.generate_numpy(5, precision=precision)
+    hook.remove()
+    assert seen and set(seen) == {dtype}
     values = np.stack(series)
     assert values.dtype == np.float64 and np.isfinite(values).all()
     assert model.trainer.policy.name == "fp32" and model.generator.lstm_in_fp32 is False
+
+
+def test_a_load_continues_in_the_precision_the_guard_lowered_to(rng, tmp_path):
+    model = _train_poisoned(rng, step=3, precision="fp16", epochs=3)
+    safer = fallback_precision(Precision.FP16, CPU)  # bf16 where native, else fp32
+    assert model.history[-1]["precision"] == safer.value and model.config.precision == "fp16"
+    loaded = DGAN.load(model.save(tmp_path / "m.dgan"))
+    assert loaded.trainer.policy.precision == safer
+    assert not loaded.trainer.policy.critic_scaler.is_enabled()
+    features, attributes = _data(rng)
+    loaded.train_numpy(features, attributes=attributes, progress_bar=False)
+    assert loaded.history[-1]["precision"] == safer.value
+
+
+# ----- settings reach the policy ------------------------------------------------------------
+def test_from_config_keeps_every_precision_setting():
+    settings = dict(
+        loss_scale=512.0,
+        init_scale=2.0**9,
+        growth_factor=3.0,
+        backoff_factor=0.25,
+        growth_interval=7,
+        max_grad_norm=0.5,
+        gradient_penalty_precision="autocast",
+    )
+    policy = PrecisionPolicy.from_config(_config(precision="fp16", **settings), CPU)
+    assert policy.precision == Precision.FP16 and policy.max_grad_norm == 0.5
+    assert {k: policy.settings[k] for k in settings} == settings
+    assert policy.gradient_penalty_precision == "autocast"
+    assert policy.critic_scaler.get_scale() == 512.0  # the static scale, not init_scale
+    dynamic = PrecisionPolicy.from_config(
+        _config(precision="fp16", **{**settings, "loss_scale": "dynamic"}), CPU
+    )
+    assert dynamic.generator_scaler.get_scale() == 2.0**9
+    assert dynamic.critic_scaler.get_growth_interval() == 7
+    assert dynamic.critic_scaler.get_backoff_factor() == 0.25
+    assert dynamic.critic_scaler.get_growth_factor() == 3.0
+
+
+def test_the_default_initial_loss_scale_is_2_to_the_14():
+    """2**16, GradScaler's default, overflows the gradient penalty's fp16 gradients."""
+    assert DGANConfig(max_sequence_len=4, sample_len=2).init_scale == 2.0**14
+    assert PrecisionPolicy(CPU, Precision.FP16).critic_scaler.get_scale() == 2.0**14
+    policy = PrecisionPolicy.from_config(_config(precision="fp16"), CPU)
+    assert policy.critic_scaler.get_scale() == policy.generator_scaler.get_scale() == 2.0**14
+
+
+def test_max_grad_norm_in_the_config_clips_every_training_step(rng, monkeypatch):
+    limits = []
+    clip = torch.nn.utils.clip_grad_norm_
+
+    def spy(params, max_norm, *args, **kwargs):
+        limits.append(max_norm)
+        return clip(params, max_norm, *args, **kwargs)
+
+    monkeypatch.setattr(torch.nn.utils, "clip_grad_norm_", spy)
+    model = _train(rng, epochs=1, max_grad_norm=0.25)
+    steps = model.trainer.steps_done
+    # Per step: the critic and attribute critic optimizers, then the generator's.
+    assert steps == 3 and limits == [0.25] * (3 * steps)
+    limits.clear()
+    _train(rng, epochs=1)  # fp32 without clipping: nothing to unscale or clip
+    assert limits == []
 
 
 # ----- GPU --------------------------------------------------------------------------------

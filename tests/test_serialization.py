@@ -310,13 +310,26 @@ def test_map_location_must_be_a_device_this_machine_has(saved):
             DGAN.load(saved[1], map_location="cuda")
 
 
+CUDA_SCALE = 2.0**11  # a dynamic scale that has backed off from 2**14
+
+
 def _cuda_state(state):
-    """What a CUDA run writes in the JSON: fused Adam, cuda=True."""
+    """What a CUDA fp16 run writes in the JSON: fused Adam, cuda=True, precision fp16 in
+    effect with its loss scalers' state."""
     for optimizer in state["optimizers"].values():
         for group in optimizer["param_groups"]:
             group["fused"] = True
             group["foreach"] = True  # stands for any option of CUDA's that the CPU has not
     state["config"]["cuda"] = True
+    state["config"]["precision"] = "fp16"
+    scaler = {
+        "scale": CUDA_SCALE,
+        "growth_factor": 2.0,
+        "backoff_factor": 0.5,
+        "growth_interval": 2000,
+        "_growth_tracker": 5,
+    }
+    state["precision"] = {"in_effect": "fp16", "critic_scaler": scaler, "generator_scaler": scaler}
 
 
 def _cuda_rng_states(tensors):
@@ -336,9 +349,13 @@ def test_a_cuda_trained_file_loads_and_trains_on_cpu(trained, tmp_path):
     _same_output(model, loaded)
     optimizer = loaded.trainer.generator_opt
     assert optimizer.param_groups[0]["foreach"] is None  # the CPU's way of stepping, not CUDA's
+    policy = loaded.trainer.policy  # fp16 autocast runs on CPUs too: training goes on in it
+    assert policy.precision.value == "fp16"
+    assert policy.critic_scaler.get_scale() == policy.generator_scaler.get_scale() == CUDA_SCALE
     loaded.train_numpy(features, attributes=attributes, progress_bar=False)
     assert [h["epoch"] for h in loaded.history] == [0, 1]
     assert np.isfinite(loaded.history[-1]["generator_loss"])
+    assert loaded.history[-1]["precision"] == "fp16"
 
 
 @pytest.fixture

@@ -87,12 +87,58 @@ def test_awkward_batch_sizes(rng, n, batch_size):
     assert np.isfinite(model.history[0]["generator_loss"])
 
 
-def test_rounds_and_no_attribute_discriminator(rng):
-    features, attributes = _data(rng)
-    model = _model(discriminator_rounds=2, generator_rounds=2, use_attribute_discriminator=False)
+def _adam_steps(optimizer: torch.optim.Optimizer) -> int:
+    """How many times the optimizer has stepped (Adam counts per parameter)."""
+    counts = {int(state["step"]) for state in optimizer.state.values()}
+    assert len(counts) == 1, counts
+    return counts.pop()
+
+
+@pytest.mark.parametrize("critic_rounds,generator_rounds", [(1, 1), (3, 2)])
+def test_rounds_are_optimizer_steps_per_batch(rng, critic_rounds, generator_rounds):
+    features, attributes = _data(rng)  # 20 examples, batch 8 -> 3 batches per epoch
+    model = _model(discriminator_rounds=critic_rounds, generator_rounds=generator_rounds)
     model.train_numpy(features, attributes=attributes, attribute_types=TYPES, progress_bar=False)
-    assert model.attribute_critic is None
+    trainer = model.trainer
+    assert trainer.steps_done == 2 * 3
+    assert _adam_steps(trainer.critic_opt) == critic_rounds * 6
+    assert _adam_steps(trainer.attribute_critic_opt) == critic_rounds * 6
+    assert _adam_steps(trainer.generator_opt) == generator_rounds * 6
+
+
+def test_epoch_losses_are_example_weighted_means_of_the_step_losses(rng, monkeypatch):
+    """20 examples in batches of 7, 7 and 6, two generator rounds per batch: the epoch's
+    generator loss weighs each batch's mean round loss by the batch's size."""
+    import dgan.training as training
+
+    losses, sizes = [], []
+    original = training.generator_loss
+
+    def spy(scores):
+        loss = original(scores)
+        losses.append(loss.item())
+        return loss
+
+    monkeypatch.setattr(training, "generator_loss", spy)
+    features, attributes = _data(rng)
+    model = _model(epochs=1, generator_rounds=2, use_attribute_discriminator=False)
+    encoded = model.preprocess(features, attributes=attributes)
+    step = model.trainer.train_step
+    model.trainer.train_step = lambda real, acc: (sizes.append(len(real)), step(real, acc))
+    model.train_encoded(encoded, progress_bar=False)
+    assert sizes == [7, 7, 6] and len(losses) == 6
+    per_batch = np.array(losses).reshape(3, 2).mean(axis=1)
+    expected = (per_batch * np.array(sizes)).sum() / 20
+    assert model.history[0]["generator_loss"] == pytest.approx(expected, rel=1e-5)
+
+
+def test_no_attribute_discriminator(rng):
+    features, attributes = _data(rng)
+    model = _model(use_attribute_discriminator=False)
+    model.train_numpy(features, attributes=attributes, attribute_types=TYPES, progress_bar=False)
+    assert model.attribute_critic is None and model.trainer.attribute_critic_opt is None
     assert model.history[-1]["attribute_discriminator_loss"] is None
+    assert np.isfinite(model.history[-1]["discriminator_loss"])
 
 
 def test_critics_are_trainable_again_after_generator_step(rng):
@@ -101,3 +147,16 @@ def test_critics_are_trainable_again_after_generator_step(rng):
     model.train_numpy(features, attributes=attributes, attribute_types=TYPES, progress_bar=False)
     assert all(p.requires_grad for p in model.critic.parameters())
     assert all(p.requires_grad for p in model.attribute_critic.parameters())
+
+
+def test_the_weight_average_generates_with_the_live_batchnorm_statistics(rng):
+    """Weights are averaged; BatchNorm's running statistics are copied from the live
+    generator, so the average normalises its attribute MLPs as training left them."""
+    features, attributes = _data(rng)
+    model = _model(generator_ema_decay=0.9)
+    model.train_numpy(features, attributes=attributes, attribute_types=TYPES, progress_bar=False)
+    live = dict(model.trainer.generator.named_buffers())
+    average = dict(model.trainer.generator_ema.named_buffers())
+    assert any("running_mean" in name for name in live)
+    for name, buffer in live.items():
+        assert torch.equal(average[name], buffer), name
