@@ -322,8 +322,8 @@ def test_errors_are_catchable_as_builtin_exceptions(rng, config):
 
 
 def test_long_without_example_id_is_split_into_whole_chunks(rng, config):
-    # gretel's auto-split. Unlike gretel, the generated frame keeps exactly the training
-    # columns (no added "example_id"): every max_sequence_len rows are one series.
+    # gretel's auto-split: the generated frame has the training columns and, as gretel's,
+    # an "example_id" column last numbering the series (max_sequence_len rows each).
     n = 40
     df = pd.DataFrame(
         {
@@ -338,7 +338,9 @@ def test_long_without_example_id_is_split_into_whole_chunks(rng, config):
     assert not dg.encoder.variable_length  # the 2 rows left over are not a short series
 
     synthetic_df = dg.generate_dataframe(5)
-    assert synthetic_df.shape == (6 * 5, 3) and list(synthetic_df.columns) == ["date", "f1", "f2"]
+    assert synthetic_df.shape == (6 * 5, 4)
+    assert list(synthetic_df.columns) == ["date", "f1", "f2", "example_id"]
+    assert synthetic_df["example_id"].tolist() == [i for i in range(5) for _ in range(6)]
     assert synthetic_df["date"].tolist() == df["date"].tolist()[:6] * 5
 
     for rows, error in [(5, "fewer than max_sequence_len=6"), (9, "at least 2 examples")]:
@@ -387,3 +389,16 @@ def test_long_auto_split_with_attributes_speaks_gretels_words(style):
     with pytest.raises(ParameterError, match="auto-splitting not available"):
         model.train_dataframe(df, attribute_columns=["kind"], df_style=style, progress_bar=False)
     assert not model.is_built
+
+
+def test_auto_split_example_ids_continue_across_generation_chunks(rng, config, tmp_path):
+    from dgan.streaming import write_generated
+
+    df = pd.DataFrame({"f1": rng.random(60), "f2": rng.random(60)})
+    config.max_sequence_len, config.sample_len = 6, 2
+    model = DGAN(config=config)
+    model.train_dataframe(df=df, df_style=DfStyle.LONG, progress_bar=False)
+    series, rows = write_generated(model, tmp_path / "out.csv", n=5, chunk_size=2)
+    out = pd.read_csv(tmp_path / "out.csv")
+    assert (series, rows) == (5, 30)
+    assert out["example_id"].tolist() == [i for i in range(5) for _ in range(6)]

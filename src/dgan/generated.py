@@ -74,6 +74,32 @@ def arrays_to_dataframe(
     return pd.DataFrame({name: columns[name] for name in layout.column_order})
 
 
+def with_example_ids(
+    frame: pd.DataFrame, layout: FrameLayout, lengths: Sequence[int]
+) -> pd.DataFrame:
+    """Add gretel's "example_id" column last to a LONG frame whose layout has no id column.
+
+    LONG training without an example id column cuts the rows into chunks of
+    max_sequence_len; gretel numbers the generated series (``lengths`` rows each) in such
+    a frame, and so does dgan. Returns a new frame; other layouts come back unchanged.
+
+    Example:
+        >>> from dgan.frames import dataframe_to_arrays
+        >>> df = pd.DataFrame({"x": np.arange(4.0)})
+        >>> layout = dataframe_to_arrays(df, df_style="long", max_sequence_len=2).layout
+        >>> with_example_ids(df, layout, [2, 2])["example_id"].tolist()
+        [0, 0, 1, 1]
+    """
+    if layout.df_style is DfStyle.WIDE or layout.example_id_column is not None:
+        return frame
+    name = "example_id"
+    while name in frame.columns:
+        name += "_"
+    out = frame.copy()
+    out[name] = np.repeat(np.arange(len(lengths)), lengths)
+    return out
+
+
 def _check_generated(attributes, features: list[np.ndarray], layout: FrameLayout) -> None:
     problems = []
     n_attributes = len(layout.attribute_columns)

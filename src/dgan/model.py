@@ -36,6 +36,7 @@ from dgan.frames import (
     attributes_frame_to_array,
     dataframe_to_arrays,
 )
+from dgan.generated import with_example_ids
 from dgan.generation import AttributesAndFeatures, Sampler
 from dgan.networks import Critic, Generator
 from dgan.persist import load_model, save_model
@@ -456,7 +457,9 @@ class DGAN:
         generated_attributes, features = self.sampler.generate(
             n, attribute_noise, feature_noise, given, precision
         )
-        return arrays_to_dataframe(generated_attributes, features, self.data_frame_layout)
+        layout = self.data_frame_layout
+        frame = arrays_to_dataframe(generated_attributes, features, layout)
+        return with_example_ids(frame, layout, [len(f) for f in features])  # gretel's, if split
 
     def attribute_noise_func(self, n: int) -> torch.Tensor:
         """(n, attribute_noise_dim) noise from the model's generation RNG (gretel's name).

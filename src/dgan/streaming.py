@@ -54,6 +54,8 @@ def write_generated(
             frame = model.generate_dataframe(chunk_n, attributes=chunk_attributes)
             if series and layout is not None:
                 frame = renumber_examples(frame, layout, series)
+                if len(frame.columns) > len(layout.column_order):  # gretel's "example_id"
+                    frame[frame.columns[-1]] += series
             writer.write(frame)
             series += _count_series(frame, layout, chunk_n, chunk_attributes)
             rows += len(frame)
