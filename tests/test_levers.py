@@ -170,3 +170,11 @@ def test_closed_form_penalty_equals_autograds(norm):
     torch.testing.assert_close(explicit, auto, rtol=1e-5, atol=1e-6)
     for e, a in zip(explicit_grads, auto_grads, strict=True):
         torch.testing.assert_close(e, a, rtol=1e-4, atol=1e-6)
+
+
+def test_gretel_config_undoes_dgans_choices():
+    config = DGANConfig.gretel(max_sequence_len=4, sample_len=2, epochs=3)
+    assert config.gradient_penalty_norm == "batch" and config.generator_ema_decay is None
+    assert not config.temporal_critic and config.init_scale == 2.0**16 and config.epochs == 3
+    # every field gretel has keeps gretel's default
+    assert config.batch_size == 1024 and config.generator_learning_rate == 0.001
