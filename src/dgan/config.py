@@ -178,7 +178,9 @@ class DGANConfig:
     "batch": one norm over the whole batch, as gretel-synthetics computes it."""
     generator_ema_decay: float | None = None
     """Generate with an exponential moving average of the generator's weights, e.g. 0.999
-    (the decay ramps up over the first steps); None generates with the trained weights."""
+    (the decay ramps up over the first steps); None generates with the trained weights.
+    Recommended: 0.999 improved the TimeGAN-protocol scores on Stocks and Sines
+    (docs/quality.md); it is not the default until the weather datasets are measured."""
     temporal_critic: bool = False
     """Train a third critic, 1-D convolutions over time, beside the MLP critics."""
     temporal_critic_loss_coef: float = 1.0
