@@ -114,3 +114,20 @@ class EpochRecord:
         """The same record with ``offset`` added to the epoch numbers (of events too)."""
         events = tuple(dataclasses.replace(e, epoch=e.epoch + offset) for e in self.guard_events)
         return dataclasses.replace(self, epoch=self.epoch + offset, guard_events=events)
+
+
+def precision_runs(records: list[EpochRecord]) -> list[tuple[str, int, int]]:
+    """Consecutive epochs trained in one precision: ``(precision, first, last)`` each.
+
+    Example:
+        >>> precision_runs([EpochRecord(0, precision="fp16"), EpochRecord(1, precision="fp16"),
+        ...                 EpochRecord(2, precision="fp32")])
+        [('fp16', 0, 1), ('fp32', 2, 2)]
+    """
+    runs: list[list] = []  # [precision, first epoch, last epoch]
+    for record in records:
+        if runs and runs[-1][0] == record.precision:
+            runs[-1][2] = record.epoch
+        else:
+            runs.append([record.precision, record.epoch, record.epoch])
+    return [tuple(run) for run in runs]

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from dgan.metrics import METRIC_DESCRIPTIONS
-from dgan.records import EpochRecord
+from dgan.records import EpochRecord, precision_runs
 
 MAX_EVENTS_SHOWN = 5
 """`training_summary` lists at most this many guard events (the report lists all)."""
@@ -52,12 +52,7 @@ def training_summary(history: Sequence[dict[str, Any]], seconds: float) -> str:
 
 def _precision_in_effect(records: list[EpochRecord]) -> str:
     """ "fp16 (epochs 0-3), fp32 (epochs 4-9)", or one precision when it never changed."""
-    runs: list[list[Any]] = []  # [precision, first epoch, last epoch]
-    for r in records:
-        if runs and runs[-1][0] == r.precision:
-            runs[-1][2] = r.epoch
-        else:
-            runs.append([r.precision, r.epoch, r.epoch])
+    runs = precision_runs(records)
     if len(runs) == 1:
         return str(runs[0][0])
     return ", ".join(f"{p} (epochs {a}-{b})" for p, a, b in runs)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from dgan.records import EpochRecord
+from dgan.records import EpochRecord, precision_runs
 from dgan.report.figures import figure, figure_legend, img
 
 if TYPE_CHECKING:
@@ -155,12 +155,7 @@ def mark_precision_events(ax: Axes, epochs: np.ndarray, records: list[EpochRecor
 
 
 def precision_summary(records: list[EpochRecord]) -> str:
-    runs: list[list[Any]] = []  # [precision, first epoch, last epoch]
-    for record in records:
-        if runs and runs[-1][0] == record.precision:
-            runs[-1][2] = record.epoch
-        else:
-            runs.append([record.precision, record.epoch, record.epoch])
+    runs = precision_runs(records)
     text = "; ".join(
         f"{html.escape(str(p))} (epochs {html.escape(str(a))}–{html.escape(str(b))})"
         for p, a, b in runs
