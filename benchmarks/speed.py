@@ -1,8 +1,10 @@
 """Side-by-side training and generation speed: dgan vs gretel-synthetics' timeseries_dgan.
 
-Workload (from the issue): 10,000 series x 100 steps x 3 continuous features, one discrete
-and one continuous attribute, sample_len 10, batch 1000, every other setting at gretel's
-defaults. Both libraries are driven through the same public calls
+Workloads (from the performance issue; ``--workload``): W1 (default), 10,000 series x 100
+steps x 3 continuous features, one discrete and one continuous attribute, sample_len 10,
+batch 1000; W2, gretel's defaults on small data, 1,000 series x 24 steps x 1 feature, one
+discrete attribute, sample_len 4, batch 100. Every other setting is gretel's default.
+Both libraries are driven through the same public calls
 (``DGAN(DGANConfig(...)).train_numpy(...)`` and ``generate_numpy(n)``) in ONE process, with
 the same torch and the same thread count; absolute examples/s on a shared machine are
 noise, the ratio is the result.
@@ -67,37 +69,61 @@ import numpy as np
 import torch
 
 REPO = Path(__file__).resolve().parents[1]
-SEQ_LEN = 100
-N_FEATURES = 3
-SAMPLE_LEN = 10
 N_CLASSES = 4  # categories of the discrete attribute
 
 
 # --------------------------------------------------------------------------- workload
 
 
-def make_workload(n_series: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Features (n, 100, 3) float32 and attributes (n, 2) float32 with real structure.
+@dataclass(frozen=True)
+class Workload:
+    """A benchmark workload from the performance issue: data shape and gretel-style config.
 
-    Attribute 0 is a class 0..3 stored as floats (gretel-style discrete); attribute 1 is a
-    positive level. Feature 0 is a noisy sinusoid whose frequency is set by the class and
-    whose offset is the level; feature 1 a random walk drifting with the level; feature 2
-    a damped, phase-shifted copy of feature 0's cycle.
+    W1 is the large-data workload (per-step arithmetic dominates); W2 is gretel's defaults
+    on small data (per-step overhead dominates).
+    """
+
+    name: str
+    n_series: int
+    seq_len: int
+    n_features: int
+    sample_len: int
+    batch_size: int
+    with_level: bool  # a continuous attribute beside the discrete class
+
+    @property
+    def attribute_count(self) -> int:
+        return 2 if self.with_level else 1
+
+
+WORKLOADS = {
+    "w1": Workload("w1", 10_000, 100, 3, 10, 1000, with_level=True),
+    "w2": Workload("w2", 1_000, 24, 1, 4, 100, with_level=False),
+}
+
+
+def make_workload(w: Workload, n_series: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Features (n, T, F) float32 and attributes (n, 1 or 2) float32 with real structure.
+
+    Attribute 0 is a class 0..3 stored as floats (gretel-style discrete); attribute 1 (W1
+    only) is a positive level. Feature 0 is a noisy sinusoid whose frequency is set by the
+    class and whose offset is the level; feature 1 a random walk drifting with the level;
+    feature 2 a damped, phase-shifted copy of feature 0's cycle. W2 keeps feature 0 only.
     """
     rng = np.random.default_rng(seed)
     cls = rng.integers(0, N_CLASSES, size=n_series)
     level = rng.gamma(shape=2.0, scale=1.0, size=n_series)
-    t = np.arange(SEQ_LEN)[None, :]  # (1, T)
+    t = np.arange(w.seq_len)[None, :]  # (1, T)
     freq = ((cls + 1) / 25.0)[:, None]  # cycles per step, (n, 1)
     phase = rng.uniform(0, 2 * np.pi, size=(n_series, 1))
     cycle = 2 * np.pi * freq * t + phase  # (n, T)
-    noise = rng.normal(size=(n_series, SEQ_LEN, N_FEATURES))
+    noise = rng.normal(size=(n_series, w.seq_len, 3))
     f0 = level[:, None] + np.sin(cycle) + 0.1 * noise[..., 0]
     f1 = np.cumsum(0.1 * noise[..., 1] + 0.01 * level[:, None], axis=1)
     f2 = 0.5 * np.exp(-t / 60.0) * np.cos(cycle - 0.5) + 0.05 * noise[..., 2]
-    features = np.stack([f0, f1, f2], axis=2).astype(np.float32)  # (n, T, 3)
+    features = np.stack([f0, f1, f2][: w.n_features], axis=2).astype(np.float32)
     attributes = np.stack([cls.astype(np.float32), level.astype(np.float32)], axis=1)
-    return features, attributes
+    return features, attributes[:, : w.attribute_count].copy()
 
 
 # ------------------------------------------------------------------------------ sides
@@ -155,8 +181,8 @@ def load_sides(skip_gretel: bool) -> tuple[list[Side], dict[str, str]]:
 def config_kwargs(args: argparse.Namespace, use_cuda: bool, epochs: int) -> dict[str, Any]:
     """The config both sides get: the workload's shape, everything else gretel's default."""
     return {
-        "max_sequence_len": SEQ_LEN,
-        "sample_len": SAMPLE_LEN,
+        "max_sequence_len": args.workload.seq_len,
+        "sample_len": args.workload.sample_len,
         "batch_size": args.batch_size,
         "epochs": epochs,
         "cuda": use_cuda,
@@ -168,9 +194,9 @@ def train_call(side: Side, features: np.ndarray, attributes: np.ndarray) -> dict
     ot = side.output_type
     kwargs = {
         "features": features,
-        "feature_types": [ot.CONTINUOUS] * N_FEATURES,
+        "feature_types": [ot.CONTINUOUS] * features.shape[2],
         "attributes": attributes,
-        "attribute_types": [ot.DISCRETE, ot.CONTINUOUS],
+        "attribute_types": [ot.DISCRETE, ot.CONTINUOUS][: attributes.shape[1]],
     }
     if side.name == "dgan":
         kwargs["progress_bar"] = False  # gretel has none; keep a terminal run equal
@@ -420,8 +446,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="how often the sides take turns (auto: batch on CPU, epoch on CUDA, where "
         "each turn ends with a synchronize)",
     )
-    p.add_argument("--n-series", type=int, default=10_000, help="training series (10,000)")
-    p.add_argument("--batch-size", type=int, default=1000, help="batch size (1000)")
+    p.add_argument(
+        "--workload",
+        choices=sorted(WORKLOADS),
+        default="w1",
+        help="w1: 10,000 x 100 x 3, two attributes, sample_len 10, batch 1000; w2 (gretel's "
+        "defaults on small data): 1,000 x 24 x 1, one discrete attribute, sample_len 4, "
+        "batch 100",
+    )
+    p.add_argument("--n-series", type=int, help="training series (default: the workload's)")
+    p.add_argument("--batch-size", type=int, help="batch size (default: the workload's)")
     p.add_argument("--generate", type=int, default=10_000, help="examples per generate call")
     p.add_argument("--generate-repeats", type=int, default=3, help="timed generate calls")
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
@@ -431,6 +465,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--profile", action="store_true", help="add a torch.profiler top-10 per side")
     p.add_argument("--out", type=Path, help="JSON path (default benchmarks/results/speed-...)")
     args = p.parse_args(argv)
+    args.workload = WORKLOADS[args.workload]
+    args.n_series = args.n_series or args.workload.n_series
+    args.batch_size = args.batch_size or args.workload.batch_size
     if args.warmup < 1 or args.epochs < 1:
         p.error("--warmup and --epochs must be >= 1")
     return args
@@ -446,7 +483,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if args.interleave == "auto":
         args.interleave = "epoch" if use_cuda else "batch"
     sides, skipped = load_sides(args.skip_gretel)
-    data = make_workload(args.n_series, args.seed)
+    data = make_workload(args.workload, args.n_series, args.seed)
     print(
         f"device={'cuda' if use_cuda else 'cpu'} threads={torch.get_num_threads()} "
         f"sides={[s.name for s in sides]} skipped={skipped}",
@@ -481,10 +518,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         # machine; the interleaved ratio moved far less (1.44 at load 1.5, 1.33 at load 8).
         "load_average_1_5_15min": {"before": load_before, "after": os.getloadavg()},
         "workload": {
+            "name": args.workload.name,
             "n_series": args.n_series,
-            "seq_len": SEQ_LEN,
-            "features": "3 continuous: class-frequency sinusoid, random walk, damped cosine",
-            "attributes": f"1 discrete (0..{N_CLASSES - 1} as floats), 1 continuous (gamma level)",
+            "seq_len": args.workload.seq_len,
+            "features": f"{args.workload.n_features} continuous, from: class-frequency "
+            "sinusoid, random walk, damped cosine",
+            "attributes": f"1 discrete (0..{N_CLASSES - 1} as floats)"
+            + (", 1 continuous (gamma level)" if args.workload.with_level else ""),
             "seed": args.seed,
         },
         "config": config_kwargs(args, use_cuda, args.warmup + args.epochs),
@@ -504,8 +544,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "results": results,
         "ratio_dgan_over_gretel": ratios(results),
     }
+    device = "cuda" if use_cuda else "cpu"
     out = args.out or REPO / "benchmarks" / "results" / (
-        f"speed-{'cuda' if use_cuda else 'cpu'}-{dt.date.today().isoformat()}.json"
+        f"speed-{device}-{args.workload.name}-{dt.date.today().isoformat()}.json"
     )
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2) + "\n")
