@@ -50,10 +50,24 @@ def draw_noise(
         >>> tuple(a.shape), tuple(f.shape)
         ((3, 10), (3, 2, 10))
     """
-    shapes = noise_shapes(config)
     return tuple(  # type: ignore[return-value]
-        torch.randn(n, *shape, device=device, generator=rng) for shape in shapes.values()
+        draw_noise_part(config, part, n, rng, device) for part in noise_shapes(config)
     )
+
+
+def draw_noise_part(
+    config: DGANConfig, part: str, n: int, rng: torch.Generator, device: torch.device
+) -> torch.Tensor:
+    """Standard normal noise for ``n`` examples of one input (a key of `noise_shapes`).
+
+    Example:
+        >>> config = DGANConfig(max_sequence_len=4, sample_len=2)
+        >>> rng = torch.Generator().manual_seed(0)
+        >>> tuple(draw_noise_part(config, "feature_noise", 3, rng, torch.device("cpu")).shape)
+        (3, 2, 10)
+    """
+    shape = noise_shapes(config)[part]
+    return torch.randn(n, *shape, device=device, generator=rng)
 
 
 def make_rng(seed: int | None, stream: int, device: torch.device) -> torch.Generator:
@@ -118,13 +132,11 @@ class Sampler:
 
     def attribute_noise(self, n: int) -> torch.Tensor:
         """(n, attribute_noise_dim) standard normal noise from the sampler's RNG."""
-        shape = noise_shapes(self.config)["attribute_noise"]
-        return torch.randn(n, *shape, device=self.device, generator=self.rng)
+        return draw_noise_part(self.config, "attribute_noise", n, self.rng, self.device)
 
     def feature_noise(self, n: int) -> torch.Tensor:
         """(n, max_sequence_len // sample_len, feature_noise_dim) noise from the RNG."""
-        shape = noise_shapes(self.config)["feature_noise"]
-        return torch.randn(n, *shape, device=self.device, generator=self.rng)
+        return draw_noise_part(self.config, "feature_noise", n, self.rng, self.device)
 
     def generate(
         self,
