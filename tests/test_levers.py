@@ -1,4 +1,5 @@
-"""Quality levers: gradient-penalty norm, generator weight average, temporal critic."""
+"""Quality levers: gradient-penalty norm, generator weight average, temporal critic,
+feature feedback."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import torch
 from dgan import DGAN, DGANConfig, OutputType
 from dgan.errors import ParameterError
 from dgan.losses import gradient_penalty
-from dgan.networks import TemporalCritic
+from dgan.networks import Generator, TemporalCritic
 from dgan.precision import Precision, PrecisionPolicy
 from tiny import tiny_config
 
@@ -127,6 +128,66 @@ def test_temporal_critic_reads_series_of_any_length():
     critic = TemporalCritic(feature_dim=2, attribute_dim=0, num_units=4)
     for length in (1, 2, 7, 50):
         assert critic(None, None, torch.zeros(3, length, 2)).shape == (3, 1)
+
+
+# ----- feature feedback --------------------------------------------------------------------
+def _generators(sample_len: int) -> tuple[Generator, Generator]:
+    """A plain generator and a feedback one with the same weights, the feedback's input
+    weights zero: the two must then compute the same function."""
+    model = _train(np.random.default_rng(0), epochs=1, sample_len=sample_len)
+    plain = model.trainer.generator
+    fed = _train(np.random.default_rng(0), epochs=1, sample_len=sample_len, feature_feedback=True)
+    feedback = fed.trainer.generator
+    state = plain.state_dict()
+    width = state["lstm.weight_ih_l0"].shape[1]
+    with torch.no_grad():
+        own = feedback.lstm.weight_ih_l0
+        state["lstm.weight_ih_l0"] = torch.cat([state["lstm.weight_ih_l0"], own[:, width:] * 0], 1)
+    feedback.load_state_dict(state)
+    return plain.eval(), feedback.eval()
+
+
+@pytest.mark.parametrize("sample_len", [1, 2, 3])
+def test_feedback_with_zero_feedback_weights_is_the_plain_generator(sample_len):
+    plain, feedback = _generators(sample_len)
+    assert feedback.lstm.input_size == plain.lstm.input_size + sample_len * plain.feature_dim
+    noise = (torch.randn(5, 10), torch.randn(5, 6 // sample_len, 10))
+    with torch.no_grad():
+        for a, b in zip(plain(*noise), feedback(*noise), strict=True):
+            assert torch.allclose(a, b, atol=1e-6)
+
+
+def test_feedback_carries_each_steps_values_into_the_next():
+    """With the LSTM's own memory cut (no recurrent weights, forget gate shut), the second
+    group of steps depends on the first group's noise only through the fed-back values,
+    and the gradient flows back through them."""
+    plain, feedback = _generators(2)
+    with torch.no_grad():
+        feedback.lstm.weight_ih_l0[:, -2 * feedback.feature_dim :].normal_()
+    for generator, linked in ((feedback, True), (plain, False)):
+        units = generator.lstm.hidden_size
+        with torch.no_grad():
+            generator.lstm.weight_hh_l0.zero_()
+            generator.lstm.bias_ih_l0[units : 2 * units] = -1e4  # forget gate: 0
+        feature_noise = torch.randn(5, 3, 10, requires_grad=True)
+        features = generator(torch.randn(5, 10), feature_noise)[2]
+        features[:, 2:4].sum().backward()  # the second group of steps
+        reached = feature_noise.grad[:, 0].abs().sum() > 0  # from the first step's noise
+        assert bool(reached) == linked
+
+
+def test_feedback_model_trains_saves_and_loads(rng, tmp_path):
+    model = _train(rng, feature_feedback=True)
+    assert all(np.isfinite(h["generator_loss"]) for h in model.history)
+    loaded = DGAN.load(model.save(tmp_path / "m.dgan"))
+    assert loaded.config.feature_feedback
+    first = model.generate_numpy(
+        attribute_noise=torch.zeros(3, 10), feature_noise=torch.zeros(3, 2, 10)
+    )
+    again = loaded.generate_numpy(
+        attribute_noise=torch.zeros(3, 10), feature_noise=torch.zeros(3, 2, 10)
+    )
+    np.testing.assert_array_equal(first[1][0], again[1][0])
 
 
 def test_lever_fields_are_checked():

@@ -181,6 +181,10 @@ class DGANConfig:
     (the decay ramps up over the first steps); None generates with the trained weights.
     Recommended: 0.999 improved the TimeGAN-protocol scores on Stocks and Sines
     (docs/quality.md); it is not the default until the weather datasets are measured."""
+    feature_feedback: bool = False
+    """Feed each LSTM step the values the generator produced at the step before (as
+    DoppelGANger's original code does), so consecutive groups of ``sample_len`` steps join
+    smoothly. Runs the LSTM one step at a time (slower for long series)."""
     temporal_critic: bool = False
     """Train a third critic, 1-D convolutions over time, beside the MLP critics."""
     temporal_critic_loss_coef: float = 1.0
@@ -439,6 +443,7 @@ _BOOLS = (
     "mixed_precision_training",
     "divergence_guard",
     "temporal_critic",
+    "feature_feedback",
 )
 
 # Real-valued fields: (lower bound, upper bound, the rule as the message states it); a

@@ -102,8 +102,10 @@ class Generator(nn.Module):
         feature_num_units: int,
         forget_bias: bool,
         generation_flag_column: int | None,
+        feature_feedback: bool = False,
     ):
         super().__init__()
+        self.feature_feedback = feature_feedback
         self.sample_len = sample_len
         self.max_sequence_len = max_sequence_len
         self.generation_flag_column = generation_flag_column
@@ -135,8 +137,11 @@ class Generator(nn.Module):
                 ),
                 OutputActivation(additional_slices),
             )
+        # With feedback, each LSTM step also reads the S values generated at the step
+        # before (zeros at the first), as DoppelGANger's original generator does.
+        feedback_dim = sample_len * self.feature_dim if feature_feedback else 0
         self.lstm = nn.LSTM(
-            attribute_dim + additional_dim + feature_noise_dim,
+            attribute_dim + additional_dim + feature_noise_dim + feedback_dim,
             feature_num_units,
             num_layers=feature_num_layers,
             batch_first=True,
@@ -174,17 +179,44 @@ class Generator(nn.Module):
         lstm_in = torch.cat(
             [c.unsqueeze(1).expand(-1, steps, -1) for c in conditioning] + [feature_noise], dim=2
         )  # (B, T/S, A + AA + noise)
-        if self.lstm_in_fp32:
-            with torch.autocast(lstm_in.device.type, enabled=False):
-                hidden, _ = self.lstm(lstm_in.float())  # (B, T/S, H)
+        if self.feature_feedback:
+            features = self._features_with_feedback(lstm_in)  # (B, T, F)
         else:
-            hidden, _ = self.lstm(lstm_in)  # (B, T/S, H)
-        logits = self.head(hidden)  # (B, T/S, S*F)
-        logits = logits.reshape(logits.shape[0], steps * self.sample_len, self.feature_dim)
-        features = self.feature_activation(logits)  # (B, T, F)
+            hidden, _ = self._lstm(lstm_in, None)  # (B, T/S, H): all steps in one call
+            features = self._features(hidden)  # (B, T, F)
         if self.generation_flag_column is not None:
             features = features * self._alive_mask(features)
         return attributes, additional, features
+
+    def _lstm(self, lstm_in: torch.Tensor, state):
+        """The LSTM, in fp32 where the precision policy asks for it (`lstm_in_fp32`)."""
+        if not self.lstm_in_fp32:
+            return self.lstm(lstm_in, state)
+        with torch.autocast(lstm_in.device.type, enabled=False):
+            return self.lstm(lstm_in.float(), state)
+
+    def _features(self, hidden: torch.Tensor) -> torch.Tensor:
+        """(B, K, H) LSTM outputs -> (B, K * S, F) activated features."""
+        logits = self.head(hidden)  # (B, K, S*F)
+        logits = logits.reshape(logits.shape[0], -1, self.feature_dim)
+        return self.feature_activation(logits)
+
+    def _features_with_feedback(self, lstm_in: torch.Tensor) -> torch.Tensor:
+        """The LSTM one step at a time, each step reading the previous step's values.
+
+        The fed-back values keep their graph: the generator learns how each step's output
+        shapes the next (a smooth join between consecutive groups of S steps).
+        """
+        batch, steps, _ = lstm_in.shape
+        previous = lstm_in.new_zeros(batch, self.sample_len * self.feature_dim)
+        state, chunks = None, []
+        for k in range(steps):
+            step_in = torch.cat([lstm_in[:, k], previous.to(lstm_in.dtype)], dim=1)
+            hidden, state = self._lstm(step_in.unsqueeze(1), state)  # (B, 1, H)
+            chunk = self._features(hidden)  # (B, S, F)
+            chunks.append(chunk)
+            previous = chunk.flatten(1)
+        return torch.cat(chunks, dim=1)  # (B, T, F)
 
     def _alive_mask(self, features: torch.Tensor) -> torch.Tensor:
         """(B, T, 1) mask: 1 up to and including the first step where `series_ends`."""
@@ -311,6 +343,7 @@ def build_networks(config, encoder) -> tuple[Generator, Critic, Critic | None]:
         feature_num_units=c.feature_num_units,
         forget_bias=c.forget_bias,
         generation_flag_column=enc.generation_flag_column,
+        feature_feedback=c.feature_feedback,
     )
     attribute_dim = enc.attribute_dim + enc.additional_dim
     critic_dim = attribute_dim + c.max_sequence_len * enc.feature_dim
