@@ -58,7 +58,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from dgan.bench import json_safe, machine_info  # noqa: E402
 from dgan.metrics import SeriesData, evaluate  # noqa: E402
 from dgan.metrics.protocol import (  # noqa: E402
-    timegan_discriminative_score,
+    timegan_discriminative_runs,
     timegan_predictive_score,
 )
 from fidelity_data import LOADERS, Dataset  # noqa: E402
@@ -136,17 +136,16 @@ def train_and_generate(system, config, data: Dataset, seed: int) -> tuple[Any, f
     return (attributes, features), seconds, model
 
 
-def score(data: Dataset, generated, args, seed: int) -> dict[str, Any]:
+def score(data: Dataset, generated, args, seed: int) -> tuple[dict[str, Any], list[float]]:
+    """The protocol (and optionally dgan's own) metrics; and each classifier's
+    discriminative score (they are often bimodal: worth keeping beside the mean)."""
     attributes, features = generated
     real = data.scaled(data.features)
     synthetic = data.scaled([np.asarray(f, dtype=np.float64) for f in features])
     if isinstance(real, np.ndarray):
         synthetic = np.stack(synthetic)
-    metrics: dict[str, Any] = {
-        "discriminative": timegan_discriminative_score(
-            real, synthetic, runs=args.disc_runs, seed=seed
-        ),
-    }
+    runs = timegan_discriminative_runs(real, synthetic, runs=args.disc_runs, seed=seed)
+    metrics: dict[str, Any] = {"discriminative": float(np.mean(runs))}
     if args.predictive:
         metrics["predictive"] = timegan_predictive_score(real, synthetic, seed=seed)
     if args.own_metrics:
@@ -158,7 +157,7 @@ def score(data: Dataset, generated, args, seed: int) -> dict[str, Any]:
         for name, result in own.items():
             if name != "info" and result.get("score") is not None:
                 metrics[f"own_{name}"] = result["score"]
-    return metrics
+    return metrics, runs
 
 
 def plain_config(config) -> dict[str, Any]:
@@ -273,8 +272,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                     result["error"] = f"{type(exc).__name__}: {exc}"
                     print(f"{name} {sys_name}: {result['error']}", flush=True)
                     break
-                metrics = score(data, generated, args, seed)
-                runs.append({"seed": seed, "train_seconds": seconds, "metrics": metrics})
+                metrics, disc_runs = score(data, generated, args, seed)
+                runs.append(
+                    {
+                        "seed": seed,
+                        "train_seconds": seconds,
+                        "metrics": metrics,
+                        "discriminative_runs": disc_runs,
+                    }
+                )
                 shown = " ".join(f"{k}={v:.4f}" for k, v in metrics.items())
                 print(f"{name} {sys_name} seed {seed}: {seconds:.0f}s {shown}", flush=True)
                 result["summary"] = aggregate(runs)

@@ -37,7 +37,11 @@ from dgan.metrics.distances import (
 )
 from dgan.metrics.evaluate import METRIC_DESCRIPTIONS, evaluate
 from dgan.metrics.learned import discriminative_score, train_synthetic_test_real
-from dgan.metrics.protocol import timegan_discriminative_score, timegan_predictive_score
+from dgan.metrics.protocol import (
+    timegan_discriminative_runs,
+    timegan_discriminative_score,
+    timegan_predictive_score,
+)
 from dgan.metrics.verdict import THRESHOLDS, VERDICTS, judge, overall_verdict
 
 __all__ = [
@@ -59,6 +63,7 @@ __all__ = [
     "marginal_distances",
     "mean_autocorrelation",
     "overall_verdict",
+    "timegan_discriminative_runs",
     "timegan_discriminative_score",
     "timegan_predictive_score",
     "total_variation_distance",
