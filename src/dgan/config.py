@@ -179,8 +179,8 @@ class DGANConfig:
     generator_ema_decay: float | None = None
     """Generate with an exponential moving average of the generator's weights, e.g. 0.999
     (the decay ramps up over the first steps); None generates with the trained weights.
-    Recommended: 0.999 improved the TimeGAN-protocol scores on Stocks and Sines
-    (docs/quality.md); it is not the default until the weather datasets are measured."""
+    0.999 improved the TimeGAN-protocol scores on Stocks and Sines but made the predictive
+    score worse on variable-length weather, so it is not the default (docs/quality.md)."""
     feature_feedback: bool = False
     """Feed each LSTM step the values the generator produced at the step before (as
     DoppelGANger's original code does), so consecutive groups of ``sample_len`` steps join
