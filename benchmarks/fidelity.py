@@ -160,6 +160,15 @@ def score(data: Dataset, generated, args, seed: int) -> tuple[dict[str, Any], li
     return metrics, runs
 
 
+def save_samples(data: Dataset, generated, folder: Path, tag: str, system: str, seed: int) -> None:
+    """The synthetic windows as the protocol scores them (fixed-length datasets only)."""
+    synthetic = data.scaled([np.asarray(f, dtype=np.float64) for f in generated[1]])
+    if len({np.shape(f) for f in synthetic}) != 1:
+        return  # variable-length series: nothing to stack
+    folder.mkdir(parents=True, exist_ok=True)
+    np.save(folder / f"{tag}-{data.name}-{system}-seed{seed}.npy", np.stack(synthetic))
+
+
 def plain_config(config) -> dict[str, Any]:
     """A config's fields as JSON values (enums by name: gretel's are not JSON-safe)."""
     return {
@@ -194,6 +203,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--no-predictive", dest="predictive", action="store_false")
     p.add_argument("--no-train-on-real", dest="train_on_real", action="store_false")
     p.add_argument("--tag", default="baseline", help="goes into the result file name")
+    p.add_argument(
+        "--save-samples",
+        action="store_true",
+        help="also write each seed's synthetic windows (protocol scaling) to "
+        "OUT/samples/TAG-DATASET-SYSTEM-seedN.npy, for benchmarks/window_probe.py",
+    )
     p.add_argument("--out", default=str(REPO / "benchmarks" / "results"))
     p.add_argument("overrides", nargs="*", help="DGANConfig field=value, for both systems")
     return p.parse_args(argv)
@@ -273,6 +288,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                     print(f"{name} {sys_name}: {result['error']}", flush=True)
                     break
                 metrics, disc_runs = score(data, generated, args, seed)
+                if args.save_samples:
+                    save_samples(
+                        data, generated, Path(args.out) / "samples", args.tag, sys_name, seed
+                    )
                 runs.append(
                     {
                         "seed": seed,
