@@ -223,7 +223,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     seeds = (
         list(range(int(args.seeds)))
         if "," not in args.seeds
-        else [int(s) for s in args.seeds.split(",")]
+        else [int(s) for s in args.seeds.split(",") if s.strip()]
     )
     overrides = dict(parse_override(o) for o in args.overrides)
     if args.precision:
