@@ -115,7 +115,8 @@ def resolve_precision(requested: str | Precision, device: torch.device) -> Preci
 
     "auto" is bf16 where the GPU has native bf16, else fp16 on CUDA, and fp32 on every
     CPU: even where the CPU has bf16 hardware, the benchmark suite has not yet shown bf16
-    training within fp32's quality spread (docs/precision.md). An explicit request the
+    training within fp32's quality spread on every dataset (on Stocks it matched fp32 on
+    average, with a wider spread between seeds; docs/quality.md). An explicit request the
     device cannot honour raises ParameterError naming the fix.
 
     Example:
