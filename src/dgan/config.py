@@ -184,7 +184,9 @@ class DGANConfig:
     feature_feedback: bool = False
     """Feed each LSTM step the values the generator produced at the step before (as
     DoppelGANger's original code does), so consecutive groups of ``sample_len`` steps join
-    smoothly. Runs the LSTM one step at a time (slower for long series)."""
+    smoothly. Runs the LSTM one step at a time (slower for long series). With more, smaller
+    steps (batch 128, learning rates 1e-4, ``generator_ema_decay=0.999``) it gave the best
+    Stocks score of the benchmark suite (docs/quality.md)."""
     temporal_critic: bool = False
     """Train a third critic, 1-D convolutions over time, beside the MLP critics."""
     temporal_critic_loss_coef: float = 1.0
