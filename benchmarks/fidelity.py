@@ -136,14 +136,22 @@ def train_and_generate(system, config, data: Dataset, seed: int) -> tuple[Any, f
     return (attributes, features), seconds, model
 
 
-def score(data: Dataset, generated, args, seed: int) -> tuple[dict[str, Any], list[float]]:
-    """The protocol (and optionally dgan's own) metrics; and each classifier's
-    discriminative score (they are often bimodal: worth keeping beside the mean)."""
+def protocol_windows(data: Dataset, features) -> np.ndarray | list[np.ndarray]:
+    """Synthetic series scaled as the protocol scores them: one array when the real windows
+    are one (fixed length), else a list."""
+    synthetic = data.scaled([np.asarray(f, dtype=np.float64) for f in features])
+    fixed = isinstance(data.features, np.ndarray) and data.features.dtype != object
+    return np.stack(synthetic) if fixed else synthetic
+
+
+def score(
+    data: Dataset, generated, synthetic, args, seed: int
+) -> tuple[dict[str, Any], list[float]]:
+    """The protocol (and optionally dgan's own) metrics of ``synthetic`` (`protocol_windows`
+    of ``generated``); and each classifier's discriminative score (they are often bimodal:
+    worth keeping beside the mean)."""
     attributes, features = generated
     real = data.scaled(data.features)
-    synthetic = data.scaled([np.asarray(f, dtype=np.float64) for f in features])
-    if isinstance(real, np.ndarray):
-        synthetic = np.stack(synthetic)
     runs = timegan_discriminative_runs(real, synthetic, runs=args.disc_runs, seed=seed)
     metrics: dict[str, Any] = {"discriminative": float(np.mean(runs))}
     if args.predictive:
@@ -160,13 +168,12 @@ def score(data: Dataset, generated, args, seed: int) -> tuple[dict[str, Any], li
     return metrics, runs
 
 
-def save_samples(data: Dataset, generated, folder: Path, tag: str, system: str, seed: int) -> None:
-    """The synthetic windows as the protocol scores them (fixed-length datasets only)."""
-    synthetic = data.scaled([np.asarray(f, dtype=np.float64) for f in generated[1]])
-    if len({np.shape(f) for f in synthetic}) != 1:
+def save_samples(synthetic, folder: Path, name: str) -> None:
+    """Write fixed-length protocol windows to ``folder/name.npy`` (variable-length: none)."""
+    if not isinstance(synthetic, np.ndarray):
         return  # variable-length series: nothing to stack
     folder.mkdir(parents=True, exist_ok=True)
-    np.save(folder / f"{tag}-{data.name}-{system}-seed{seed}.npy", np.stack(synthetic))
+    np.save(folder / f"{name}.npy", synthetic)
 
 
 def plain_config(config) -> dict[str, Any]:
@@ -287,11 +294,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                     result["error"] = f"{type(exc).__name__}: {exc}"
                     print(f"{name} {sys_name}: {result['error']}", flush=True)
                     break
-                metrics, disc_runs = score(data, generated, args, seed)
+                synthetic = protocol_windows(data, generated[1])
+                metrics, disc_runs = score(data, generated, synthetic, args, seed)
                 if args.save_samples:
-                    save_samples(
-                        data, generated, Path(args.out) / "samples", args.tag, sys_name, seed
-                    )
+                    sample_name = f"{args.tag}-{name}-{sys_name}-seed{seed}"
+                    save_samples(synthetic, Path(args.out) / "samples", sample_name)
                 runs.append(
                     {
                         "seed": seed,
