@@ -10,6 +10,7 @@ and checkpoints into OUT_DIR; then it resumes the first run for a third epoch.
 
 from __future__ import annotations
 
+import atexit
 import os
 import sys
 import time
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+import torch.distributed as dist
 from safetensors.torch import save_file
 
 from dgan import DGAN, OutputType
@@ -80,6 +82,11 @@ def main(rank: int, world: int, port: int, out: Path, fail_rank: int) -> None:
         WORLD_SIZE=str(world),
         MASTER_ADDR="127.0.0.1",
         MASTER_PORT=str(port),
+    )
+    # Registered before dgan joins the group, so it runs after dgan's own exit handler
+    # (atexit runs last-in first-out): it records whether the group was left in time.
+    atexit.register(
+        lambda: (out / f"group-alive-at-exit-{rank}.txt").write_text(str(dist.is_initialized()))
     )
     first: dict[str, torch.Tensor] = {}
     reduce = Collective.reduce_gradients

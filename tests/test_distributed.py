@@ -185,6 +185,12 @@ def test_resume_with_another_number_of_processes_is_an_error(run):
         model.train_numpy(worker.plain_data(), progress_bar=False, resume_from=run / "ckpt")
 
 
+def test_each_rank_leaves_the_process_group_before_the_interpreter_ends(run):
+    # A gloo group alive at interpreter teardown can abort the process (dgan.distributed).
+    for rank in (0, 1):
+        assert (run / f"group-alive-at-exit-{rank}.txt").read_text() == "False"
+
+
 def test_a_killed_rank_ends_the_job_with_a_clear_error(tmp_path):
     rank0, rank1 = _launch(tmp_path, fail_rank=1)
     rank1.communicate(timeout=240)
