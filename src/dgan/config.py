@@ -186,7 +186,8 @@ class DGANConfig:
     DoppelGANger's original code does), so consecutive groups of ``sample_len`` steps join
     smoothly. Runs the LSTM one step at a time (slower for long series). With more, smaller
     steps (batch 128, learning rates 1e-4, ``generator_ema_decay=0.999``) it gave the best
-    Stocks score of the benchmark suite (docs/quality.md)."""
+    Stocks and Sines scores of the benchmark suite; off by default because at gretel's
+    settings it was worse on the 48-series weather data (docs/quality.md)."""
     temporal_critic: bool = False
     """Train a third critic, 1-D convolutions over time, beside the MLP critics."""
     temporal_critic_loss_coef: float = 1.0
