@@ -31,10 +31,13 @@ model's device; multi-node rendezvous is torchrun's) and train ONE model togethe
 - A collective that fails (another process raised or was killed) or waits longer than
   ``DGAN_DISTRIBUTED_TIMEOUT_S`` seconds (default 300) raises `DistributedError`; torchrun
   then ends the job.
-- A process group that dgan joined, dgan also leaves, at interpreter exit (`atexit`): if
-  gloo's worker threads outlive the interpreter, the process aborts with "terminate called
-  without an active exception" (pytorch issue 190489; seen in ~15% of 2-process CLI runs
-  here). A group the caller created is the caller's to destroy.
+- A gloo process group that dgan joined, dgan also leaves, at interpreter exit (`atexit`):
+  if gloo's worker threads outlive the interpreter, the process aborts with "terminate
+  called without an active exception" (pytorch issue 190489; seen in ~15% of 2-process CLI
+  runs here). Gloo's teardown is local, so it cannot wait on a failed peer. An NCCL group
+  is left to process exit as before: destroying one is collective and can hang when a
+  peer has failed (pytorch PR 122358 documents this). A group the caller created is the
+  caller's to destroy.
 
 Example (a script ``train.py`` run as ``torchrun --nproc-per-node=2 train.py``):
 
@@ -312,14 +315,16 @@ def join(device: torch.device) -> Collective | None:
     if not dist.is_initialized():
         backend = "nccl" if device.type == "cuda" else "gloo"
         dist.init_process_group(backend, timeout=timedelta(seconds=timeout_s()))
-        atexit.register(leave)
+        if backend == "gloo":
+            atexit.register(leave)
     return Collective(dist.get_rank(), dist.get_world_size(), device)
 
 
 def leave() -> None:
-    """Destroy the default process group if it still exists (registered by `join`).
+    """Destroy the default process group if it still exists (registered by `join` for
+    the gloo groups it creates).
 
-    Runs while the interpreter is still whole: destroying the group later, during
+    Runs while the interpreter is still whole: a gloo group torn down later, during
     interpreter teardown, can abort the process (see the module docstring).
     """
     if dist.is_initialized():
