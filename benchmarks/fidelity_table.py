@@ -10,8 +10,8 @@ mean training time of one run.
 
 from __future__ import annotations
 
+import argparse
 import json
-import sys
 from pathlib import Path
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -47,8 +47,14 @@ def rows(path: Path) -> list[str]:
     return out
 
 
-def main(argv: list[str]) -> None:
-    paths = [Path(p) for p in argv] or sorted(RESULTS.glob("fidelity-*.json"))
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("files", nargs="*", type=Path, help="result files (default: all)")
+    args = parser.parse_args(argv)
+    paths = args.files or sorted(RESULTS.glob("fidelity-*.json"))
+    missing = [str(p) for p in paths if not p.is_file()]
+    if missing:
+        parser.error(f"no such result file(s): {', '.join(missing)}")
     print(
         "| dataset | system | tag | overrides | epochs | seeds | discriminative | predictive "
         "| train-on-real | train s |"
@@ -60,4 +66,4 @@ def main(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    main()
