@@ -66,20 +66,17 @@ def probe(real: np.ndarray, synthetic: np.ndarray, sample_len: int) -> list[tupl
     real_groups = window_features(real, sample_len)
     synthetic_groups = window_features(synthetic, sample_len)
     labels = np.r_[np.ones(len(real)), np.zeros(len(synthetic))]
+
+    def mean(values: np.ndarray) -> str:
+        return np.array2string(values.mean(axis=0), precision=4, suppress_small=True)
+
     rows = []
     for name, values in real_groups.items():
         both = np.r_[values, synthetic_groups[name]]
         accuracy = cross_val_score(
             HistGradientBoostingClassifier(max_iter=100), both, labels, cv=3
         ).mean()
-        rows.append(
-            (
-                name,
-                np.array2string(values.mean(axis=0), precision=4, suppress_small=True),
-                np.array2string(synthetic_groups[name].mean(axis=0), precision=4),
-                f"{accuracy:.3f}",
-            )
-        )
+        rows.append((name, mean(values), mean(synthetic_groups[name]), f"{accuracy:.3f}"))
     return rows
 
 
