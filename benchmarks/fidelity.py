@@ -171,7 +171,8 @@ def score(
 def save_samples(synthetic, folder: Path, name: str) -> None:
     """Write fixed-length protocol windows to ``folder/name.npy`` (variable-length: none)."""
     if not isinstance(synthetic, np.ndarray):
-        return  # variable-length series: nothing to stack
+        print(f"{name}: samples not saved (variable-length series do not stack)", flush=True)
+        return
     folder.mkdir(parents=True, exist_ok=True)
     np.save(folder / f"{name}.npy", synthetic)
 
