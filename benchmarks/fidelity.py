@@ -61,7 +61,7 @@ from dgan.metrics.protocol import (  # noqa: E402
     timegan_discriminative_runs,
     timegan_predictive_score,
 )
-from fidelity_data import LOADERS, Dataset  # noqa: E402
+from fidelity_data import LOADERS, Dataset, load  # noqa: E402
 
 PUBLISHED = {
     "stocks": {
@@ -132,7 +132,7 @@ def train_and_generate(system, config, data: Dataset, seed: int) -> tuple[Any, f
     model.train_numpy(**kwargs)
     seconds = time.perf_counter() - start
     torch.manual_seed(seed + 10_000)
-    attributes, features = model.generate_numpy(len(data.features))
+    attributes, features = model.generate_numpy(len(data.real))
     return (attributes, features), seconds, model
 
 
@@ -140,7 +140,7 @@ def protocol_windows(data: Dataset, features) -> np.ndarray | list[np.ndarray]:
     """Synthetic series scaled as the protocol scores them: one array when the real windows
     are one (fixed length), else a list."""
     synthetic = data.scaled([np.asarray(f, dtype=np.float64) for f in features])
-    fixed = isinstance(data.features, np.ndarray) and data.features.dtype != object
+    fixed = isinstance(data.real, np.ndarray) and data.real.dtype != object
     return np.stack(synthetic) if fixed else synthetic
 
 
@@ -151,14 +151,14 @@ def score(
     of ``generated``); and each classifier's discriminative score (they are often bimodal:
     worth keeping beside the mean)."""
     attributes, features = generated
-    real = data.scaled(data.features)
+    real = data.scaled(data.real)
     runs = timegan_discriminative_runs(real, synthetic, runs=args.disc_runs, seed=seed)
     metrics: dict[str, Any] = {"discriminative": float(np.mean(runs))}
     if args.predictive:
         metrics["predictive"] = timegan_predictive_score(real, synthetic, seed=seed)
     if args.own_metrics:
         own = evaluate(
-            SeriesData.from_arrays(data.features, data.attributes),
+            SeriesData.from_arrays(data.real, data.attributes if data.reference is None else None),
             SeriesData.from_arrays(features, attributes),
             seed=seed,
         )
@@ -200,7 +200,11 @@ def aggregate(runs: list[dict[str, Any]]) -> dict[str, Any]:
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--datasets", default="stocks,sines", help=f"comma list of {sorted(LOADERS)}")
+    p.add_argument(
+        "--datasets",
+        default="stocks,sines",
+        help=f"comma list of {sorted(LOADERS)} or stocks-N (N training windows)",
+    )
     p.add_argument("--seeds", default="3", help="a count k (seeds 0..k-1) or a comma list")
     p.add_argument("--epochs", type=int, default=100)
     p.add_argument("--sample-len", type=int, default=None, help="default: per dataset (4; 7)")
@@ -254,12 +258,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     }
     for name in args.datasets.split(","):
         try:
-            data = LOADERS[name]()
+            data = load(name)
         except FileNotFoundError as exc:
             report["skipped"][name] = str(exc)
             print(f"skip {name}: {exc}", flush=True)
             continue
-        sample_len = args.sample_len or DEFAULT_SAMPLE_LEN[name]
+        family = name if name in DEFAULT_SAMPLE_LEN else name.partition("-")[0]  # stocks-N
+        sample_len = args.sample_len or DEFAULT_SAMPLE_LEN[family]
         base = {
             "max_sequence_len": data.max_sequence_len,
             "sample_len": sample_len,
@@ -268,12 +273,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         }
         entry: dict[str, Any] = {
             "n_series": len(data.features),
+            "n_reference": len(data.real),
             "published": PUBLISHED.get(name, {}),
             "systems": {},
         }
         report["datasets"][name] = entry
         if args.train_on_real:
-            real = data.scaled(data.features)
+            real = data.scaled(data.real)
             tor = [timegan_predictive_score(real, None, seed=s) for s in seeds]
             entry["train_on_real_predictive"] = summarize(tor)
             print(f"{name}: train-on-real predictive {statistics.fmean(tor):.4f}", flush=True)

@@ -18,6 +18,9 @@ in the papers.
   discrete attribute; built from vega_datasets' ``seattle-weather.csv`` (the demo's source),
   found through the ``vega_datasets`` package or ``$DGAN_SEATTLE_WEATHER_CSV``. Unavailable
   offline without it.
+* ``stocks-N`` (e.g. ``stocks-256``): the first N of the shuffled Stocks windows to train
+  on, scored against all 3,661 (the ``reference``): the same data at a smaller size, to
+  see how a setting's effect depends on the number of training series.
 
 The data stays outside the package: nothing here is imported by ``dgan``.
 """
@@ -47,6 +50,14 @@ class Dataset:
     feature_max: np.ndarray = field(default_factory=lambda: np.zeros(0))
     max_sequence_len: int = WINDOW
     note: str = ""
+    # The real series the protocol scores synthetic ones against (and as many are
+    # generated); None: the training series themselves, as in the TimeGAN protocol.
+    reference: np.ndarray | None = None
+
+    @property
+    def real(self) -> np.ndarray | list[np.ndarray]:
+        """The real series the metrics compare with."""
+        return self.features if self.reference is None else self.reference
 
     def scaled(self, features: np.ndarray | list[np.ndarray]) -> np.ndarray | list[np.ndarray]:
         """Min-max scale windows with the real data's per-feature ranges (protocol input)."""
@@ -142,9 +153,33 @@ def weather_variable_length() -> Dataset:
     )
 
 
+def stocks_subset(n: int) -> Dataset:
+    """The first ``n`` shuffled Stocks windows for training; all of them as the reference."""
+    full = stocks()
+    if not 2 <= n <= len(full.features):
+        raise ValueError(f"stocks-N takes N from 2 to {len(full.features)}, got {n}")
+    return Dataset(
+        f"stocks-{n}",
+        full.features[:n],
+        feature_min=full.feature_min,
+        feature_max=full.feature_max,
+        reference=full.features,
+    )
+
+
 LOADERS = {
     "sines": sines,
     "stocks": stocks,
     "weather": weather,
     "weather-var": weather_variable_length,
 }
+
+
+def load(name: str) -> Dataset:
+    """The dataset called ``name``: a key of `LOADERS`, or ``stocks-N``."""
+    if name in LOADERS:
+        return LOADERS[name]()
+    prefix, _, size = name.partition("-")
+    if prefix == "stocks" and size.isdigit():
+        return stocks_subset(int(size))
+    raise ValueError(f"unknown dataset {name!r}: use one of {sorted(LOADERS)} or stocks-N")
