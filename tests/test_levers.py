@@ -1,5 +1,5 @@
 """Quality levers: gradient-penalty norm, generator weight average, temporal critic,
-feature feedback."""
+feature feedback, fakes shared by the critic and generator rounds."""
 
 from __future__ import annotations
 
@@ -204,6 +204,70 @@ def test_lever_fields_are_checked():
     assert "temporal_critic_num_units" in message
 
 
+# ----- one generator pass per batch -------------------------------------------------------
+def _step_and_watch(reuse: bool, **kw) -> tuple[int, list[torch.Tensor]]:
+    """One training step on a tiny model: how often the generator ran, and the features
+    of every batch the main critic scored (the penalty's closed form is not a forward)."""
+    from dgan.batch import Accumulators, Batch
+
+    features, attributes = _data(np.random.default_rng(0), n=8)
+    model = DGAN(tiny_config(reuse_fakes=reuse, **kw))
+    encoded = model.preprocess(features, attributes=attributes, attribute_types=TYPES)
+    trainer, real = model.trainer, Batch.from_encoded(encoded, CPU)
+    generated, scored = [], []
+    trainer.generator.register_forward_hook(lambda *_: generated.append(1))
+    trainer.critic.register_forward_hook(lambda m, parts, out: scored.append(parts[2].detach()))
+    trainer.train_step(real, Accumulators(CPU))
+    return len(generated), scored
+
+
+def test_reused_fakes_are_generated_once_and_scored_by_both_rounds():
+    runs, scored = _step_and_watch(reuse=True)
+    assert runs == 1
+    paired, generator_round = scored  # the critic round scores [real; fake] in one pass
+    n = len(generator_round)
+    torch.testing.assert_close(paired[n:], generator_round, rtol=0, atol=0)
+    fresh_runs, (fresh_paired, fresh_round) = _step_and_watch(reuse=False)
+    assert fresh_runs == 2 and not torch.equal(fresh_paired[n:], fresh_round)
+
+
+def test_later_rounds_generate_afresh():
+    runs, _ = _step_and_watch(reuse=True, discriminator_rounds=2, generator_rounds=2)
+    assert runs == 2  # shared by both critic rounds and the first generator round
+    assert _step_and_watch(reuse=False, discriminator_rounds=2, generator_rounds=2)[0] == 4
+
+
+def test_reused_fakes_train_the_generator_and_only_the_generator_round_moves_it(rng):
+    from dgan.batch import Accumulators, Batch
+
+    features, attributes = _data(rng, n=8)
+    model = DGAN(tiny_config(reuse_fakes=True))
+    encoded = model.preprocess(features, attributes=attributes, attribute_types=TYPES)
+    trainer, real = model.trainer, Batch.from_encoded(encoded, CPU)
+    before = [p.detach().clone() for p in trainer.generator.parameters()]
+    fake = trainer.fake_batch(len(real))  # with the generator's graph
+    trainer.critic_step(real, Accumulators(CPU), weight=1.0, fake=fake)
+    unchanged = all(
+        torch.equal(b, p) for b, p in zip(before, trainer.generator.parameters(), strict=True)
+    )
+    assert unchanged and all(
+        p.grad is None or not p.grad.any() for p in trainer.generator.parameters()
+    )
+    trainer.generator_step(len(real), Accumulators(CPU), weight=1.0, fake=fake)
+    moved = [
+        not torch.equal(b, p) for b, p in zip(before, trainer.generator.parameters(), strict=True)
+    ]
+    assert any(moved)
+
+
+@pytest.mark.parametrize("precision", ["fp32", "bf16", "fp16"])
+def test_reused_fakes_train_in_every_precision(rng, precision):
+    model = _train(rng, reuse_fakes=True, precision=precision, discriminator_rounds=2)
+    last = model.history[-1]
+    assert last["precision"] == precision
+    assert np.isfinite([last["discriminator_loss"], last["generator_loss"]]).all()
+
+
 # ----- closed-form penalty of the MLP critic ----------------------------------------------
 @pytest.mark.parametrize("norm", ["example", "batch"])
 def test_closed_form_penalty_equals_autograds(norm):
@@ -236,6 +300,7 @@ def test_closed_form_penalty_equals_autograds(norm):
 def test_gretel_config_undoes_dgans_choices():
     config = DGANConfig.gretel(max_sequence_len=4, sample_len=2, epochs=3)
     assert config.gradient_penalty_norm == "batch" and config.generator_ema_decay is None
+    assert config.reuse_fakes  # gretel generates once per batch
     assert not config.temporal_critic and config.init_scale == 2.0**16 and config.epochs == 3
     # every field gretel has keeps gretel's default
     assert config.batch_size == 1024 and config.generator_learning_rate == 0.001

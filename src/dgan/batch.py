@@ -57,6 +57,14 @@ class Batch:
 
         return Batch(pick(self.attributes), pick(self.additional), pick(self.features))
 
+    def detach(self) -> Batch:
+        """The same values without the graph that produced them."""
+
+        def cut(t):
+            return None if t is None else t.detach()
+
+        return Batch(cut(self.attributes), cut(self.additional), cut(self.features))
+
     def head(self, n: int) -> Batch:
         def first(t):
             return None if t is None else t[:n]

@@ -188,6 +188,11 @@ class DGANConfig:
     steps (batch 128, learning rates 1e-4, ``generator_ema_decay=0.999``) it gave the best
     Stocks and Sines scores of the benchmark suite; off by default because at gretel's
     settings it was worse on the 48-series weather data (docs/quality.md)."""
+    reuse_fakes: bool = False
+    """Generate once per batch: the critic rounds train on these fakes and the first
+    generator round backpropagates through the same ones (as gretel-synthetics does),
+    saving a generator forward pass per batch. False draws fresh noise for every critic
+    and generator round."""
     temporal_critic: bool = False
     """Train a third critic, 1-D convolutions over time, beside the MLP critics."""
     temporal_critic_loss_coef: float = 1.0
@@ -370,8 +375,9 @@ class DGANConfig:
 
         dgan's defaults already match gretel's except where docs/quality.md measured a
         reason to differ; this undoes those: the gradient penalty takes one norm over the
-        whole batch, no generator weight average or temporal critic, and fp16 loss scaling
-        starts at GradScaler's 2**16.
+        whole batch, one generator pass per batch serves the critic and generator rounds,
+        no generator weight average or temporal critic, and fp16 loss scaling starts at
+        GradScaler's 2**16.
 
         Example:
             >>> config = DGANConfig.gretel(max_sequence_len=20, sample_len=5)
@@ -381,6 +387,7 @@ class DGANConfig:
         gretel_choices = dict(
             gradient_penalty_norm="batch",
             generator_ema_decay=None,
+            reuse_fakes=True,
             temporal_critic=False,
             init_scale=2.0**16,
         )
@@ -447,6 +454,7 @@ _BOOLS = (
     "divergence_guard",
     "temporal_critic",
     "feature_feedback",
+    "reuse_fakes",
 )
 
 # Real-valued fields: (lower bound, upper bound, the rule as the message states it); a

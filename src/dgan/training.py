@@ -272,15 +272,23 @@ class Trainer:
         return Batch(*self.generator(*noise)).head(n)
 
     def critic_step(
-        self, real: Batch, acc: Accumulators, weight: float, n: int | None = None
+        self,
+        real: Batch,
+        acc: Accumulators,
+        weight: float,
+        n: int | None = None,
+        fake: Batch | None = None,
     ) -> None:
-        """Update every critic once on ``real`` and as many fresh fakes.
+        """Update every critic once on ``real`` and as many fakes (``fake``, detached, or
+        fresh ones when None).
 
         ``n``: the whole batch's size when ``real`` is this process's shard of it.
         """
         c, policy, n = self.config, self.policy, len(real) if n is None else n
-        with torch.no_grad(), policy.autocast():
-            fake = self.fake_batch(n)  # detached fakes: no generator graph is kept
+        if fake is None:
+            with torch.no_grad(), policy.autocast():
+                fake = self.fake_batch(n)  # no generator graph is kept
+        fake = fake.detach()  # the critics' backward must not reach the generator
         # One interpolation weight per example, shared by the critics' penalties.
         alpha = torch.rand(n, 1, device=self.device, generator=self.rng)
         if self.collective is not None:
@@ -322,12 +330,16 @@ class Trainer:
         penalty = gradient_penalty(critic, real, fake, alpha, self.policy, norm)
         return critic_loss(real_scores, fake_scores) + coef * penalty, penalty
 
-    def generator_step(self, n: int, acc: Accumulators, weight: float) -> None:
-        """Update the generator once on ``n`` fresh fakes, through frozen critics."""
+    def generator_step(
+        self, n: int, acc: Accumulators, weight: float, fake: Batch | None = None
+    ) -> None:
+        """Update the generator once through frozen critics, on ``fake`` (generated with
+        its graph by the current weights) or on ``n`` fresh fakes when None."""
         c, policy = self.config, self.policy
         critics = (self.critic, self.attribute_critic, self.temporal_critic)
         with frozen(*critics), policy.autocast():
-            fake = self.fake_batch(n)
+            if fake is None:
+                fake = self.fake_batch(n)
             loss = generator_loss(self.critic(*fake.parts()))
             if self.attribute_critic is not None:
                 attribute_scores = self.attribute_critic(fake.attributes, fake.additional)
@@ -362,10 +374,16 @@ class Trainer:
         """
         c, mine = self.config, len(real)
         n = mine if n is None else n
+        fake = None
+        if c.reuse_fakes:  # one generator pass, its graph kept for the generator round
+            with self.policy.autocast():
+                fake = self.fake_batch(n)
         for _ in range(c.discriminator_rounds):
-            self.critic_step(real, acc, weight=mine / c.discriminator_rounds, n=n)
-        for _ in range(c.generator_rounds):
-            self.generator_step(n, acc, weight=mine / c.generator_rounds)
+            self.critic_step(real, acc, weight=mine / c.discriminator_rounds, n=n, fake=fake)
+        for round_ in range(c.generator_rounds):
+            # Later rounds generate afresh: the first one's step changed the weights.
+            shared = fake if round_ == 0 else None
+            self.generator_step(n, acc, weight=mine / c.generator_rounds, fake=shared)
         self.steps_done += 1
 
     @property
