@@ -304,3 +304,17 @@ def test_gretel_config_undoes_dgans_choices():
     assert not config.temporal_critic and config.init_scale == 2.0**16 and config.epochs == 3
     # every field gretel has keeps gretel's default
     assert config.batch_size == 1024 and config.generator_learning_rate == 0.001
+
+
+def test_large_data_recipe_sets_its_fields_and_yours_win():
+    config = DGANConfig.for_large_data(max_sequence_len=4, sample_len=2, batch_size=64)
+    assert config.batch_size == 64  # the caller's choice over the recipe's 128
+    assert config.generator_ema_decay == 0.999 and config.feature_feedback
+    rates = (
+        config.generator_learning_rate,
+        config.discriminator_learning_rate,
+        config.attribute_discriminator_learning_rate,
+    )
+    assert rates == (1e-4, 1e-4, 1e-4)
+    with pytest.raises(ParameterError, match="batch_size"):
+        DGANConfig.for_large_data(max_sequence_len=4, sample_len=2, batch_size=0)
