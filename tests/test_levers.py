@@ -318,3 +318,62 @@ def test_large_data_recipe_sets_its_fields_and_yours_win():
     assert rates == (1e-4, 1e-4, 1e-4)
     with pytest.raises(ParameterError, match="batch_size"):
         DGANConfig.for_large_data(max_sequence_len=4, sample_len=2, batch_size=0)
+
+
+# ----- large-data settings chosen from the data's size -------------------------------------
+def _untouched_config(**kw) -> DGANConfig:
+    """Tiny networks, every large-data field at its default."""
+    from tiny import TINY_NETWORKS
+
+    base = dict(max_sequence_len=4, sample_len=2, epochs=1, cuda=False, seed=0)
+    return DGANConfig(**{**base, **TINY_NETWORKS, **kw})
+
+
+def test_auto_takes_the_large_data_settings_from_1000_series_on():
+    from dgan.config import LARGE_DATA_MIN_SERIES, LARGE_DATA_SETTINGS
+
+    config = _untouched_config()
+    small, large = config.resolved_for(LARGE_DATA_MIN_SERIES - 1), config.resolved_for(1000)
+    assert small.large_data is False and small.batch_size == 1024
+    assert small.generator_ema_decay is None and not small.feature_feedback
+    assert large.large_data is True
+    assert {k: getattr(large, k) for k in LARGE_DATA_SETTINGS} == LARGE_DATA_SETTINGS
+    assert config.large_data == "auto" and config.batch_size == 1024  # a new object
+
+
+def test_a_large_data_field_you_set_keeps_auto_off_and_true_keeps_your_field():
+    assert _untouched_config(generator_learning_rate=5e-4).resolved_for(10**5).batch_size == 1024
+    forced = _untouched_config(large_data=True, batch_size=64).resolved_for(10)
+    assert forced.batch_size == 64 and forced.generator_learning_rate == 1e-4
+    assert _untouched_config(large_data=False).resolved_for(10**5).batch_size == 1024
+    assert (
+        DGANConfig.gretel(max_sequence_len=4, sample_len=2).resolved_for(10**5).large_data is False
+    )
+    with pytest.raises(ParameterError, match="large_data must be True, False or 'auto'"):
+        _untouched_config(large_data="yes")
+
+
+def test_training_on_1000_series_uses_the_large_data_settings_and_keeps_them(rng, tmp_path, caplog):
+    config = _untouched_config()
+    features = rng.random((1000, 4, 1))
+    model = DGAN(config)
+    plan = model.plan(features, warm_up_steps=0)
+    assert plan.large_data and plan.batch_size == 128 and "large-data settings" in str(plan)
+    with caplog.at_level("INFO", logger="dgan.model"):
+        model.train_numpy(features, progress_bar=False)
+    assert "large-data settings" in caplog.text
+    assert model.config.large_data is True and model.config.batch_size == 128
+    assert model.trainer.generator_ema is not None and model.generator.feature_feedback
+    assert config.large_data == "auto" and config.batch_size == 1024  # the caller's object
+    loaded = DGAN.load(model.save(tmp_path / "large.dgan"))
+    assert loaded.config.large_data is True and loaded.generator.feature_feedback
+
+
+def test_resuming_an_auto_run_continues_with_its_large_data_choice(rng, tmp_path):
+    features = rng.random((1000, 4, 1))
+    folder = tmp_path / "checkpoints"
+    first = DGAN(_untouched_config(epochs=1, checkpoint_dir=str(folder)))
+    first.train_numpy(features, progress_bar=False)
+    resumed = DGAN(_untouched_config(epochs=2, checkpoint_dir=str(folder)))
+    resumed.train_numpy(features, progress_bar=False, resume_from=folder)
+    assert len(resumed.history) == 2 and resumed.config.batch_size == 128

@@ -154,14 +154,24 @@ class ResumePoint:
         if model.is_built:
             return
         self.check_config(model)
+        # The interrupted run decided large_data from its data: continue with its choice.
+        model.config = model.config.with_large_data(self._saved_large_data())
         with inconsistent_file_errors(self.path):
             build_from_contents(model, self.state, None)
 
+    def _saved_large_data(self) -> bool:
+        # Files from before the large-data settings trained without them.
+        return self.state["config"].get("large_data") is True
+
     def check_config(self, model: DGAN) -> None:
         """ParameterError naming every config field (other than `RESUMABLE_CHANGES`) that
-        differs from the checkpoint's."""
-        saved = self.state["config"]
-        current = model.config.to_json_dict()
+        differs from the checkpoint's (a ``large_data="auto"`` config is compared as the
+        interrupted run decided it)."""
+        saved = {"large_data": False, **self.state["config"]}
+        config = model.config
+        if config.large_data == "auto":
+            config = config.with_large_data(self._saved_large_data())
+        current = config.to_json_dict()
         differ = [
             f"{name}: {saved.get(name)!r} in the checkpoint, {current[name]!r} now"
             for name in current

@@ -47,9 +47,10 @@ def run_train(args: argparse.Namespace) -> None:
         check_not_long(df, _style_given(args), args.example_id)
         if "batch_size" not in settings:  # neither --batch-size nor in --config
             config = DGANConfig.from_json_dict(settings)
-            n = DGAN(config).plan(df, warm_up_steps=0, **columns).n_examples
-            settings["batch_size"] = suggested_batch_size(n)
-            notes.append(f"batch_size={settings['batch_size']} (for {n} series)")
+            plan = DGAN(config).plan(df, warm_up_steps=0, **columns)
+            if not plan.large_data:  # the large-data settings bring their own batch size
+                settings["batch_size"] = suggested_batch_size(plan.n_examples)
+                notes.append(f"batch_size={settings['batch_size']} (for {plan.n_examples} series)")
         if notes:
             print(
                 f"inferred {', '.join(notes)}; set them with --max-sequence-len / "

@@ -12,7 +12,7 @@ import contextlib
 import math
 import os
 import reprlib
-from dataclasses import MISSING, asdict, dataclass, fields
+from dataclasses import MISSING, asdict, dataclass, fields, replace
 from enum import Enum
 from typing import Any
 
@@ -27,6 +27,21 @@ MAX_INIT_SCALE = 2.0**16
 a larger start costs a skipped step: 1e30 skipped two whole epochs of a small model."""
 MAX_SEED = 2**63 - 2
 """The largest seed: torch seeds are 64-bit and dgan seeds stream k with ``2 * seed + k + 1``."""
+LARGE_DATA_MIN_SERIES = 1000
+"""From this many training series on, ``large_data="auto"`` trains with the large-data
+settings. On Stocks cut to 256 / 1,024 windows they won the discriminative score at both
+sizes but lost the predictive score at 256 (0.050 vs 0.041) and won it at 1,024; on the
+48-series weather data they lost both (docs/quality.md)."""
+LARGE_DATA_SETTINGS: dict[str, Any] = {
+    "batch_size": 128,
+    "generator_learning_rate": 1e-4,
+    "discriminator_learning_rate": 1e-4,
+    "attribute_discriminator_learning_rate": 1e-4,
+    "generator_ema_decay": 0.999,
+    "feature_feedback": True,
+}
+"""The large-data settings (`DGANConfig.for_large_data`): more, smaller steps, sampling
+from a weight average, feature feedback."""
 
 
 class OutputType(Enum):
@@ -188,6 +203,14 @@ class DGANConfig:
     steps (batch 128, learning rates 1e-4, ``generator_ema_decay=0.999``) it gave the best
     Stocks and Sines scores of the benchmark suite; off by default because at gretel's
     settings it was worse on the 48-series weather data (docs/quality.md)."""
+    large_data: bool | str = "auto"
+    """Train with the large-data settings (`LARGE_DATA_SETTINGS`: batch 128, learning
+    rates 1e-4, a 0.999 generator weight average, feature feedback), which won by far on
+    the benchmark suite's thousands of series and lost on tens. "auto": when the data has
+    at least `LARGE_DATA_MIN_SERIES` (1,000) series and none of those six fields was
+    changed from its default; True: always, for the fields left at their defaults; False:
+    never (gretel's behaviour). Decided when training first sees the data: the trained
+    model's config shows the settings used, with large_data True or False."""
     reuse_fakes: bool = False
     """Generate once per batch: the critic rounds train on these fakes and the first
     generator round backpropagates through the same ones (as gretel-synthetics does),
@@ -324,6 +347,8 @@ class DGANConfig:
     def _quality_problems(self) -> list[str]:
         # The quality levers' numbers and flags are checked with the others (_REALS,
         # _POSITIVE_INTS, _BOOLS).
+        if not (isinstance(self.large_data, bool) or self.large_data == "auto"):
+            return [f"large_data must be True, False or 'auto', got {short_repr(self.large_data)}."]
         if isinstance(self.gradient_penalty_norm, str) and self.gradient_penalty_norm in (
             "example",
             "batch",
@@ -376,8 +401,9 @@ class DGANConfig:
         dgan's defaults already match gretel's except where docs/quality.md measured a
         reason to differ; this undoes those: the gradient penalty takes one norm over the
         whole batch, one generator pass per batch serves the critic and generator rounds,
-        no generator weight average or temporal critic, and fp16 loss scaling starts at
-        GradScaler's 2**16.
+        the same settings for every data size (no large-data settings), no generator
+        weight average or temporal critic, and fp16 loss scaling starts at GradScaler's
+        2**16.
 
         Example:
             >>> config = DGANConfig.gretel(max_sequence_len=20, sample_len=5)
@@ -388,6 +414,7 @@ class DGANConfig:
             gradient_penalty_norm="batch",
             generator_ema_decay=None,
             reuse_fakes=True,
+            large_data=False,
             temporal_critic=False,
             init_scale=2.0**16,
         )
@@ -403,22 +430,43 @@ class DGANConfig:
         TimeGAN-protocol discriminative scores of 0.046 and 0.019 against the defaults'
         ~0.34; on tens of series (the 48-month weather data) they are worse than the
         defaults, so they are not the defaults (docs/quality.md). Give them more epochs
-        than the defaults need.
+        than the defaults need. ``large_data="auto"`` (the default) picks these by itself
+        for 1,000 series or more.
 
         Example:
             >>> config = DGANConfig.for_large_data(max_sequence_len=24, sample_len=4)
             >>> config.batch_size, config.generator_learning_rate, config.feature_feedback
             (128, 0.0001, True)
         """
-        recipe = dict(
-            batch_size=128,
-            generator_learning_rate=1e-4,
-            discriminator_learning_rate=1e-4,
-            attribute_discriminator_learning_rate=1e-4,
-            generator_ema_decay=0.999,
-            feature_feedback=True,
-        )
-        return cls(**{**recipe, **fields})
+        return cls(**{**LARGE_DATA_SETTINGS, "large_data": True, **fields})
+
+    def resolved_for(self, n_series: int) -> DGANConfig:
+        """This config as training on ``n_series`` series uses it: ``large_data`` decided
+        (True or False) and, when True, `LARGE_DATA_SETTINGS` in the fields left at their
+        defaults. A new object; this one is unchanged.
+
+        Example:
+            >>> config = DGANConfig(max_sequence_len=24, sample_len=4)
+            >>> config.resolved_for(48).batch_size, config.resolved_for(5000).batch_size
+            (1024, 128)
+            >>> DGANConfig(max_sequence_len=24, sample_len=4, batch_size=256).resolved_for(
+            ...     5000).large_data
+            False
+        """
+        if self.large_data == "auto":
+            untouched = all(getattr(self, k) == _default(k) for k in LARGE_DATA_SETTINGS)
+            return self.with_large_data(untouched and n_series >= LARGE_DATA_MIN_SERIES)
+        return self.with_large_data(bool(self.large_data))
+
+    def with_large_data(self, use: bool) -> DGANConfig:
+        """A copy with ``large_data=use``; when True, with `LARGE_DATA_SETTINGS` in the
+        fields left at their defaults."""
+        changes: dict[str, Any] = {"large_data": use}
+        if use:
+            for name, value in LARGE_DATA_SETTINGS.items():
+                if getattr(self, name) == _default(name):
+                    changes[name] = value
+        return replace(self, **changes)
 
     @classmethod
     def from_json_dict(cls, data: dict[str, Any]) -> DGANConfig:

@@ -16,6 +16,7 @@ Example:
 from __future__ import annotations
 
 import copy
+import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -44,6 +45,8 @@ from dgan.planning import TrainingPlan, make_plan
 from dgan.training import Batch, ProgressInfo, Trainer
 from dgan.validation import TrainingArrays, repair_missing, validate_training_arrays
 
+logger = logging.getLogger(__name__)
+
 
 class DGAN:
     """A DoppelGANger model: train on time series with attributes, generate new ones.
@@ -51,7 +54,9 @@ class DGAN:
     Drop-in compatible with gretel-synthetics' ``timeseries_dgan.dgan.DGAN``.
 
     Attributes:
-        config: the model's `DGANConfig` (a private copy of the one passed in).
+        config: the model's `DGANConfig` (a private copy of the one passed in; once
+            training has seen the data, with ``large_data`` decided and the settings it
+            implies: see `DGANConfig.resolved_for`).
         history: one plain dict per trained epoch (`dgan.records.EpochRecord.as_dict`):
             mean losses, examples/s, wall time, precision, loss scales, skipped steps,
             guard events, peak memory. `EpochRecord.from_dict` reads an entry back typed.
@@ -352,6 +357,7 @@ class DGAN:
         """Repair missing values, fit encoders and build on the first call, then encode."""
         arrays = repair_missing(arrays, self.config)
         if not self.is_built:
+            self._settle_config(len(arrays.features))
             encoder = DataEncoder.fit(
                 self.config,
                 arrays.features,
@@ -372,6 +378,22 @@ class DGAN:
             problems = self.encoder.mismatch_problems(arrays.features, arrays.attributes)
             raise_all(problems, DataError, "the data to continue training on")
         return self.encoder.transform(arrays.features, arrays.attributes)
+
+    def _settle_config(self, n_series: int) -> None:
+        """Decide ``large_data`` for the data about to build the model (and say so)."""
+        resolved = self.config.resolved_for(n_series)
+        if resolved.large_data and self.config.large_data == "auto":
+            changed = ", ".join(
+                f"{name}={getattr(resolved, name)}"
+                for name in ("batch_size", "generator_learning_rate", "generator_ema_decay")
+            )
+            logger.info(
+                "%d series: training with the large-data settings (%s, ...; "
+                "docs/quality.md); large_data=False keeps the defaults.",
+                n_series,
+                changed,
+            )
+        self.config = resolved
 
     # ----- generation -----------------------------------------------------------------
     def generate_numpy(

@@ -86,6 +86,7 @@ class TrainingPlan:
     precision_reason: str
     device: str
     threads: int
+    large_data: bool = False  # trains with the large-data settings (DGANConfig.large_data)
     seconds_per_step: float | None = None
     warnings: list[str] = field(default_factory=list)
 
@@ -118,6 +119,14 @@ class TrainingPlan:
             f"({self.max_sequence_len // self.sample_len} LSTM steps)",
             f"  batch_size {self.batch_size}: {_count(self.steps_per_epoch, 'step')} per "
             f"epoch, {_count(self.epochs, 'epoch')} ({_count(total_steps, 'step')})",
+            *(
+                [
+                    "  large-data settings: batch 128, learning rates 1e-4, weight average, "
+                    "feature feedback (large_data=False keeps the defaults)"
+                ]
+                if self.large_data
+                else []
+            ),
             f"  precision {self.precision}: {self.precision_reason}",
             f"  device {self.device}, {self.threads} CPU threads",
         ]
@@ -162,6 +171,7 @@ def make_plan(
     frame = data if isinstance(data, pd.DataFrame) else None
     arrays, layout = _arrays(config, data, how)
     n = len(arrays.features)
+    config = config.resolved_for(n)  # as training will: large_data decided by the data
     lengths = [len(f) for f in arrays.features]
     precision, reason = _precision(config, device)
     plan = TrainingPlan(
@@ -177,6 +187,7 @@ def make_plan(
         precision_reason=reason,
         device=torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
         threads=torch.get_num_threads(),
+        large_data=bool(config.large_data),
     )
     plan.warnings = _warnings(plan, arrays, layout, frame)
     if warm_up_steps > 0:
