@@ -195,6 +195,16 @@ def test_cli_dry_run_prints_the_plan_and_chooses_the_batch_size(tmp_path, capsys
     assert DGAN.load(model_path).config.batch_size == 64  # a given batch size is kept
 
 
+def test_cli_dry_run_on_1000_series_plans_the_large_data_settings(tmp_path, capsys):
+    data = tmp_path / "data.csv"
+    long_frame(n_series=1000, n_steps=4).to_csv(data, index=False)
+    flags = ["--example-id", "id", "--time", "step", "--attributes", "kind", "--epochs", "1"]
+    assert cli(["train", str(data), "--dry-run", *flags]) == 0
+    out = capsys.readouterr().out
+    assert "(for 1000 series)" not in out  # no suggested batch size: the settings bring 128
+    assert "--batch-size 128: 8 steps per epoch" in out and "large-data settings" in out
+
+
 def test_cli_train_without_output_or_dry_run_says_what_to_pass(tmp_path, capsys):
     data = tmp_path / "data.csv"
     long_frame().to_csv(data, index=False)
