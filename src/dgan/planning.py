@@ -121,8 +121,8 @@ class TrainingPlan:
             f"epoch, {_count(self.epochs, 'epoch')} ({_count(total_steps, 'step')})",
             *(
                 [
-                    "  large-data settings: batch 128, learning rates 1e-4, weight average, "
-                    "feature feedback (large_data=False keeps the defaults)"
+                    "  large-data settings: smaller batches, learning rates 1e-4, weight "
+                    "average, feature feedback (large_data=False: gretel's)"
                 ]
                 if self.large_data
                 else []
