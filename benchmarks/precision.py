@@ -199,6 +199,7 @@ def sweep(settings: dict[str, Any]) -> list[dict[str, Any]]:
                     config = DGANConfig(
                         **spec,
                         batch_size=batch,
+                        large_data=False,  # the batch asked for, at any data size
                         precision=precision,
                         gradient_penalty_precision=gp,
                         seed=round_,

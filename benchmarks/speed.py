@@ -189,6 +189,15 @@ def config_kwargs(args: argparse.Namespace, use_cuda: bool, epochs: int) -> dict
     }
 
 
+def make_config(side: Side, args: argparse.Namespace, use_cuda: bool, epochs: int) -> Any:
+    """The side's config of `config_kwargs`; dgan's at the workload's settings whatever the
+    data's size (``large_data=False``: this compares speed at equal settings)."""
+    kwargs = config_kwargs(args, use_cuda, epochs)
+    if "large_data" in getattr(side.config_cls, "__dataclass_fields__", {}):
+        kwargs["large_data"] = False
+    return side.config_cls(**kwargs)
+
+
 def train_call(side: Side, features: np.ndarray, attributes: np.ndarray) -> dict[str, Any]:
     """Keyword arguments of train_numpy: the same data and types for both sides."""
     ot = side.output_type
@@ -274,7 +283,7 @@ def train_interleaved(sides: list[Side], args, use_cuda: bool, data) -> dict[str
     def run(side: Side) -> None:
         turns.wait(side.name)
         try:
-            config = side.config_cls(**config_kwargs(args, use_cuda, args.warmup + args.epochs))
+            config = make_config(side, args, use_cuda, args.warmup + args.epochs)
             models[side.name] = side.dgan_cls(config)
             clocks[side.name].resumed = time.perf_counter()
             models[side.name].train_numpy(
@@ -335,7 +344,7 @@ def measure_memory(side: Side, args, use_cuda: bool, data) -> tuple[float, str]:
     """Peak memory of one side alone: train the warm-up epochs, then generate."""
     reset_peak_memory(use_cuda)
     torch.manual_seed(args.seed)
-    model = side.dgan_cls(side.config_cls(**config_kwargs(args, use_cuda, args.warmup)))
+    model = side.dgan_cls(make_config(side, args, use_cuda, args.warmup))
     model.train_numpy(**train_call(side, *data))
     model.generate_numpy(args.generate)
     peak = peak_memory_mib(use_cuda)
@@ -391,7 +400,7 @@ def profile_epoch(side: Side, args, use_cuda: bool, data, top: int = 10) -> dict
             prof.stop()
 
     torch.manual_seed(args.seed)
-    model = side.dgan_cls(side.config_cls(**config_kwargs(args, use_cuda, 2)))
+    model = side.dgan_cls(make_config(side, args, use_cuda, 2))
     model.train_numpy(**train_call(side, *data), progress_callback=at_batch_end)
     sort_by = "self_device_time_total" if use_cuda else "self_cpu_time_total"
     events = sorted(prof.key_averages(), key=lambda e: getattr(e, sort_by), reverse=True)

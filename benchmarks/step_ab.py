@@ -33,15 +33,16 @@ from speed import WORKLOADS, make_workload  # noqa: E402
 
 def build(workload, features, attributes, overrides: dict) -> tuple:
     """A model trained for one epoch (warm-up) and its data as one device batch."""
-    config = DGANConfig(
+    base = dict(
         max_sequence_len=workload.seq_len,
         sample_len=workload.sample_len,
         batch_size=workload.batch_size,
         epochs=1,
         cuda=False,
         seed=0,
-        **overrides,
+        large_data=False,  # the workload's settings unless an override says otherwise
     )
+    config = DGANConfig(**{**base, **overrides})
     model = DGAN(config)
     kinds = [OutputType.DISCRETE, OutputType.CONTINUOUS][: attributes.shape[1]]
     encoded = model.preprocess(
