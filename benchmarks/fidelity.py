@@ -16,7 +16,9 @@ every run, so an interrupted benchmark keeps what it finished). Datasets are des
 run took on this machine, recorded so an epoch budget can be chosen.
 
 The base config is gretel-synthetics' default DGANConfig with the dataset's
-``max_sequence_len``, ``--sample-len``, ``--epochs`` and ``cuda=False``; ``key=value``
+``max_sequence_len``, ``--sample-len``, ``--epochs`` and ``cuda=False`` (dgan's own default
+``large_data="auto"`` then switches dgan to its large-data settings from 1,000 series on;
+``large_data=False`` runs dgan at gretel's settings); ``key=value``
 arguments override any field for both systems (a field gretel lacks, e.g. ``precision``,
 is applied to dgan only and listed under ``not_applied_to_gretel``), so levers can be
 screened without code changes::
