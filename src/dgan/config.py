@@ -127,7 +127,8 @@ class DGANConfig:
     attribute_discriminator_beta1: float = 0.5
     batch_size: int = 1024
     """Examples per training batch (and per generation batch). 1024 is gretel's default and
-    stays the default here; with fewer examples than that every epoch is one optimizer step,
+    stays the default here below 1,000 series (from there on ``large_data="auto"`` trains
+    at 128); with fewer examples than that every epoch is one optimizer step,
     which learns little. ``DGAN.plan`` then warns and suggests
     `dgan.planning.suggested_batch_size` (about 10 steps per epoch, 16 to 1024), which
     ``dgan train`` uses when neither ``--batch-size`` nor ``--config`` sets one."""
@@ -195,14 +196,16 @@ class DGANConfig:
     """Generate with an exponential moving average of the generator's weights, e.g. 0.999
     (the decay ramps up over the first steps); None generates with the trained weights.
     0.999 improved the TimeGAN-protocol scores on Stocks and Sines but made the predictive
-    score worse on variable-length weather, so it is not the default (docs/quality.md)."""
+    score worse on variable-length weather, so on its own it is not the default; it is
+    part of the large-data settings (``large_data``; docs/quality.md)."""
     feature_feedback: bool = False
     """Feed each LSTM step the values the generator produced at the step before (as
     DoppelGANger's original code does), so consecutive groups of ``sample_len`` steps join
     smoothly. Runs the LSTM one step at a time (slower for long series). With more, smaller
     steps (batch 128, learning rates 1e-4, ``generator_ema_decay=0.999``) it gave the best
-    Stocks and Sines scores of the benchmark suite; off by default because at gretel's
-    settings it was worse on the 48-series weather data (docs/quality.md)."""
+    Stocks and Sines scores of the benchmark suite, and is on with the large-data settings
+    (``large_data``); at gretel's settings it was worse on the 48-series weather data
+    (docs/quality.md)."""
     large_data: bool | str = "auto"
     """Train with the large-data settings (`LARGE_DATA_SETTINGS`: batch 128, learning
     rates 1e-4, a 0.999 generator weight average, feature feedback), which won by far on
@@ -427,11 +430,10 @@ class DGANConfig:
         More, smaller steps: batch 128, all three learning rates 1e-4, sampling from a
         0.999 moving average of the generator's weights, and feature feedback. On Stocks
         (3,661 windows, 400 epochs) and Sines (10,000 series, 250 epochs) these reached
-        TimeGAN-protocol discriminative scores of 0.046 and 0.019 against the defaults'
-        ~0.34; on tens of series (the 48-month weather data) they are worse than the
-        defaults, so they are not the defaults (docs/quality.md). Give them more epochs
-        than the defaults need. ``large_data="auto"`` (the default) picks these by itself
-        for 1,000 series or more.
+        TimeGAN-protocol discriminative scores of 0.046 and 0.019 against gretel's
+        settings' ~0.34; on tens of series (the 48-month weather data) they are worse
+        (docs/quality.md). ``large_data="auto"`` (the default) picks them by itself from
+        1,000 series on; this forces them at any size.
 
         Example:
             >>> config = DGANConfig.for_large_data(max_sequence_len=24, sample_len=4)
