@@ -298,7 +298,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 if sys_name == "dgan":
                     config, _ = make_config(system[1], {**base, "seed": seed}, overrides)
                 try:
-                    generated, seconds, _ = train_and_generate(system, config, data, seed)
+                    generated, seconds, model = train_and_generate(system, config, data, seed)
                 except Exception as exc:  # a system that cannot handle the data: record it
                     result["error"] = f"{type(exc).__name__}: {exc}"
                     print(f"{name} {sys_name}: {result['error']}", flush=True)
@@ -308,14 +308,19 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 if args.save_samples:
                     sample_name = f"{args.tag}-{name}-{sys_name}-seed{seed}"
                     save_samples(synthetic, Path(args.out) / "samples", sample_name)
-                runs.append(
-                    {
-                        "seed": seed,
-                        "train_seconds": seconds,
-                        "metrics": metrics,
-                        "discriminative_runs": disc_runs,
-                    }
-                )
+                run = {
+                    "seed": seed,
+                    "train_seconds": seconds,
+                    "metrics": metrics,
+                    "discriminative_runs": disc_runs,
+                }
+                # What training used where it differs from the config passed (dgan decides
+                # large_data from the data).
+                used = plain_config(model.config)
+                changed = {k: v for k, v in used.items() if plain_config(config).get(k) != v}
+                if changed:
+                    run["config_used"] = changed
+                runs.append(run)
                 shown = " ".join(f"{k}={v:.4f}" for k, v in metrics.items())
                 print(f"{name} {sys_name} seed {seed}: {seconds:.0f}s {shown}", flush=True)
                 result["summary"] = aggregate(runs)
