@@ -1,5 +1,6 @@
 """Quality levers: gradient-penalty norm, generator weight average, temporal critic,
-feature feedback, fakes shared by the critic and generator rounds."""
+feature feedback, fakes shared by the critic and generator rounds, and the large-data
+settings chosen from the data's size."""
 
 from __future__ import annotations
 
