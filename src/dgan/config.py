@@ -211,7 +211,8 @@ class DGANConfig:
     rates 1e-4, a 0.999 generator weight average, feature feedback), which won by far on
     the benchmark suite's thousands of series and lost on tens. "auto": when the data has
     at least `LARGE_DATA_MIN_SERIES` (1,000) series and none of those six fields was
-    changed from its default; True: always, for the fields left at their defaults; False:
+    changed from its default (a field set to its default value counts as unchanged);
+    True: always, for the fields left at their defaults; False:
     never (gretel's behaviour). Decided when training first sees the data: the trained
     model's config shows the settings used, with large_data True or False."""
     reuse_fakes: bool = False
