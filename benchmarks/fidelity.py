@@ -316,8 +316,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 }
                 # What training used where it differs from the config passed (dgan decides
                 # large_data from the data).
-                used = plain_config(model.config)
-                changed = {k: v for k, v in used.items() if plain_config(config).get(k) != v}
+                passed, used = plain_config(config), plain_config(model.config)
+                changed = {k: v for k, v in used.items() if passed.get(k) != v}
                 if changed:
                     run["config_used"] = changed
                 runs.append(run)

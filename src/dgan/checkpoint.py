@@ -160,14 +160,15 @@ class ResumePoint:
             build_from_contents(model, self.state, None)
 
     def _saved_large_data(self) -> bool:
-        # Files from before the large-data settings trained without them.
+        # Files from before the large-data settings (and models built around an encoder
+        # without seeing data, whose config still says "auto") trained without them.
         return self.state["config"].get("large_data") is True
 
     def check_config(self, model: DGAN) -> None:
         """ParameterError naming every config field (other than `RESUMABLE_CHANGES`) that
         differs from the checkpoint's (a ``large_data="auto"`` config is compared as the
         interrupted run decided it)."""
-        saved = {"large_data": False, **self.state["config"]}
+        saved = {**self.state["config"], "large_data": self._saved_large_data()}
         config = model.config
         if config.large_data == "auto":
             config = config.with_large_data(self._saved_large_data())
