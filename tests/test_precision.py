@@ -114,9 +114,14 @@ def _penalty_inputs():
     return critic, real, fake, alpha
 
 
-def _penalty_and_grads(policy):
+def _autograd_path(critic):
+    """The critic without its closed-form input gradient: the penalty double-backwards."""
+    return lambda *parts: critic(*parts)
+
+
+def _penalty_and_grads(policy, wrap=lambda critic: critic):
     critic, real, fake, alpha = _penalty_inputs()
-    penalty = gradient_penalty(critic, real, fake, alpha, policy)
+    penalty = gradient_penalty(wrap(critic), real, fake, alpha, policy)
     params = list(critic.parameters())
     # The last layer's bias cannot change d(score)/d(input): its gradient may be unused.
     grads = torch.autograd.grad(penalty, params, allow_unused=True)
@@ -125,15 +130,18 @@ def _penalty_and_grads(policy):
     ]
 
 
+@pytest.mark.parametrize("path", ["closed form", "autograd"])
 @pytest.mark.parametrize("penalty_precision,rtol", [("autocast", 3e-2), ("fp32", 1e-5)])
 @pytest.mark.parametrize("precision", [Precision.FP16, Precision.BF16])
-def test_low_precision_penalty_matches_fp32(precision, penalty_precision, rtol):
-    """The fp16 penalty goes through the scaled-output recipe; it must equal fp32's."""
+def test_low_precision_penalty_matches_fp32(precision, penalty_precision, rtol, path):
+    """Both ways to the penalty (the MLP critic's closed form, and autograd's double
+    backward through the scaled-output recipe) give fp32's penalty and gradients."""
+    wrap = _autograd_path if path == "autograd" else (lambda critic: critic)
     reference, reference_grads = _penalty_and_grads(PrecisionPolicy(CPU, Precision.FP32))
     policy = PrecisionPolicy(CPU, precision, gradient_penalty_precision=penalty_precision)
     if policy.critic_scaler.is_enabled():
         policy.critic_scaler.scale(torch.ones(()))  # materialise the 2**14 scale
-    penalty, grads = _penalty_and_grads(policy)
+    penalty, grads = _penalty_and_grads(policy, wrap)
     torch.testing.assert_close(penalty, reference, rtol=rtol, atol=1e-6)
     for g, ref in zip(grads, reference_grads, strict=True):
         torch.testing.assert_close(g.float(), ref, rtol=rtol * 3, atol=rtol * ref.abs().max())
@@ -145,9 +153,25 @@ def test_penalty_unscales_gradients_whatever_the_scale():
         policy = PrecisionPolicy(
             CPU, Precision.FP16, init_scale=scale, gradient_penalty_precision="autocast"
         )
-        values.append(_penalty_and_grads(policy)[0])
+        values.append(_penalty_and_grads(policy, _autograd_path)[0])
     torch.testing.assert_close(values[1], values[0], rtol=3e-2, atol=1e-6)
     torch.testing.assert_close(values[2], values[0], rtol=3e-2, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "penalty_precision,dtype", [("autocast", torch.bfloat16), ("fp32", torch.float32)]
+)
+def test_closed_form_penalty_runs_its_products_in_the_penalty_precision(penalty_precision, dtype):
+    """Under "autocast" the MLP critic's input gradient comes out of 16-bit products (the
+    speed), while the penalty built from it is fp32 (the norm is taken in fp32)."""
+    critic, real, fake, alpha = _penalty_inputs()
+    seen = []
+    closed_form = critic.input_gradient
+    critic.input_gradient = lambda *parts: seen.append(closed_form(*parts)) or seen[-1]
+    policy = PrecisionPolicy(CPU, Precision.BF16, gradient_penalty_precision=penalty_precision)
+    penalty = gradient_penalty(critic, real, fake, alpha, policy)
+    assert [g.dtype for g in seen] == [dtype]
+    assert penalty.dtype == torch.float32
 
 
 # ----- loss scaling, skipped steps and clipping -------------------------------------------

@@ -183,8 +183,8 @@ class DGANConfig:
     max_grad_norm: float | None = None
     """Clip each network's gradient norm to this (measured after unscaling), or None."""
     gradient_penalty_precision: str = "fp32"
-    """"fp32": the penalty's critic pass and norm in full precision; "autocast": in the
-    training precision (faster, less exact)."""
+    """"fp32": the penalty's critic pass in full precision; "autocast": in the training
+    precision (faster where 16-bit maths is native, less exact). The norm is fp32 in both."""
     divergence_guard: bool = True
     """Roll back to the last good state and continue one precision safer on NaN/inf."""
 

@@ -91,14 +91,16 @@ def gradient_penalty(
     1/sqrt(B), a much tighter limit on the critic (on Stocks it made dgan's samples as easy
     to tell apart as gretel's; docs/quality.md).
 
-    With ``policy.gradient_penalty_precision == "fp32"`` the critic pass and the norm run
-    in full precision (second-order gradients amplify rounding); a critic with an
-    ``input_gradient`` method (the MLP `Critic`) then supplies its input gradient in
-    closed form, so no double backward is needed. With "autocast" they
-    follow PyTorch's AMP recipe: the *scaled* critic output goes into ``autograd.grad`` (so
-    small fp16 gradients do not flush to zero), the gradients are unscaled out of place by
-    dividing by ``scaler.scale(1)`` (a device tensor: no host sync), and the penalty is
-    computed inside autocast.
+    A critic with an ``input_gradient`` method (the MLP `Critic`) supplies its input
+    gradient in closed form, so no double backward is needed: in fp32 with
+    ``policy.gradient_penalty_precision == "fp32"``, in the training precision with
+    "autocast" (its products are forward ones, so fp16 needs no loss scale there); the norm
+    is fp32 either way. Other critics differentiate twice: with "fp32" the critic pass and
+    the norm run in full precision (second-order gradients amplify rounding); with
+    "autocast" they follow PyTorch's AMP recipe: the *scaled* critic output goes into
+    ``autograd.grad`` (so small fp16 gradients do not flush to zero), the gradients are
+    unscaled out of place by dividing by ``scaler.scale(1)`` (a device tensor: no host
+    sync), and the penalty is computed inside autocast.
 
     Example:
         >>> from dgan.precision import Precision
@@ -114,11 +116,13 @@ def gradient_penalty(
     scaler = policy.critic_scaler
     off = torch.autocast(policy.device.type, enabled=False)
     explicit = getattr(critic, "input_gradient", None)
-    if full_precision and explicit is not None:
-        # MLP critics: the input gradient in closed form, no double backward (faster).
+    if explicit is not None:
+        # MLP critics: the input gradient in closed form, no double backward (faster). Its
+        # products are forward ones (weights times masks), so under autocast they run in
+        # 16 bits without a loss scale; the norm is taken in fp32 either way.
         with off, torch.no_grad():
             mixed = [None if x is None else x.detach() for x in interpolate(real, fake, alpha)]
-        with off:
+        with off if full_precision else region():
             grads = [explicit(*mixed)]
         return _penalty_from(grads, norm, contextlib.nullcontext)
     mixed = interpolate(real, fake, alpha)
