@@ -195,6 +195,8 @@ def make_config(side: Side, args: argparse.Namespace, use_cuda: bool, epochs: in
     kwargs = config_kwargs(args, use_cuda, epochs)
     if "large_data" in getattr(side.config_cls, "__dataclass_fields__", {}):
         kwargs["large_data"] = False
+    if side.name == "dgan":
+        kwargs.update(args.dgan)  # e.g. precision=bf16: gretel keeps its defaults
     return side.config_cls(**kwargs)
 
 
@@ -472,8 +474,19 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--skip-gretel", action="store_true", help="time dgan alone")
     p.add_argument("--profile", action="store_true", help="add a torch.profiler top-10 per side")
+    p.add_argument(
+        "--dgan",
+        nargs="+",
+        default=[],
+        metavar="KEY=VALUE",
+        help="dgan config fields on top of the workload's, e.g. precision=bf16 (gretel's "
+        "side keeps its defaults)",
+    )
     p.add_argument("--out", type=Path, help="JSON path (default benchmarks/results/speed-...)")
     args = p.parse_args(argv)
+    from fidelity import parse_override  # one parser for key=value across the benchmarks
+
+    args.dgan = dict(map(parse_override, args.dgan))
     args.workload = WORKLOADS[args.workload]
     args.n_series = args.n_series or args.workload.n_series
     args.batch_size = args.batch_size or args.workload.batch_size
@@ -537,6 +550,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             "seed": args.seed,
         },
         "config": config_kwargs(args, use_cuda, args.warmup + args.epochs),
+        "dgan_overrides": args.dgan,
         "protocol": {
             "warmup_epochs": args.warmup,
             "timed_epochs": args.epochs,
