@@ -415,10 +415,21 @@ def test_cpu_bf16_hardware_is_read_from_torch(monkeypatch, capability, expected)
         # fp16 falls back to bf16 only where bf16 is native
         after = precision.fallback_precision(Precision.FP16, CPU)
         assert after == (Precision.BF16 if expected else Precision.FP32)
-        # "auto" stays fp32 on CPU until the quality suite admits bf16 (docs/precision.md)
+        # "auto" stays fp32 on CPU: bf16 lost quality on two datasets (docs/quality.md)
         assert resolve_precision("auto", CPU) == Precision.FP32
     finally:
         precision.cpu_bf16_hardware.cache_clear()
+
+
+@pytest.mark.parametrize("native", [True, False])
+def test_history_says_whether_16_bit_maths_ran_in_hardware(monkeypatch, rng, native):
+    import dgan.precision as precision
+
+    monkeypatch.setattr(precision, "cpu_bf16_hardware", lambda: "avx512_bf16" if native else None)
+    bf16 = _train(rng, precision="bf16", epochs=1)
+    assert [h["in_hardware"] for h in bf16.history] == [native]
+    assert _train(rng, precision="fp16", epochs=1).history[0]["in_hardware"] is False
+    assert _train(rng, epochs=1).history[0]["in_hardware"] is None  # fp32: nothing to say
 
 
 @pytest.mark.parametrize("native", [True, False])

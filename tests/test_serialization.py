@@ -495,6 +495,10 @@ def _invert_range(state):
             r"history\[0\]\.epoch must be an integer >= 0, got -1",
         ),
         (
+            _set("history", 0, "in_hardware", value="yes"),
+            r"history\[0\]\.in_hardware must be true, false or null, got 'yes'",
+        ),
+        (
             _set("config", "gradient_penalty_coef", value=float("nan")),
             r"config is invalid \(gradient_penalty_coef must be a finite number",
         ),

@@ -80,6 +80,24 @@ def bf16_is_native(device: torch.device) -> bool:
     return cpu_bf16_hardware() is not None
 
 
+def runs_in_hardware(precision: Precision, device: torch.device) -> bool | None:
+    """Whether ``device`` runs ``precision``'s 16-bit matrix products in hardware: None for
+    fp32 (nothing to say); fp16 on CUDA GPUs, never on CPUs (emulated, usually slower than
+    fp32); bf16 where `bf16_is_native`.
+
+    Example:
+        >>> runs_in_hardware(Precision.FP16, torch.device("cpu"))
+        False
+        >>> runs_in_hardware(Precision.FP32, torch.device("cpu")) is None
+        True
+    """
+    if precision.dtype is None:
+        return None
+    if precision == Precision.FP16:
+        return device.type == "cuda"
+    return bf16_is_native(device)
+
+
 @functools.cache
 def _autocast_works(device_type: str, dtype: torch.dtype) -> bool:
     """Can this device run a Linear layer forward and backward under autocast(dtype)?"""
@@ -114,10 +132,10 @@ def resolve_precision(requested: str | Precision, device: torch.device) -> Preci
     """Turn the requested precision into one this device can run, or raise.
 
     "auto" is bf16 where the GPU has native bf16, else fp16 on CUDA, and fp32 on every
-    CPU: even where the CPU has bf16 hardware, the benchmark suite has not yet shown bf16
-    training within fp32's quality spread on every dataset (on Stocks it matched fp32 on
-    average, with a wider spread between seeds; docs/quality.md). An explicit request the
-    device cannot honour raises ParameterError naming the fix.
+    CPU: even where the CPU has bf16 hardware, bf16 training at the defaults scored worse
+    than fp32 on two of the benchmark suite's four datasets (Sines on every seed, and one
+    weather-var seed's predictive score; docs/quality.md). An explicit request the device
+    cannot honour raises ParameterError naming the fix.
 
     Example:
         >>> resolve_precision("auto", torch.device("cpu"))
@@ -142,8 +160,7 @@ def resolve_precision(requested: str | Precision, device: torch.device) -> Preci
             f"precision={precision.value!r} is not supported on this {device.type} device "
             "(autocast failed); use precision='fp32', or train on a CUDA GPU (cuda=True)."
         )
-    emulated = precision == Precision.FP16 or not bf16_is_native(device)
-    if precision.dtype is not None and device.type == "cpu" and emulated:
+    if device.type == "cpu" and runs_in_hardware(precision, device) is False:
         _warn_cpu_emulation(precision.value)
     return precision
 

@@ -62,6 +62,8 @@ class EpochRecord:
         examples_per_s: training examples per second of wall time.
         wall_time_s: the epoch's wall time in seconds.
         precision: the precision in effect at the end of the epoch ("fp32", ...).
+        in_hardware: for fp16/bf16, whether the device ran that precision's matrix products
+            in hardware (False: emulated, usually slower than fp32); None in fp32.
         critic_loss_scale, generator_loss_scale: fp16 loss scales; None without scaling.
         skipped_steps: optimizer steps skipped for inf/NaN gradients (fp16 overflow).
         guard_events: the divergence guard's interventions in this epoch.
@@ -78,6 +80,7 @@ class EpochRecord:
     examples_per_s: float | None = None
     wall_time_s: float | None = None
     precision: str = "fp32"
+    in_hardware: bool | None = None
     critic_loss_scale: float | None = None
     generator_loss_scale: float | None = None
     skipped_steps: int = 0

@@ -274,6 +274,9 @@ def _history(p: list[str], history: Any) -> None:
         if "precision" in entry:
             value = entry["precision"]
             _check(p, isinstance(value, str), f"{where}.precision", "a string", value)
+        if entry.get("in_hardware") is not None:
+            value = entry["in_hardware"]
+            _check(p, isinstance(value, bool), f"{where}.in_hardware", "true, false or null", value)
         if "guard_events" in entry and _is_list(p, entry["guard_events"], f"{where}.guard_events"):
             for j, event in enumerate(entry["guard_events"]):
                 _is_dict(p, event, f"{where}.guard_events[{j}]")

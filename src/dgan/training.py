@@ -38,7 +38,13 @@ from dgan.networks import (
     build_networks,
     build_temporal_critic,
 )
-from dgan.precision import Precision, PrecisionPolicy, loss_scale, resolve_precision
+from dgan.precision import (
+    Precision,
+    PrecisionPolicy,
+    loss_scale,
+    resolve_precision,
+    runs_in_hardware,
+)
 from dgan.records import EpochRecord, GuardEvent
 
 if TYPE_CHECKING:
@@ -487,6 +493,7 @@ class Trainer:
             examples_per_s=n / elapsed,
             wall_time_s=elapsed,
             precision=self.policy.name,
+            in_hardware=runs_in_hardware(self.policy.precision, self.device),
             critic_loss_scale=loss_scale(self.policy.critic_scaler),
             generator_loss_scale=loss_scale(self.policy.generator_scaler),
             skipped_steps=acc.skipped_steps(),  # host sync
