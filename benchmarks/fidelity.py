@@ -63,7 +63,7 @@ from dgan.metrics.protocol import (  # noqa: E402
     timegan_discriminative_runs,
     timegan_predictive_score,
 )
-from fidelity_data import LOADERS, Dataset, load  # noqa: E402
+from fidelity_data import LOADERS, Dataset, load, parse_name  # noqa: E402
 
 PUBLISHED = {
     "stocks": {
@@ -265,8 +265,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             report["skipped"][name] = str(exc)
             print(f"skip {name}: {exc}", flush=True)
             continue
-        family = name if name in DEFAULT_SAMPLE_LEN else name.partition("-")[0]  # stocks-N
-        sample_len = args.sample_len or DEFAULT_SAMPLE_LEN[family]
+        sample_len = args.sample_len or DEFAULT_SAMPLE_LEN[parse_name(name)[0]]
         base = {
             "max_sequence_len": data.max_sequence_len,
             "sample_len": sample_len,

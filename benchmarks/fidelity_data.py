@@ -175,11 +175,22 @@ LOADERS = {
 }
 
 
-def load(name: str) -> Dataset:
-    """The dataset called ``name``: a key of `LOADERS`, or ``stocks-N``."""
+def parse_name(name: str) -> tuple[str, int | None]:
+    """(the key of `LOADERS` a dataset name belongs to, its training windows or None).
+
+    Example:
+        >>> parse_name("weather-var"), parse_name("stocks-256")
+        (('weather-var', None), ('stocks', 256))
+    """
     if name in LOADERS:
-        return LOADERS[name]()
+        return name, None
     prefix, _, size = name.partition("-")
     if prefix == "stocks" and size.isdigit():
-        return stocks_subset(int(size))
+        return prefix, int(size)
     raise ValueError(f"unknown dataset {name!r}: use one of {sorted(LOADERS)} or stocks-N")
+
+
+def load(name: str) -> Dataset:
+    """The dataset called ``name``: a key of `LOADERS`, or ``stocks-N``."""
+    family, size = parse_name(name)
+    return LOADERS[family]() if size is None else stocks_subset(size)
