@@ -174,6 +174,19 @@ def test_closed_form_penalty_runs_its_products_in_the_penalty_precision(penalty_
     assert penalty.dtype == torch.float32
 
 
+@pytest.mark.parametrize("precision", ["fp16", "bf16"])
+def test_training_with_the_penalty_in_autocast_stays_finite(rng, precision):
+    """Both penalty paths in one step: the MLP critics' closed form in 16 bits and the
+    temporal critic's double backward under the AMP recipe."""
+    model = _train(
+        rng, precision=precision, gradient_penalty_precision="autocast", temporal_critic=True
+    )
+    assert all(h["precision"] == precision and not h["guard_events"] for h in model.history)
+    losses = [h[k] for h in model.history for k in ("discriminator_loss", "gradient_penalty")]
+    assert np.isfinite(losses).all()
+    assert all(torch.isfinite(p).all() for p in model.generator.parameters())
+
+
 # ----- loss scaling, skipped steps and clipping -------------------------------------------
 def test_forced_overflow_skips_steps_and_backs_the_scale_off(rng):
     model = _train(rng, precision="fp16", init_scale=2.0**16)
