@@ -193,10 +193,8 @@ def make_config(side: Side, args: argparse.Namespace, use_cuda: bool, epochs: in
     """The side's config of `config_kwargs`; dgan's at the workload's settings whatever the
     data's size (``large_data=False``: this compares speed at equal settings)."""
     kwargs = config_kwargs(args, use_cuda, epochs)
-    if "large_data" in getattr(side.config_cls, "__dataclass_fields__", {}):
-        kwargs["large_data"] = False
-    if side.name == "dgan":
-        kwargs.update(args.dgan)  # e.g. precision=bf16: gretel keeps its defaults
+    if side.name == "dgan":  # --dgan fields (e.g. precision=bf16) on top; gretel's defaults
+        kwargs.update({"large_data": False, **args.dgan})
     return side.config_cls(**kwargs)
 
 
