@@ -18,6 +18,7 @@ from dgan.precision import (
     fallback_precision,
     lstm_runs_safely,
     resolve_precision,
+    runs_in_hardware,
 )
 from dgan.training import Accumulators, Batch
 from tiny import tiny_config
@@ -439,9 +440,10 @@ def test_history_says_whether_16_bit_maths_ran_in_hardware(monkeypatch, rng, nat
     import dgan.precision as precision
 
     monkeypatch.setattr(precision, "cpu_bf16_hardware", lambda: "avx512_bf16" if native else None)
+    monkeypatch.setattr(precision, "cpu_fp16_hardware", lambda: "avx512_fp16" if native else None)
     bf16 = _train(rng, precision="bf16", epochs=1)
     assert [h["in_hardware"] for h in bf16.history] == [native]
-    assert _train(rng, precision="fp16", epochs=1).history[0]["in_hardware"] is False
+    assert _train(rng, precision="fp16", epochs=1).history[0]["in_hardware"] is native
     assert _train(rng, epochs=1).history[0]["in_hardware"] is None  # fp32: nothing to say
 
 
@@ -454,8 +456,38 @@ def test_cpu_emulation_warning_only_where_emulated(monkeypatch, caplog, native):
     with caplog.at_level(logging.WARNING, logger="dgan.precision"):
         resolve_precision("bf16", CPU)
     assert ("emulated" in caplog.text) is (not native)
-    caplog.clear()
-    with caplog.at_level(logging.WARNING, logger="dgan.precision"):
-        resolve_precision("fp16", CPU)
-    assert "CPUs have no fp16 matrix hardware" in caplog.text  # fp16 is emulated everywhere
     precision._warn_cpu_emulation.cache_clear()
+
+
+@pytest.mark.parametrize(
+    "capability,expected",
+    [
+        ({"amx_fp16": True, "avx512_fp16": True, "avx512_bf16": True}, "amx_fp16"),
+        ({"amx_fp16": False, "avx512_fp16": True}, "avx512_fp16"),
+        ({"amx_fp16": False, "avx512_fp16": False, "avx512_bf16": True}, None),  # this CPU
+    ],
+)
+def test_fp16_counts_as_hardware_only_on_cpus_with_fp16_instructions(
+    monkeypatch, caplog, capability, expected
+):
+    # Sapphire Rapids and later Xeons run fp16 products in hardware: no emulation warning
+    # there, and the history and the plan say so; elsewhere fp16 is emulated.
+    import dgan.precision as precision
+    from dgan.planning import _precision
+
+    monkeypatch.setattr(torch._C._cpu, "_get_cpu_capability", lambda: capability)
+    precision.cpu_fp16_hardware.cache_clear()
+    precision._warn_cpu_emulation.cache_clear()
+    try:
+        assert precision.cpu_fp16_hardware() == expected
+        assert runs_in_hardware(Precision.FP16, CPU) is (expected is not None)
+        with caplog.at_level(logging.WARNING, logger="dgan.precision"):
+            resolve_precision("fp16", CPU)
+        warned = "this CPU has no fp16 matrix hardware (AMX-FP16 or AVX-512-FP16)" in caplog.text
+        assert warned is (expected is None)
+        _, why = _precision(_config(precision="fp16"), CPU)
+        assert ("emulated" in why) is (expected is None)
+        assert (expected or "no fp16 hardware") in why
+    finally:
+        precision.cpu_fp16_hardware.cache_clear()
+        precision._warn_cpu_emulation.cache_clear()

@@ -43,7 +43,7 @@ from dgan.batch import Accumulators, Batch
 from dgan.config import DGANConfig, OutputType
 from dgan.memory import peak_rss_bytes
 from dgan.model import DGAN
-from dgan.precision import cpu_bf16_hardware, loss_scale
+from dgan.precision import cpu_bf16_hardware, cpu_fp16_hardware, loss_scale
 from dgan.serialization import json_safe
 
 # CPU instruction sets that give native (not emulated) reduced-precision maths.
@@ -68,6 +68,7 @@ def machine_info(repo: str | os.PathLike | None = None) -> dict[str, Any]:
         "cpu_capability": torch.backends.cpu.get_cpu_capability(),
         "cpu_native_low_precision_flags": [f for f in _NATIVE_LOW_PRECISION_FLAGS if f in flags],
         "cpu_bf16_hardware": cpu_bf16_hardware(),  # what torch sees, None where emulated
+        "cpu_fp16_hardware": cpu_fp16_hardware(),
         "torch": torch.__version__,
         "cuda": torch.version.cuda,
         "cudnn": torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None,

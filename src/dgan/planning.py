@@ -32,7 +32,14 @@ import torch
 
 from dgan.config import DfStyle, DGANConfig, OutputType
 from dgan.frames import FrameLayout, dataframe_to_arrays
-from dgan.precision import Precision, bf16_is_native, cpu_bf16_hardware, resolve_precision
+from dgan.precision import (
+    Precision,
+    bf16_is_native,
+    cpu_bf16_hardware,
+    cpu_fp16_hardware,
+    resolve_precision,
+    runs_in_hardware,
+)
 from dgan.validation import TrainingArrays, validate_training_arrays
 
 GRETEL_BATCH_SIZE = 1024
@@ -224,11 +231,13 @@ def _precision(config: DGANConfig, device: torch.device) -> tuple[str, str]:
     """The precision training will use on ``device``, and why."""
     requested = config.effective_precision
     precision = resolve_precision(requested, device)  # raises what training would raise
-    native = bf16_is_native(device)
     if device.type == "cpu":
-        hardware = cpu_bf16_hardware()
-        cpu = f"this CPU has {hardware}" if hardware else "this CPU has no bf16 hardware"
+        fp16 = precision is Precision.FP16  # name the hardware the precision would use
+        hardware = cpu_fp16_hardware() if fp16 else cpu_bf16_hardware()
+        kind = "fp16" if fp16 else "bf16"
+        cpu = f"this CPU has {hardware}" if hardware else f"this CPU has no {kind} hardware"
     else:
+        native = bf16_is_native(device)
         cpu = "this GPU " + ("has native bf16" if native else "has no native bf16")
     if requested == Precision.AUTO.value:
         if device.type == "cpu":
@@ -246,7 +255,7 @@ def _precision(config: DGANConfig, device: torch.device) -> tuple[str, str]:
         source = f"precision={config.precision!r} was asked for"
     if precision is Precision.FP32:
         return precision.value, f"{source}; {cpu}"
-    emulated = device.type == "cpu" and (precision is Precision.FP16 or not native)
+    emulated = runs_in_hardware(precision, device) is False
     return precision.value, f"{source}; {cpu}" + (", so it is emulated (slow)" if emulated else "")
 
 

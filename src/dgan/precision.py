@@ -46,6 +46,15 @@ class Precision(str, Enum):
         return {Precision.FP16: torch.float16, Precision.BF16: torch.bfloat16}.get(self)
 
 
+def _cpu_instructions(names: tuple[str, ...]) -> str | None:
+    """The first of ``names`` that torch's CPU capability probe reports, or None."""
+    try:
+        capability = torch._C._cpu._get_cpu_capability()  # private API: guarded
+    except (AttributeError, RuntimeError):
+        return None
+    return next((name for name in names if capability.get(name)), None)
+
+
 @functools.cache
 def cpu_bf16_hardware() -> str | None:
     """The CPU's native bf16 matrix instructions: "amx_bf16", "avx512_bf16", or None.
@@ -57,14 +66,23 @@ def cpu_bf16_hardware() -> str | None:
         >>> cpu_bf16_hardware() in (None, "amx_bf16", "avx512_bf16")
         True
     """
-    try:
-        capability = torch._C._cpu._get_cpu_capability()  # private API: guarded
-    except (AttributeError, RuntimeError):
-        return None
-    for name in ("amx_bf16", "avx512_bf16"):
-        if capability.get(name):
-            return name
-    return None
+    return _cpu_instructions(("amx_bf16", "avx512_bf16"))
+
+
+@functools.cache
+def cpu_fp16_hardware() -> str | None:
+    """The CPU's native fp16 matrix instructions: "amx_fp16", "avx512_fp16", or None.
+
+    AVX-512-FP16 (Intel Xeon from Sapphire Rapids on) and AMX-FP16 (Granite Rapids on) run
+    fp16 matrix products in hardware (oneDNN uses them); other CPUs emulate fp16. Even with
+    them, PyTorch runs oneDNN's fp16 LSTM only without gradients (inference), so fp16
+    training runs PyTorch's own, slower LSTM kernel.
+
+    Example:
+        >>> cpu_fp16_hardware() in (None, "amx_fp16", "avx512_fp16")
+        True
+    """
+    return _cpu_instructions(("amx_fp16", "avx512_fp16"))
 
 
 def bf16_is_native(device: torch.device) -> bool:
@@ -82,8 +100,8 @@ def bf16_is_native(device: torch.device) -> bool:
 
 def runs_in_hardware(precision: Precision, device: torch.device) -> bool | None:
     """Whether ``device`` runs ``precision``'s 16-bit matrix products in hardware: None for
-    fp32 (nothing to say); fp16 on CUDA GPUs, never on CPUs (emulated, usually slower than
-    fp32); bf16 where `bf16_is_native`.
+    fp32 (nothing to say); fp16 on CUDA GPUs and on CPUs with `cpu_fp16_hardware`; bf16
+    where `bf16_is_native`. False means emulated, usually slower than fp32.
 
     Example:
         >>> runs_in_hardware(Precision.FP16, torch.device("cpu"))
@@ -94,7 +112,7 @@ def runs_in_hardware(precision: Precision, device: torch.device) -> bool | None:
     if precision.dtype is None:
         return None
     if precision == Precision.FP16:
-        return device.type == "cuda"
+        return device.type == "cuda" or cpu_fp16_hardware() is not None
     return bf16_is_native(device)
 
 
@@ -168,7 +186,7 @@ def resolve_precision(requested: str | Precision, device: torch.device) -> Preci
 @functools.cache
 def _warn_cpu_emulation(name: str) -> None:
     hint = (
-        "CPUs have no fp16 matrix hardware"
+        "this CPU has no fp16 matrix hardware (AMX-FP16 or AVX-512-FP16)"
         if name == "fp16"
         else "this CPU has no bf16 matrix hardware (AMX or AVX-512-BF16)"
     )
