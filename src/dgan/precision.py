@@ -104,9 +104,10 @@ def runs_in_hardware(precision: Precision, device: torch.device) -> bool | None:
     where `bf16_is_native`. False means emulated, usually slower than fp32.
 
     Example:
-        >>> runs_in_hardware(Precision.FP16, torch.device("cpu"))
-        False
-        >>> runs_in_hardware(Precision.FP32, torch.device("cpu")) is None
+        >>> cpu = torch.device("cpu")
+        >>> runs_in_hardware(Precision.FP16, cpu) == (cpu_fp16_hardware() is not None)
+        True
+        >>> runs_in_hardware(Precision.FP32, cpu) is None
         True
     """
     if precision.dtype is None:
