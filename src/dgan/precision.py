@@ -152,8 +152,8 @@ def resolve_precision(requested: str | Precision, device: torch.device) -> Preci
 
     "auto" is bf16 where the GPU has native bf16, else fp16 on CUDA, and fp32 on every
     CPU: even where the CPU has bf16 hardware, bf16 training at the defaults scored worse
-    than fp32 on two of the benchmark suite's four datasets (Sines on every seed, and one
-    weather-var seed's predictive score; docs/quality.md). An explicit request the device
+    than fp32 on one of the benchmark suite's four datasets (Sines, on 4 of 5 seeds, a full
+    seed standard deviation on average; docs/quality.md). An explicit request the device
     cannot honour raises ParameterError naming the fix.
 
     Example:
