@@ -429,7 +429,7 @@ def test_cpu_bf16_hardware_is_read_from_torch(monkeypatch, capability, expected)
         # fp16 falls back to bf16 only where bf16 is native
         after = precision.fallback_precision(Precision.FP16, CPU)
         assert after == (Precision.BF16 if expected else Precision.FP32)
-        # "auto" stays fp32 on CPU: bf16 lost quality on two datasets (docs/quality.md)
+        # "auto" stays fp32 on CPU: bf16 lost quality on Sines (docs/quality.md)
         assert resolve_precision("auto", CPU) == Precision.FP32
     finally:
         precision.cpu_bf16_hardware.cache_clear()
