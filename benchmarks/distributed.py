@@ -1,4 +1,4 @@
-"""Training throughput of one model trained by 1 and by 2 processes (dgan.distributed).
+"""Training throughput of one model trained by 1 and by 2 processes (dgan.train.distributed).
 
 Each process runs on ONE torch thread; the 2-process run rendezvous over TCP on this
 machine with the gloo backend, as ``torchrun --nproc-per-node=2`` would set it up. The
@@ -64,7 +64,7 @@ def worker(epochs: int, out: str) -> None:
     import torch
 
     from dgan import DGAN, OutputType
-    from dgan.distributed import is_main_process
+    from dgan.train.distributed import is_main_process
 
     torch.set_num_threads(1)
     config, features, attributes = workload(epochs)
@@ -118,7 +118,7 @@ def main() -> None:
     if args.worker:
         worker(args.epochs, args.to)
         return
-    from dgan.bench import machine_info
+    from harness import machine_info
 
     results = [run(p, args.epochs) for p in (1, 2)]
     speedup = results[1]["examples_per_s_median"] / results[0]["examples_per_s_median"]

@@ -57,13 +57,13 @@ if (REPO / "src" / "dgan").is_dir():
     sys.path.insert(0, str(REPO / "src"))  # measure this checkout, not an installed copy
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from dgan.bench import json_safe, machine_info  # noqa: E402
 from dgan.metrics import SeriesData, evaluate  # noqa: E402
 from dgan.metrics.protocol import (  # noqa: E402
     timegan_discriminative_runs,
     timegan_predictive_score,
 )
 from fidelity_data import LOADERS, Dataset, load, parse_name  # noqa: E402
+from harness import json_safe, machine_info  # noqa: E402
 
 PUBLISHED = {
     "stocks": {

@@ -1,7 +1,7 @@
 """Precision benchmark: what fp16 and bf16 buy over fp32 in speed, memory and quality.
 
 For each model size and batch size it times every precision variant (fp32; fp16 and
-bf16, each with the gradient penalty in fp32 and in autocast) with `dgan.bench`, in
+bf16, each with the gradient penalty in fp32 and in autocast) with `harness`, in
 rounds that interleave the variants so that load on a shared machine hits them alike,
 and reports each variant's median time per batch, throughput, peak memory and skipped
 steps, with its ratios to fp32 measured in the same round. A quality section trains
@@ -35,8 +35,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))  # synthetic.py: the structured quality dataset
 
 from dgan import DGAN, DGANConfig, OutputType  # noqa: E402
-from dgan.bench import machine_info, synthetic_workload, time_training, write_result  # noqa: E402
 from dgan.metrics import SeriesData, autocorrelation_distance, marginal_distances  # noqa: E402
+from harness import machine_info, synthetic_workload, time_training, write_result  # noqa: E402
 from synthetic import CLASS_CYCLES, dominant_cycles, sine_dataset  # noqa: E402
 
 # The two workloads: gretel's defaults on 100 steps x 3 features, and a large model.

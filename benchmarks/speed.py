@@ -436,7 +436,7 @@ def print_profile(name: str, profile: dict[str, Any]) -> None:
 
 def bench_machine_info() -> dict[str, Any]:
     """The shared harness's machine record (dgan is importable once load_sides ran)."""
-    from dgan.bench import machine_info
+    from harness import machine_info
 
     return machine_info(REPO)
 

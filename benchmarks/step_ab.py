@@ -26,7 +26,7 @@ if (REPO / "src" / "dgan").is_dir():
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from dgan import DGAN, DGANConfig, OutputType  # noqa: E402
-from dgan.batch import Accumulators, Batch  # noqa: E402
+from dgan.train.batch import Accumulators, Batch  # noqa: E402
 from fidelity import parse_override  # noqa: E402
 from speed import WORKLOADS, make_workload  # noqa: E402
 

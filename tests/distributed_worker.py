@@ -22,7 +22,7 @@ import torch.distributed as dist
 from safetensors.torch import save_file
 
 from dgan import DGAN, OutputType
-from dgan.distributed import Collective
+from dgan.train.distributed import Collective
 from tiny import tiny_config
 
 ATTRIBUTE_TYPES = [OutputType.DISCRETE, OutputType.CONTINUOUS]

@@ -1,4 +1,4 @@
-"""Checkpoints and exact resume (dgan.checkpoint)."""
+"""Checkpoints and exact resume (dgan.storage.checkpoint)."""
 
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ import pytest
 import torch
 
 from dgan import DGAN, DGANConfig, OutputType
-from dgan.checkpoint import Checkpointer, find_resume_point, list_checkpoints
 from dgan.errors import DataError, ParameterError, SerializationError
+from dgan.storage.checkpoint import Checkpointer, find_resume_point, list_checkpoints
 from tiny import tiny_config
 
 TYPES = [OutputType.DISCRETE, OutputType.CONTINUOUS]
@@ -124,7 +124,7 @@ def test_corrupt_latest_checkpoint_falls_back_to_the_previous(tmp_path, caplog):
     raw[-200:] = bytes(b ^ 0xFF for b in raw[-200:])  # flipped tensor bytes: checksum fails
     latest.write_bytes(bytes(raw))
 
-    with caplog.at_level(logging.WARNING, logger="dgan.checkpoint"):
+    with caplog.at_level(logging.WARNING, logger="dgan.storage.checkpoint"):
         resumed = _train(tiny_config(epochs=3, checkpoint_dir=str(folder)), resume_from=folder)
     assert f"Skipping checkpoint {checkpoint}" in caplog.text and "corrupted" in caplog.text
     _assert_identical(resumed, _train(tiny_config(epochs=3)))
@@ -171,7 +171,7 @@ def test_all_checkpoints_unreadable_is_an_error(tmp_path):
 
 
 def test_resume_from_an_empty_folder_trains_from_the_start(tmp_path, caplog):
-    with caplog.at_level(logging.WARNING, logger="dgan.checkpoint"):
+    with caplog.at_level(logging.WARNING, logger="dgan.storage.checkpoint"):
         model = _train(tiny_config(epochs=2), resume_from=tmp_path / "nothing-yet")
     assert "No checkpoint" in caplog.text
     _assert_identical(model, _train(tiny_config(epochs=2)))
@@ -278,7 +278,7 @@ def test_checkpoint_every_minutes_writes_at_the_first_epoch_end_after_that_time(
     tmp_path, monkeypatch
 ):
     clock = iter(range(0, 10_000, 40))  # each reading of the clock is 40 s later
-    monkeypatch.setattr("dgan.checkpoint.time.monotonic", lambda: next(clock))
+    monkeypatch.setattr("dgan.storage.checkpoint.time.monotonic", lambda: next(clock))
     folder = tmp_path / "ckpt"
     config = tiny_config(
         epochs=4, checkpoint_dir=str(folder), checkpoint_every=100, checkpoint_every_minutes=1
@@ -315,7 +315,7 @@ def test_a_guard_snapshot_older_than_the_weights_is_kept_whole(tmp_path):
 
 
 def test_command_line_checkpoints_and_resumes(tmp_path, capsys):
-    from dgan.cli import main
+    from dgan.cli.main import main
     from dgan.datasets import load_demo
 
     data = tmp_path / "weather.csv"

@@ -22,11 +22,11 @@ import pandas as pd
 import pytest
 
 from dgan import DGAN
-from dgan.cli import main
-from dgan.demo import DEMO_SYNTHETIC_SERIES
+from dgan.cli.demo import DEMO_SYNTHETIC_SERIES
+from dgan.cli.main import main
+from dgan.cli.summary import training_summary
 from dgan.errors import DataError
-from dgan.lengths import choose_sample_len
-from dgan.summary import training_summary
+from dgan.tabular.lengths import choose_sample_len
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 ENV = {
@@ -54,7 +54,7 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 def run_dgan(*args, cwd: Path, ok: bool = True) -> subprocess.CompletedProcess:
     result = subprocess.run(
-        [sys.executable, "-m", "dgan.cli", *map(str, args)],
+        [sys.executable, "-m", "dgan", *map(str, args)],
         cwd=cwd,
         env=ENV,
         capture_output=True,
@@ -437,7 +437,7 @@ def test_a_fake_compressed_csv_error_names_the_file(tmp_path, monkeypatch, capsy
 def test_generate_streams_large_outputs_in_chunks_with_continuing_ids(
     trained, monkeypatch, tmp_path
 ):
-    monkeypatch.setattr("dgan.streaming.GENERATE_CHUNK", 4)
+    monkeypatch.setattr("dgan.cli.chunked.GENERATE_CHUNK", 4)
     calls = []
     original = DGAN.generate_dataframe
 
@@ -521,7 +521,7 @@ def test_config_fields_and_types_are_checked_before_the_data_is_read(
 def test_a_failed_generation_leaves_the_old_output_in_place(trained, monkeypatch, tmp_path):
     out = tmp_path / "kept.csv"
     out.write_text("old\n")
-    monkeypatch.setattr("dgan.streaming.GENERATE_CHUNK", 2)
+    monkeypatch.setattr("dgan.cli.chunked.GENERATE_CHUNK", 2)
     original, calls = DGAN.generate_dataframe, []
 
     def failing_second_chunk(self, n=None, **kwargs):

@@ -392,7 +392,7 @@ def test_long_auto_split_with_attributes_speaks_gretels_words(style):
 
 
 def test_auto_split_example_ids_continue_across_generation_chunks(rng, config, tmp_path):
-    from dgan.streaming import write_generated
+    from dgan.cli.chunked import write_generated
 
     df = pd.DataFrame({"f1": rng.random(60), "f2": rng.random(60)})
     config.max_sequence_len, config.sample_len = 6, 2

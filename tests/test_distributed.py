@@ -1,4 +1,4 @@
-"""Several processes training one model (dgan.distributed), on CPU with gloo.
+"""Several processes training one model (dgan.train.distributed), on CPU with gloo.
 
 The 2-process runs are real: two Python processes that rendezvous over TCP as torchrun's
 would, each on one thread (tests/distributed_worker.py).
@@ -18,10 +18,10 @@ from safetensors.torch import load_file
 
 import distributed_worker as worker
 from dgan import DGAN
-from dgan.checkpoint import find_resume_point
-from dgan.distributed import Collective, is_main_process, launched
 from dgan.errors import ParameterError
-from dgan.training import Trainer
+from dgan.storage.checkpoint import find_resume_point
+from dgan.train.distributed import Collective, is_main_process, launched
+from dgan.train.trainer import Trainer
 
 TESTS = Path(__file__).parent
 
@@ -186,7 +186,7 @@ def test_resume_with_another_number_of_processes_is_an_error(run):
 
 
 def test_each_rank_leaves_the_process_group_before_the_interpreter_ends(run):
-    # A gloo group alive at interpreter teardown can abort the process (dgan.distributed).
+    # A gloo group alive at interpreter teardown can abort the process (dgan.train.distributed).
     for rank in (0, 1):
         assert (run / f"group-alive-at-exit-{rank}.txt").read_text() == "False"
 

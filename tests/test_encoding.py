@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from dgan import DGANConfig, Normalization, OutputType
-from dgan.encoding import ContinuousEncoder, DataEncoder, DiscreteEncoder, encoder_from_json
+from dgan.encoding.encoder import ContinuousEncoder, DataEncoder, DiscreteEncoder, encoder_from_json
 from dgan.errors import DataError, SerializationError
 
 finite = st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False)

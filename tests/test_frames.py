@@ -1,4 +1,4 @@
-"""Tests of dgan.frames: DataFrame <-> arrays conversion."""
+"""Tests of dgan.tabular.frames: DataFrame <-> arrays conversion."""
 
 from __future__ import annotations
 
@@ -13,14 +13,14 @@ from hypothesis import strategies as st
 
 from dgan.config import DfStyle, OutputType
 from dgan.errors import DataError, ParameterError, SerializationError
-from dgan.frames import (
+from dgan.tabular.frames import (
     FrameLayout,
     arrays_to_dataframe,
     attributes_frame_to_array,
     dataframe_to_arrays,
     series_lengths,
 )
-from dgan.generated import renumber_examples
+from dgan.tabular.to_frame import renumber_examples
 
 C, D = OutputType.CONTINUOUS, OutputType.DISCRETE
 
@@ -203,7 +203,7 @@ def test_long_numeric_time_sort_is_stable_and_ids_stay_integers():
 
 def test_long_without_example_id_is_cut_into_whole_chunks(caplog):
     df = pd.DataFrame({"t": np.arange(25)[::-1], "x": np.arange(25.0)[::-1]})
-    with caplog.at_level(logging.WARNING, logger="dgan.frames"):
+    with caplog.at_level(logging.WARNING, logger="dgan.tabular.frames"):
         arrays, out = round_trip(df, time_column="t", df_style="LONG", max_sequence_len=10)
 
     assert "No example_id_column" in caplog.text and "2 examples" in caplog.text
@@ -537,7 +537,7 @@ def test_string_times_sort_in_natural_order_and_say_so(caplog):
     shuffled = df.sample(frac=1.0, random_state=0).reset_index(drop=True)
     shuffled = pd.concat([df.head(12), shuffled[shuffled["id"] == 1]], ignore_index=True)
     kwargs = dict(example_id_column="id", time_column="t", df_style="long", max_sequence_len=12)
-    with caplog.at_level(logging.WARNING, logger="dgan.frames"):
+    with caplog.at_level(logging.WARNING, logger="dgan.tabular.frames"):
         arrays = dataframe_to_arrays(shuffled, **kwargs)
     # Order of first appearance (day1, day2, ..., day12), not text order (day1, day10, ...).
     assert arrays.features[1][:, 0].tolist() == list(np.arange(12.0, 24.0))
@@ -546,7 +546,7 @@ def test_string_times_sort_in_natural_order_and_say_so(caplog):
 
     caplog.clear()
     numbers = pd.DataFrame({"id": [0, 0, 0], "t": ["10", "9", "100"], "x": [1.0, 2.0, 3.0]})
-    with caplog.at_level(logging.WARNING, logger="dgan.frames"):
+    with caplog.at_level(logging.WARNING, logger="dgan.tabular.frames"):
         arrays = dataframe_to_arrays(numbers, **{**kwargs, "max_sequence_len": 3})
     assert arrays.features[0][:, 0].tolist() == [2.0, 1.0, 3.0]  # 9, 10, 100
     assert "numbers written as text" in caplog.text

@@ -18,10 +18,10 @@ import pytest
 import torch
 
 import dgan.precision
-import dgan.training as training
+import dgan.train.trainer as training
 from dgan import DGAN
-from dgan.guard import MIN_LOSS_SCALE, DivergenceGuard
 from dgan.precision import Precision, fallback_precision
+from dgan.train.guard import MIN_LOSS_SCALE, DivergenceGuard
 from tiny import tiny_config
 
 CPU = torch.device("cpu")
@@ -45,7 +45,7 @@ def _data():
 
 
 def _poison_loss(monkeypatch, model_holder: list, loss_name: str, steps: set[int]) -> None:
-    """Make ``dgan.training.<loss_name>`` return NaN (with finite gradients) during the
+    """Make ``dgan.train.trainer.<loss_name>`` return NaN (with finite gradients) during the
     given 1-based training steps."""
     original = getattr(training, loss_name)
 

@@ -10,7 +10,7 @@ import torch
 
 from dgan import DGAN, DGANConfig, OutputType
 from dgan.config import Normalization
-from dgan.encoding import ContinuousEncoder
+from dgan.encoding.encoder import ContinuousEncoder
 from dgan.errors import DataError, DGANError, NotTrainedError, ParameterError
 from tiny import tiny_config
 
@@ -103,7 +103,7 @@ def test_conditioning_far_outside_the_training_range_is_an_error(trained, value)
 
 def test_conditioning_slightly_outside_the_range_warns(trained, caplog):
     high = trained.encoder.attribute_encoders[1].max
-    with caplog.at_level(logging.WARNING, logger="dgan.generation"):
+    with caplog.at_level(logging.WARNING, logger="dgan.sampling"):
         _, series = trained.generate_numpy(attributes=np.array([[0.0, high + 0.1]]))
     assert "extrapolates" in caplog.text and np.isfinite(series[0]).all()
 

@@ -10,9 +10,9 @@ import torch
 
 from dgan import DGAN, DGANConfig, OutputType
 from dgan.errors import ParameterError
-from dgan.losses import gradient_penalty
 from dgan.networks import Generator, TemporalCritic
 from dgan.precision import Precision, PrecisionPolicy
+from dgan.train.losses import gradient_penalty
 from tiny import tiny_config
 
 CPU = torch.device("cpu")
@@ -209,7 +209,7 @@ def test_lever_fields_are_checked():
 def _step_and_watch(reuse: bool, **kw) -> tuple[int, list[torch.Tensor]]:
     """One training step on a tiny model: how often the generator ran, and the features
     of every batch the main critic scored (the penalty's closed form is not a forward)."""
-    from dgan.batch import Accumulators, Batch
+    from dgan.train.batch import Accumulators, Batch
 
     features, attributes = _data(np.random.default_rng(0), n=8)
     model = DGAN(tiny_config(reuse_fakes=reuse, **kw))
@@ -239,7 +239,7 @@ def test_later_rounds_generate_afresh():
 
 
 def test_reused_fakes_train_the_generator_and_only_the_generator_round_moves_it(rng):
-    from dgan.batch import Accumulators, Batch
+    from dgan.train.batch import Accumulators, Batch
 
     features, attributes = _data(rng, n=8)
     model = DGAN(tiny_config(reuse_fakes=True))

@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 import torch
 
-import dgan.training as training
+import dgan.train.trainer as training
 from dgan import DGAN
-from dgan.losses import critic_loss, generator_loss, gradient_penalty
 from dgan.networks import Critic
 from dgan.precision import Precision, PrecisionPolicy
-from dgan.training import Accumulators, Batch
+from dgan.train.losses import critic_loss, generator_loss, gradient_penalty
+from dgan.train.trainer import Accumulators, Batch
 from tiny import tiny_config
 
 CPU = torch.device("cpu")
@@ -263,7 +263,7 @@ def test_the_training_step_takes_the_configured_penalty_norm(norm):
 
 
 def test_interpolates_mix_each_example_with_its_own_alpha():
-    from dgan.losses import interpolate
+    from dgan.train.losses import interpolate
 
     real, fake = [torch.ones(3, 2), None], [torch.zeros(3, 2), None]
     alpha = torch.tensor([[0.0], [0.25], [1.0]])

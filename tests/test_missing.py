@@ -1,4 +1,4 @@
-"""Tests of dgan.missing: non-finite checks and missing-value repair."""
+"""Tests of dgan.tabular.missing: non-finite checks and missing-value repair."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 
 from dgan.config import OutputType
 from dgan.errors import DataError
-from dgan.missing import check_finite, repair_missing_values
-from dgan.validation import validate_training_arrays
+from dgan.tabular.arrays import validate_training_arrays
+from dgan.tabular.missing import check_finite, repair_missing_values
 
 C, D = OutputType.CONTINUOUS, OutputType.DISCRETE
 REPAIR_DEFAULTS = dict(max_nan_fraction=0.5, max_consecutive_nans=2, max_dropped_fraction=0.5)
@@ -46,7 +46,7 @@ def test_repair_drops_examples_by_reason_and_logs_counts(caplog):
     run[3:6] = np.nan  # run of 3 > 2
     short = np.array([[1.0], [np.nan]])  # variable length: 50% of its 2 steps
     features = [ok, gap, all_nan, many, run, ok, ok, ok, short]
-    with caplog.at_level(logging.WARNING, logger="dgan.frames"):
+    with caplog.at_level(logging.WARNING, logger="dgan.tabular.frames"):
         repaired, kept, summary = repair_missing_values(
             features, [0], max_nan_fraction=0.4, max_consecutive_nans=2, max_dropped_fraction=0.5
         )

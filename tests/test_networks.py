@@ -1,6 +1,6 @@
 import torch
 
-from dgan.encoding import OutputSlice
+from dgan.encoding.encoder import OutputSlice
 from dgan.networks import Critic, Generator, OutputActivation
 
 

@@ -9,7 +9,6 @@ import torch
 
 from dgan import DGAN, DGANConfig, OutputType
 from dgan.errors import ParameterError
-from dgan.losses import gradient_penalty
 from dgan.networks import Critic
 from dgan.precision import (
     Precision,
@@ -20,7 +19,8 @@ from dgan.precision import (
     resolve_precision,
     runs_in_hardware,
 )
-from dgan.training import Accumulators, Batch
+from dgan.train.losses import gradient_penalty
+from dgan.train.trainer import Accumulators, Batch
 from tiny import tiny_config
 
 CPU = torch.device("cpu")
@@ -255,7 +255,7 @@ def _train_poisoned(rng, step, **kw):
 
 
 def test_injected_nan_rolls_back_and_falls_back_to_a_safer_precision(rng, caplog):
-    with caplog.at_level(logging.WARNING, logger="dgan.training"):
+    with caplog.at_level(logging.WARNING, logger="dgan.train.trainer"):
         model = _train_poisoned(rng, step=3, precision="fp16", epochs=3)
     events = [e for h in model.history for e in h["guard_events"]]
     assert len(events) == 1

@@ -17,7 +17,7 @@ from safetensors.torch import save_file
 
 from dgan import DGAN, DfStyle, DGANConfig, OutputType
 from dgan.errors import ParameterError, SerializationError
-from dgan.serialization import (
+from dgan.storage.format import (
     DIGEST_KEY,
     FORMAT_VERSION,
     MAX_HEADER_DEPTH,

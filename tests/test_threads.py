@@ -7,7 +7,7 @@ import sys
 
 import torch
 
-from dgan.threads import choose_threads, prepare_openmp, usable_cores
+from dgan.cli.threads import choose_threads, prepare_openmp, usable_cores
 
 
 def test_prepare_openmp_respects_the_users_choice():
@@ -18,9 +18,9 @@ def test_prepare_openmp_respects_the_users_choice():
 def test_the_command_sets_the_passive_policy_before_torch_loads():
     code = (
         "import os, sys\n"
-        "import dgan.launch\n"
+        "import dgan.cli.launch\n"
         "assert 'torch' not in sys.modules, 'importing the entry point loaded torch'\n"
-        "from dgan.threads import prepare_openmp\n"
+        "from dgan.cli.threads import prepare_openmp\n"
         "prepare_openmp()\n"
         "import torch\n"
         "print(os.environ['OMP_WAIT_POLICY'])\n"
@@ -33,7 +33,7 @@ def test_the_command_sets_the_passive_policy_before_torch_loads():
 
 
 def test_threads_flag_reaches_torch(tmp_path):
-    from dgan.cli import main
+    from dgan.cli.main import main
 
     before = torch.get_num_threads()
     try:

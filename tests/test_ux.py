@@ -11,8 +11,8 @@ import pytest
 from torch import tensor as torch_tensor
 
 from dgan import DGAN, DGANConfig
-from dgan.cli import main
-from dgan.layout import FrameLayout
+from dgan.cli.main import main
+from dgan.tabular.layout import FrameLayout
 
 TINY = dict(
     epochs=1,
@@ -411,8 +411,8 @@ def test_the_readme_python_example_runs_as_written(monkeypatch):
 def test_progress_bar_keeps_its_bar_at_120_columns():
     from tqdm import tqdm
 
-    from dgan.batch import Accumulators
-    from dgan.training import Trainer
+    from dgan.train.batch import Accumulators
+    from dgan.train.trainer import Trainer
 
     model = DGAN(small_config())
     model.train_dataframe(long_frame(), df_style="long", progress_bar=False, **LONG)

@@ -13,7 +13,7 @@ from dgan.config import DfStyle, DGANConfig, Normalization, OutputType
 if TYPE_CHECKING:
     from dgan import datasets
     from dgan.model import DGAN
-    from dgan.training import ProgressInfo
+    from dgan.train.trainer import ProgressInfo
 
 __all__ = [
     "DGAN",
@@ -28,8 +28,8 @@ __all__ = [
 __version__ = "0.1.0"
 
 # Loaded on first use, so that `import dgan` (and the `dgan` command's start-up) does not
-# import torch: the command sets OpenMP's wait policy first (dgan.threads).
-_LAZY = {"DGAN": "dgan.model", "ProgressInfo": "dgan.training", "datasets": "dgan.datasets"}
+# import torch: the command sets OpenMP's wait policy first (dgan.cli.threads).
+_LAZY = {"DGAN": "dgan.model", "ProgressInfo": "dgan.train.trainer", "datasets": "dgan.datasets"}
 
 
 def __getattr__(name: str):

@@ -2,14 +2,14 @@
 
 Example:
     ``torchrun --nproc-per-node=2 -m dgan train data.csv -o model.dgan`` trains one model
-    with two processes (see dgan.distributed); ``python -m dgan --help`` lists commands.
+    with two processes (see dgan.train.distributed); ``python -m dgan --help`` lists commands.
 """
 
 import contextlib
 import os
 import sys
 
-from dgan.launch import main  # sets OpenMP's wait policy before torch loads
+from dgan.cli.launch import main  # sets OpenMP's wait policy before torch loads
 
 if __name__ == "__main__":
     # Under torchrun every process runs the command; rank 0 alone prints its output.

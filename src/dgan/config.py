@@ -227,7 +227,7 @@ class DGANConfig:
     temporal_critic_num_units: int = 64
     """Channels of the temporal critic's convolutions."""
 
-    # --- Checkpoints (see dgan.checkpoint) ---
+    # --- Checkpoints (see dgan.storage.checkpoint) ---
     checkpoint_dir: str | None = None
     """Directory for training checkpoints (model files plus what exact resume needs);
     None writes none. Resume with ``train_numpy(..., resume_from=checkpoint_dir)``."""

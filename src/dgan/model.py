@@ -26,24 +26,24 @@ import numpy as np
 import pandas as pd
 import torch
 
-from dgan.checkpoint import Checkpointer, ResumePoint, resume_point
 from dgan.config import DfStyle, DGANConfig, OutputType
-from dgan.distributed import attach, training_device
-from dgan.encoding import DataEncoder, EncodedData
+from dgan.encoding.encoder import DataEncoder, EncodedData
 from dgan.errors import DataError, NotTrainedError, ParameterError, raise_all
-from dgan.frames import (
+from dgan.networks import Critic, Generator
+from dgan.planning import TrainingPlan, make_plan
+from dgan.sampling import AttributesAndFeatures, Sampler
+from dgan.storage.checkpoint import Checkpointer, ResumePoint, resume_point
+from dgan.storage.model_file import load_model, save_model
+from dgan.tabular.arrays import TrainingArrays, repair_missing, validate_training_arrays
+from dgan.tabular.frames import (
     FrameLayout,
     arrays_to_dataframe,
     attributes_frame_to_array,
     dataframe_to_arrays,
 )
-from dgan.generated import with_example_ids
-from dgan.generation import AttributesAndFeatures, Sampler
-from dgan.networks import Critic, Generator
-from dgan.persist import load_model, save_model
-from dgan.planning import TrainingPlan, make_plan
-from dgan.training import Batch, ProgressInfo, Trainer
-from dgan.validation import TrainingArrays, repair_missing, validate_training_arrays
+from dgan.tabular.to_frame import with_example_ids
+from dgan.train.distributed import attach, training_device
+from dgan.train.trainer import Batch, ProgressInfo, Trainer
 
 logger = logging.getLogger(__name__)
 
@@ -143,7 +143,7 @@ class DGAN:
             progress_callback: called with a `ProgressInfo` after every batch.
             progress_bar: show a tqdm bar; None shows it when stderr is a terminal.
             resume_from: a checkpoint folder (``config.checkpoint_dir``) or file: continue
-                the interrupted run from its newest valid checkpoint (see dgan.checkpoint;
+                the interrupted run from its newest valid checkpoint (see dgan.storage.checkpoint;
                 same data and config, only epochs and checkpoint settings may change).
                 A folder without checkpoints starts training from the beginning.
 
@@ -321,7 +321,7 @@ class DGAN:
 
         The data goes to the training device once; batches are drawn there. With
         ``config.checkpoint_dir`` it writes checkpoints; ``resume_from`` as in `train_numpy`.
-        Under torchrun, all processes train this one model (see dgan.distributed).
+        Under torchrun, all processes train this one model (see dgan.train.distributed).
         """
         self._require_built()
         collective = attach(self, data)  # None unless several processes train (torchrun)

@@ -22,7 +22,7 @@ from collections import defaultdict
 import torch
 from torch import nn
 
-from dgan.encoding import BITS, SIGMOID, SOFTMAX, TANH, OutputSlice, series_ends
+from dgan.encoding.encoder import BITS, SIGMOID, SOFTMAX, TANH, OutputSlice, series_ends
 
 
 class OutputActivation(nn.Module):
@@ -322,7 +322,7 @@ def build_networks(config, encoder) -> tuple[Generator, Critic, Critic | None]:
     Example:
         >>> import numpy as np
         >>> from dgan import DGANConfig, OutputType
-        >>> from dgan.encoding import DataEncoder
+        >>> from dgan.encoding.encoder import DataEncoder
         >>> config = DGANConfig(max_sequence_len=4, sample_len=2)
         >>> encoder = DataEncoder.fit(config, [np.zeros((4, 1))] * 2, [OutputType.CONTINUOUS],
         ...                           None, None)

@@ -31,7 +31,6 @@ import pandas as pd
 import torch
 
 from dgan.config import DfStyle, DGANConfig, OutputType
-from dgan.frames import FrameLayout, dataframe_to_arrays
 from dgan.precision import (
     Precision,
     bf16_is_native,
@@ -40,7 +39,8 @@ from dgan.precision import (
     resolve_precision,
     runs_in_hardware,
 )
-from dgan.validation import TrainingArrays, validate_training_arrays
+from dgan.tabular.arrays import TrainingArrays, validate_training_arrays
+from dgan.tabular.frames import FrameLayout, dataframe_to_arrays
 
 GRETEL_BATCH_SIZE = 1024
 """gretel's (and `DGANConfig`'s) default batch size."""
@@ -431,8 +431,8 @@ def _warm_up(
     steps: int,
 ) -> float:
     """Seconds per training step of a throwaway model built like the real one."""
-    from dgan.batch import Accumulators, Batch
     from dgan.model import DGAN  # the facade imports this module
+    from dgan.train.batch import Accumulators, Batch
 
     scratch = DGAN(dataclasses.replace(config, epochs=1))
     scratch.device = device

@@ -16,8 +16,8 @@ import pandas as pd
 
 from dgan.config import DfStyle, OutputType
 from dgan.errors import DataError, DGANError, ParameterError, raise_all
-from dgan.frames import FrameLayout, dataframe_to_arrays
-from dgan.layout import columns_of_layout
+from dgan.tabular.frames import FrameLayout, dataframe_to_arrays
+from dgan.tabular.layout import columns_of_layout
 
 __all__ = ["SeriesData", "check_same_columns", "columns_of_layout", "frames_to_series"]
 

@@ -3,11 +3,22 @@
 import datetime as dt
 import json
 import math
+import sys
+from pathlib import Path
 
 import pytest
 
 from dgan import DGANConfig
-from dgan.bench import json_safe, machine_info, synthetic_workload, time_training, write_result
+
+# The harness is benchmark tooling, kept out of the package: import it from benchmarks/.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from harness import (
+    json_safe,
+    machine_info,
+    synthetic_workload,
+    time_training,
+    write_result,
+)
 
 
 def _config(**kw) -> DGANConfig:

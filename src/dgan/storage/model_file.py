@@ -17,10 +17,9 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from dgan.config import DGANConfig
-from dgan.encoding import DataEncoder
+from dgan.encoding.encoder import DataEncoder
 from dgan.errors import ParameterError, SerializationError
-from dgan.frames import FrameLayout
-from dgan.serialization import (
+from dgan.storage.format import (
     flatten_state_dict,
     join_optimizer_state,
     json_safe,
@@ -29,6 +28,7 @@ from dgan.serialization import (
     unflatten_state_dict,
     write_model_file,
 )
+from dgan.tabular.frames import FrameLayout
 
 if TYPE_CHECKING:
     from dgan.model import DGAN

@@ -61,9 +61,9 @@ import torch.distributed as dist
 from dgan.errors import DataError, DistributedError, ParameterError
 
 if TYPE_CHECKING:
-    from dgan.encoding import EncodedData
+    from dgan.encoding.encoder import EncodedData
     from dgan.model import DGAN
-    from dgan.training import Accumulators, Trainer
+    from dgan.train.trainer import Accumulators, Trainer
 
 TIMEOUT_VARIABLE = "DGAN_DISTRIBUTED_TIMEOUT_S"
 DEFAULT_TIMEOUT_S = 300.0
@@ -337,7 +337,9 @@ def attach(model: DGAN, data: EncodedData) -> Collective | None:
     Checks that all processes have the same data and that each gets at least two
     examples of every batch, then starts every process from rank 0's state.
     """
-    from dgan.checkpoint import data_digest  # checkpoint imports persist, which imports model
+    from dgan.storage.checkpoint import (
+        data_digest,  # checkpoint imports persist, which imports model
+    )
 
     collective = join(model.device)
     trainer = model.trainer

@@ -16,11 +16,11 @@ from pandas.api import types as ptypes
 
 from dgan.config import DfStyle
 from dgan.errors import DataError, ParameterError, raise_all
-from dgan.layout import is_auto_discrete, is_json_value, is_plain_numeric
-from dgan.messages import ColumnName, plain, preview
-from dgan.validation import raise_length_problems, too_long_problem
+from dgan.tabular.arrays import raise_length_problems, too_long_problem
+from dgan.tabular.layout import is_auto_discrete, is_json_value, is_plain_numeric
+from dgan.tabular.messages import ColumnName, plain, preview
 
-logger = logging.getLogger("dgan.frames")
+logger = logging.getLogger("dgan.tabular.frames")
 
 
 class Roles(NamedTuple):

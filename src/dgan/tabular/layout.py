@@ -8,7 +8,7 @@ stored as ISO strings and parsed back with the column's dtype.
 
 Example:
     >>> import pandas as pd
-    >>> from dgan.frames import dataframe_to_arrays
+    >>> from dgan.tabular.frames import dataframe_to_arrays
     >>> df = pd.DataFrame({"kind": ["a", "b"], "t0": [1.0, 2.0], "t1": [3.0, 4.0]})
     >>> layout = dataframe_to_arrays(df, attribute_columns=["kind"], max_sequence_len=2).layout
     >>> layout.column_order, columns_of_layout(layout)["discrete_columns"]
@@ -26,7 +26,7 @@ from pandas.api import types as ptypes
 
 from dgan.config import DfStyle, OutputType
 from dgan.errors import DataError, SerializationError
-from dgan.messages import ColumnName, plain
+from dgan.tabular.messages import ColumnName, plain
 
 LAYOUT_FORMAT_VERSION = 1
 
@@ -136,7 +136,7 @@ class FrameLayout:
 def columns_of_layout(layout: FrameLayout) -> dict[str, Any]:
     """The column arguments that read a table the way a model read its training table.
 
-    Pass them to `dgan.frames.dataframe_to_arrays` (or ``DGAN.train_dataframe``) to read
+    Pass them to `dgan.tabular.frames.dataframe_to_arrays` (or ``DGAN.train_dataframe``) to read
     another table (e.g. synthetic data) exactly like the training one; see the module
     example.
     """

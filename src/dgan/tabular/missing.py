@@ -19,7 +19,7 @@ import numpy as np
 
 from dgan.config import OutputType
 from dgan.errors import DataError, ParameterError, raise_all
-from dgan.messages import ColumnName, examples_text, float_values, variable_name
+from dgan.tabular.messages import ColumnName, examples_text, float_values, variable_name
 
 logger = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """Generating many series into a table file, a chunk at a time.
 
 `write_generated` asks the model for at most `GENERATE_CHUNK` series at a time and
-appends each chunk to the output (`dgan.tables.TableWriter`), with example ids that
+appends each chunk to the output (`dgan.cli.tables.TableWriter`), with example ids that
 continue across chunks, so ``dgan generate -n 100000000`` needs the memory of one chunk
 rather than of the whole result.
 
@@ -25,9 +25,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from dgan.generated import renumber_examples
+from dgan.cli.tables import TableWriter
 from dgan.model import DGAN
-from dgan.tables import TableWriter
+from dgan.tabular.to_frame import renumber_examples
 
 GENERATE_CHUNK = 10_000
 """Series generated (and held in memory) at a time by `write_generated`."""

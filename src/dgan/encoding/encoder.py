@@ -23,8 +23,7 @@ from typing import Any
 import numpy as np
 
 from dgan.config import Normalization, OutputType
-from dgan.errors import DataError, raise_all
-from dgan.variables import (  # re-exported: the encoders are part of this module's API
+from dgan.encoding.variables import (  # re-exported: the encoders are part of this module's API
     BITS,
     SIGMOID,
     SOFTMAX,
@@ -40,6 +39,7 @@ from dgan.variables import (  # re-exported: the encoders are part of this modul
     output_type,
     variable_names,
 )
+from dgan.errors import DataError, raise_all
 
 __all__ = [
     "BITS",

@@ -39,12 +39,12 @@ from typing import Any
 import numpy as np
 import torch
 
-from dgan.batch import Accumulators, Batch
 from dgan.config import DGANConfig, OutputType
-from dgan.memory import peak_rss_bytes
 from dgan.model import DGAN
 from dgan.precision import cpu_bf16_hardware, cpu_fp16_hardware, loss_scale
-from dgan.serialization import json_safe
+from dgan.storage.format import json_safe
+from dgan.train.batch import Accumulators, Batch
+from dgan.train.memory import peak_rss_bytes
 
 # CPU instruction sets that give native (not emulated) reduced-precision maths.
 _NATIVE_LOW_PRECISION_FLAGS = ("avx512_bf16", "avx512_fp16", "amx_bf16", "amx_fp16")

@@ -4,8 +4,8 @@
 the caller's arrays: it returns new ones (floats for continuous variables, objects for
 discrete ones) that the rest of the package may use freely. Values themselves (NaN,
 inf, non-numeric values in continuous variables) are checked by
-`dgan.missing.check_finite`, sequence lengths by `too_long_problem` (which
-`dgan.frames` uses too), so that each check lives in one place.
+`dgan.tabular.missing.check_finite`, sequence lengths by `too_long_problem` (which
+`dgan.tabular.frames` uses too), so that each check lives in one place.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ import numpy as np
 
 from dgan.config import OutputType
 from dgan.errors import DataError, ParameterError, SequenceLengthError, raise_all
-from dgan.messages import SHOW, float_values, preview
-from dgan.missing import check_finite, repair_missing_values
+from dgan.tabular.messages import SHOW, float_values, preview
+from dgan.tabular.missing import check_finite, repair_missing_values
 
 
 @dataclass
@@ -391,7 +391,7 @@ def validate_condition_attributes(
 
 def repair_missing(arrays: TrainingArrays, config) -> TrainingArrays:
     """Interpolate short NaN gaps in continuous features and drop hopeless examples, by the
-    config's thresholds (`dgan.missing.repair_missing_values`); returns new arrays.
+    config's thresholds (`dgan.tabular.missing.repair_missing_values`); returns new arrays.
     """
     continuous = [i for i, t in enumerate(arrays.feature_types) if t == OutputType.CONTINUOUS]
     if not continuous:

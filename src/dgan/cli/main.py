@@ -1,10 +1,10 @@
 """The ``dgan`` command line: argument parsing and dispatch to the library.
 
-Each command is a thin layer over the Python API: `dgan.tables` reads and writes
-tables, `dgan.output_paths` checks every output before the work starts,
-`dgan.config_files` reads and checks ``--config``, `dgan.lengths` infers
-``max_sequence_len`` / ``sample_len``, `dgan.streaming` writes generated tables in
-chunks, `dgan.summary` formats what is printed and `dgan.cli_messages` puts library
+Each command is a thin layer over the Python API: `dgan.cli.tables` reads and writes
+tables, `dgan.cli.outputs` checks every output before the work starts,
+`dgan.cli.config_files` reads and checks ``--config``, `dgan.tabular.lengths` infers
+``max_sequence_len`` / ``sample_len``, `dgan.cli.chunked` writes generated tables in
+chunks, `dgan.cli.summary` formats what is printed and `dgan.cli.messages` puts library
 messages in the command line's words. Errors dgan raises on purpose (and unreadable
 files) print one ``dgan: error: ...`` message and exit with status 1; ``--debug`` shows
 the traceback instead.
@@ -25,17 +25,17 @@ import textwrap
 from collections.abc import Sequence
 
 import dgan
-from dgan.commands import run_demo_command, run_evaluate, run_generate, run_train
+from dgan.cli.commands import run_demo_command, run_evaluate, run_generate, run_train
+from dgan.cli.demo import DEMO_CONFIG
+from dgan.cli.threads import choose_threads
 from dgan.config import DfStyle
-from dgan.demo import DEMO_CONFIG
 from dgan.errors import DGANError
-from dgan.lengths import TARGET_LSTM_STEPS
 from dgan.planning import (
     GRETEL_BATCH_SIZE,
     MIN_SUGGESTED_BATCH,
     STEPS_PER_EPOCH_WANTED,
 )
-from dgan.threads import choose_threads
+from dgan.tabular.lengths import TARGET_LSTM_STEPS
 
 _HELP_WIDTH = 80
 

@@ -22,7 +22,7 @@ from dgan.precision import fallback_precision
 from dgan.records import GuardEvent
 
 if TYPE_CHECKING:
-    from dgan.training import Trainer
+    from dgan.train.trainer import Trainer
 
 logger = logging.getLogger(__name__)
 

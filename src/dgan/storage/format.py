@@ -10,7 +10,8 @@ weights, the optimizers' moment estimates and the random generators' states.
 Loading parses JSON and raw tensor bytes only, so a crafted file cannot run code; the
 digest catches corrupted bytes anywhere (safetensors alone loads flipped weights, and a
 flipped digit in an encoder's range would change every generated value), and the header
-is then checked against the schema (`dgan.schema`), so what `DGAN.load` builds from it is valid.
+is then checked against the schema (`dgan.storage.schema`), so what `DGAN.load` builds
+from it is valid.
 
 Format versions: 1 (dgan 0.1.0 before the header digest) had a digest of the tensors only;
 such files still load, with their header checked against the schema, and a warning asks
@@ -36,7 +37,7 @@ from safetensors.torch import safe_open, save_file
 
 from dgan.config import short_repr
 from dgan.errors import SerializationError
-from dgan.schema import MAX_HEADER_DEPTH, header_problems
+from dgan.storage.schema import MAX_HEADER_DEPTH, header_problems
 
 FORMAT_NAME = "dgan-model"
 FORMAT_VERSION = 2

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import torch
 
-from dgan.encoding import EncodedData
+from dgan.encoding.encoder import EncodedData
 
 # Mean losses an epoch reports, in the order of `Accumulators.losses`.
 LOSS_NAMES = (

@@ -25,8 +25,8 @@ import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from dgan.cli.tables import check_table_format
 from dgan.errors import ParameterError, raise_all
-from dgan.tables import check_table_format
 
 
 def check_outputs(

@@ -1,7 +1,7 @@
 """How error messages name columns, examples and lists, and how values become floats.
 
-One home for what the input checks (`dgan.frames`, `dgan.validation`, `dgan.missing`)
-share, so that every message names things the same way.
+One home for what the input checks (`dgan.tabular.frames`, `dgan.tabular.arrays`,
+`dgan.tabular.missing`) share, so that every message names things the same way.
 
 Example:
     >>> preview(range(8))

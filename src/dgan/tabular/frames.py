@@ -14,9 +14,9 @@ This module turns a training frame into those arrays plus a `FrameLayout`
 (`dataframe_to_arrays`), a frame of attribute values into the array to condition on
 (`attributes_frame_to_array`), and finds the series lengths of a frame without
 converting it (`series_lengths`). The argument and dtype checks live in
-`dgan.frame_checks`, the layout in `dgan.layout`, the way back from generated arrays
-to a frame (`arrays_to_dataframe`, re-exported here) in `dgan.generated`; value checks
-(NaN, inf) and missing-value repair are `dgan.missing`'s.
+`dgan.tabular.columns`, the layout in `dgan.tabular.layout`, the way back from generated arrays
+to a frame (`arrays_to_dataframe`, re-exported here) in `dgan.tabular.to_frame`; value checks
+(NaN, inf) and missing-value repair are `dgan.tabular.missing`'s.
 
 **Time order** (LONG frames with a ``time_column``): rows are sorted by the column's
 natural order: numbers and datetimes by value; strings that all parse as numbers or as
@@ -37,15 +37,19 @@ from pandas.api import types as ptypes
 
 from dgan.config import DfStyle, OutputType
 from dgan.errors import DataError, ParameterError, raise_all
-from dgan.frame_checks import Roles, check_data, resolve_roles
-from dgan.generated import arrays_to_dataframe
-from dgan.layout import (
+from dgan.tabular.arrays import (
+    raise_length_problems,
+    too_long_problem,
+    validate_condition_attributes,
+)
+from dgan.tabular.columns import Roles, check_data, resolve_roles
+from dgan.tabular.layout import (
     FrameLayout,
     column_spec,
     json_value,
 )
-from dgan.messages import SHOW, ColumnName, plain
-from dgan.validation import raise_length_problems, too_long_problem, validate_condition_attributes
+from dgan.tabular.messages import SHOW, ColumnName, plain
+from dgan.tabular.to_frame import arrays_to_dataframe
 
 __all__ = [
     "FrameArrays",

@@ -7,7 +7,7 @@ import sys
 import torch
 
 from dgan.config import DGANConfig
-from dgan.encoding import DataEncoder
+from dgan.encoding.encoder import DataEncoder
 from dgan.errors import ParameterError
 from dgan.networks import build_networks, build_temporal_critic
 

@@ -23,14 +23,9 @@ from typing import TYPE_CHECKING, Any
 import torch
 from tqdm.auto import tqdm
 
-from dgan.batch import CRITIC_LOSSES, GENERATOR_LOSS, LOSS_NAMES, TEMPORAL_LOSS, Accumulators, Batch
 from dgan.config import DGANConfig
-from dgan.encoding import DataEncoder
+from dgan.encoding.encoder import DataEncoder
 from dgan.errors import ParameterError
-from dgan.generation import draw_noise, make_rng
-from dgan.guard import DivergenceGuard
-from dgan.losses import critic_loss, generator_loss, gradient_penalty, paired_scores
-from dgan.memory import check_memory, peak_rss_bytes
 from dgan.networks import (
     Critic,
     Generator,
@@ -46,9 +41,21 @@ from dgan.precision import (
     runs_in_hardware,
 )
 from dgan.records import EpochRecord, GuardEvent
+from dgan.sampling import draw_noise, make_rng
+from dgan.train.batch import (
+    CRITIC_LOSSES,
+    GENERATOR_LOSS,
+    LOSS_NAMES,
+    TEMPORAL_LOSS,
+    Accumulators,
+    Batch,
+)
+from dgan.train.guard import DivergenceGuard
+from dgan.train.losses import critic_loss, generator_loss, gradient_penalty, paired_scores
+from dgan.train.memory import check_memory, peak_rss_bytes
 
 if TYPE_CHECKING:
-    from dgan.distributed import Collective
+    from dgan.train.distributed import Collective
 
 logger = logging.getLogger(__name__)
 
@@ -140,7 +147,7 @@ class Trainer:
         self.guard = DivergenceGuard(self)
         self.stopped = False  # set when the guard finds no safer precision to continue in
         self.steps_done = 0
-        # Set by dgan.distributed.attach when several processes train this model.
+        # Set by dgan.train.distributed.attach when several processes train this model.
         self.collective: Collective | None = None
 
     @classmethod

@@ -1,7 +1,7 @@
 """Choosing ``max_sequence_len`` and ``sample_len`` from the data when they are not set.
 
 ``max_sequence_len`` is the longest series (LONG: the most rows of one example id;
-WIDE: the number of feature columns), found with `dgan.frames.series_lengths` without
+WIDE: the number of feature columns), found with `dgan.tabular.frames.series_lengths` without
 converting the frame. ``sample_len`` is the divisor of ``max_sequence_len`` that brings
 the number of LSTM steps (``max_sequence_len / sample_len``) closest to
 `TARGET_LSTM_STEPS` on a log scale, ties going to the smaller ``sample_len``.
@@ -24,7 +24,7 @@ from typing import Any
 import pandas as pd
 
 from dgan.config import DfStyle
-from dgan.frames import series_lengths
+from dgan.tabular.frames import series_lengths
 
 TARGET_LSTM_STEPS = 10
 """`choose_sample_len` aims for about this many LSTM steps per series."""
@@ -53,7 +53,7 @@ def _divisors(n: int) -> list[int]:
 def infer_lengths(df: pd.DataFrame, columns: dict[str, Any], settings: dict[str, Any]) -> list[str]:
     """Fill in ``max_sequence_len`` and ``sample_len`` in ``settings`` where unset.
 
-    ``columns`` are `dgan.frames.dataframe_to_arrays`' column arguments. Returns what
+    ``columns`` are `dgan.tabular.frames.dataframe_to_arrays`' column arguments. Returns what
     was inferred and why, one note per setting (empty when both were set).
 
     Raises:

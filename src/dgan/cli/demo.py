@@ -2,7 +2,7 @@
 
 Example (takes a minute; ``epochs=2`` for a quick try)::
 
-    from dgan.demo import run_demo
+    from dgan.cli.demo import run_demo
     paths = run_demo("dgan-demo", epochs=2)
 """
 
@@ -14,14 +14,14 @@ from pathlib import Path
 
 import torch
 
+from dgan.cli.outputs import check_outputs
+from dgan.cli.summary import metrics_table, training_summary
+from dgan.cli.tables import write_table
 from dgan.config import DfStyle, DGANConfig
 from dgan.datasets import DEMO_COLUMNS, DEMO_MAX_SEQUENCE_LEN, load_demo
-from dgan.layout import columns_of_layout
 from dgan.metrics import evaluate, frames_to_series
 from dgan.model import DGAN
-from dgan.output_paths import check_outputs
-from dgan.summary import metrics_table, training_summary
-from dgan.tables import write_table
+from dgan.tabular.layout import columns_of_layout
 
 # Settings of `dgan demo`: under a minute on a CPU, everything included (50 s on a busy
 # 2-core VM). On the bundled data, 600 epochs halve the marginal distance and cut the

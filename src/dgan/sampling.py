@@ -14,11 +14,11 @@ import numpy as np
 import torch
 
 from dgan.config import DGANConfig
-from dgan.encoding import ContinuousEncoder, DataEncoder, EncodedData
+from dgan.encoding.encoder import ContinuousEncoder, DataEncoder, EncodedData
 from dgan.errors import DataError, DGANError, ParameterError, raise_all
 from dgan.networks import Generator
 from dgan.precision import PrecisionPolicy, resolve_precision
-from dgan.validation import validate_condition_attributes
+from dgan.tabular.arrays import validate_condition_attributes
 
 logger = logging.getLogger(__name__)
 

@@ -21,8 +21,8 @@ from pandas.api import types as ptypes
 
 from dgan.config import DfStyle, OutputType
 from dgan.errors import ParameterError, raise_all
-from dgan.layout import ColumnSpec, FrameLayout, is_plain_numeric, parse_values
-from dgan.messages import preview
+from dgan.tabular.layout import ColumnSpec, FrameLayout, is_plain_numeric, parse_values
+from dgan.tabular.messages import preview
 
 logger = logging.getLogger(__name__)
 
@@ -84,7 +84,7 @@ def with_example_ids(
     a frame, and so does dgan. Returns a new frame; other layouts come back unchanged.
 
     Example:
-        >>> from dgan.frames import dataframe_to_arrays
+        >>> from dgan.tabular.frames import dataframe_to_arrays
         >>> df = pd.DataFrame({"x": np.arange(4.0)})
         >>> layout = dataframe_to_arrays(df, df_style="long", max_sequence_len=2).layout
         >>> with_example_ids(df, layout, [2, 2])["example_id"].tolist()
@@ -187,7 +187,7 @@ def renumber_examples(df: pd.DataFrame, layout: FrameLayout, first: int) -> pd.D
 
     Example:
         >>> import pandas as pd
-        >>> from dgan.frames import dataframe_to_arrays
+        >>> from dgan.tabular.frames import dataframe_to_arrays
         >>> df = pd.DataFrame({"id": [7, 7, 9], "x": [1.0, 2.0, 3.0]})
         >>> layout = dataframe_to_arrays(df, example_id_column="id", df_style="long",
         ...                              max_sequence_len=2).layout

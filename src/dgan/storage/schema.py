@@ -1,7 +1,7 @@
 """The schema of a model file's JSON header: what `DGAN.save` writes and `DGAN.load` reads.
 
 Fields dgan does not read are ignored; every field it reads is checked here, so that a bad
-value is a SerializationError naming the field (raised by `dgan.serialization`) rather
+value is a SerializationError naming the field (raised by `dgan.storage.format`) rather
 than a crash or, worse, a model that loads and generates wrong values. The checks never
 recurse, so a deeply nested header cannot exhaust the stack.
 """
@@ -250,7 +250,7 @@ def _normalization(p: list[str], value: Any, where: str) -> None:
 def _layout(p: list[str], data: Any) -> None:
     if data is None or not _is_dict(p, data, "data_frame_layout"):
         return
-    from dgan.frames import FrameLayout  # frames imports much more than this module needs
+    from dgan.tabular.frames import FrameLayout  # frames imports much more than this module needs
 
     try:
         FrameLayout.from_json_dict(data)

@@ -47,22 +47,22 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
-from dgan.encoding import EncodedData
+from dgan.encoding.encoder import EncodedData
 from dgan.errors import DataError, ParameterError, SerializationError
-from dgan.persist import (
-    build_from_contents,
-    inconsistent_file_errors,
-    load_training_state,
-    model_file_contents,
-)
 from dgan.records import EpochRecord
-from dgan.serialization import (
+from dgan.storage.format import (
     flatten_state_dict,
     join_optimizer_state,
     read_model_file,
     split_optimizer_state,
     unflatten_state_dict,
     write_model_file,
+)
+from dgan.storage.model_file import (
+    build_from_contents,
+    inconsistent_file_errors,
+    load_training_state,
+    model_file_contents,
 )
 
 if TYPE_CHECKING:
@@ -136,7 +136,7 @@ class ResumePoint:
 
     Attributes:
         path: the checkpoint file.
-        tensors, state: its contents (`dgan.serialization.read_model_file`).
+        tensors, state: its contents (`dgan.storage.format.read_model_file`).
     """
 
     path: Path
@@ -190,7 +190,7 @@ class ResumePoint:
         """Load the checkpoint into ``model`` (built, not yet trained) after checking that
         config, columns, data and number of processes match the interrupted run.
 
-        Returns ``(start_epoch, history_offset)`` for `dgan.training.Trainer.fit`: the
+        Returns ``(start_epoch, history_offset)`` for `dgan.train.trainer.Trainer.fit`: the
         epoch of the training call to continue at, and the history length when that call
         began.
         """

@@ -1,7 +1,7 @@
-"""What each ``dgan`` command does, once its arguments are parsed (`dgan.cli` parses).
+"""What each ``dgan`` command does, once its arguments are parsed (`dgan.cli.main` parses).
 
 Example:
-    >>> from dgan.cli import build_parser
+    >>> from dgan.cli.main import build_parser
     >>> args = build_parser().parse_args(["generate", "m.dgan", "-n", "3", "-o", "out.csv"])
     >>> args.run is run_generate
     True
@@ -15,22 +15,22 @@ import time
 from pathlib import Path
 from typing import Any
 
-from dgan.cli_messages import check_not_long, flag_words, hint_long_data, in_flag_words
+from dgan.cli.chunked import write_generated
+from dgan.cli.config_files import check_settings, read_config_file
+from dgan.cli.demo import run_demo
+from dgan.cli.messages import check_not_long, flag_words, hint_long_data, in_flag_words
+from dgan.cli.outputs import check_outputs
+from dgan.cli.summary import metrics_table, training_summary
+from dgan.cli.tables import read_table, require_module
 from dgan.config import DfStyle, DGANConfig
-from dgan.config_files import check_settings, read_config_file
-from dgan.demo import run_demo
 from dgan.errors import ParameterError
-from dgan.layout import columns_of_layout
-from dgan.lengths import infer_lengths
 from dgan.metrics import evaluate, frames_to_series
 from dgan.model import DGAN
-from dgan.output_paths import check_outputs
 from dgan.planning import (
     suggested_batch_size,
 )
-from dgan.streaming import write_generated
-from dgan.summary import metrics_table, training_summary
-from dgan.tables import read_table, require_module
+from dgan.tabular.layout import columns_of_layout
+from dgan.tabular.lengths import infer_lengths
 
 
 def run_train(args: argparse.Namespace) -> None:
@@ -157,7 +157,7 @@ def run_evaluate(args: argparse.Namespace) -> None:
 
 
 def run_demo_command(args: argparse.Namespace) -> None:
-    """``dgan demo``: see `dgan.demo.run_demo`."""
+    """``dgan demo``: see `dgan.cli.demo.run_demo`."""
     run_demo(args.out, epochs=args.epochs, force=args.force)
 
 

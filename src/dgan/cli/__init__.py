@@ -1,0 +1,2 @@
+"""The ``dgan`` command line. Nothing heavy is imported here: `launch` sets OpenMP's wait
+policy before torch loads, then `main` parses and `commands` runs each command."""

@@ -1,0 +1,1 @@
+"""Encoding: per-variable encoders (`variables`) and the whole dataset's `encoder`."""
