@@ -20,6 +20,7 @@ import torch
 from dgan import DGAN, DGANConfig, OutputType
 from dgan.errors import DataError, ParameterError, SerializationError
 from dgan.storage.checkpoint import Checkpointer, find_resume_point, list_checkpoints
+from dgan.storage.model_file import ModelParts
 from tiny import tiny_config
 
 TYPES = [OutputType.DISCRETE, OutputType.CONTINUOUS]
@@ -299,7 +300,10 @@ def test_a_guard_snapshot_older_than_the_weights_is_kept_whole(tmp_path):
         for p in model.generator.parameters():
             p.add_(1.0)
     encoded = model.preprocess(features, attributes=attributes)
-    path = Checkpointer(model, encoded, history_offset=0).write(1)
+    parts = ModelParts(
+        model.config, model.encoder, model.data_frame_layout, model.trainer, model.sampler.rng
+    )
+    path = Checkpointer(parts, encoded, model.history, history_offset=0).write(1)
 
     resumed = _train(config, resume_from=path)  # 1 of 1 epochs done: only restores
     restored = resumed.trainer.guard.state_dict()

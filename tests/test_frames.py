@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from dgan.config import DfStyle, OutputType
 from dgan.errors import DataError, ParameterError, SerializationError
+from dgan.tabular.columns import Columns
 from dgan.tabular.frames import (
     FrameLayout,
     arrays_to_dataframe,
@@ -25,10 +26,14 @@ from dgan.tabular.to_frame import renumber_examples
 C, D = OutputType.CONTINUOUS, OutputType.DISCRETE
 
 
+def convert(df: pd.DataFrame, max_sequence_len: int = 10, **columns):
+    """`dataframe_to_arrays` with the column roles given as gretel's keyword arguments."""
+    return dataframe_to_arrays(df, Columns(**columns), max_sequence_len)
+
+
 def round_trip(df: pd.DataFrame, **kwargs) -> tuple:
     """Convert df to arrays and straight back, as if the model generated the inputs."""
-    kwargs.setdefault("max_sequence_len", 10)
-    arrays = dataframe_to_arrays(df, **kwargs)
+    arrays = convert(df, **kwargs)
     return arrays, arrays_to_dataframe(arrays.attributes, arrays.features, arrays.layout)
 
 
@@ -102,7 +107,7 @@ def test_wide_round_trip_keeps_values_column_order_and_dtypes():
 
 def test_wide_integer_columns_get_rounded_values_and_keep_their_dtype():
     df = pd.DataFrame({"size": [1, 2], "t0": [10, 20], "t1": np.array([5, 6], dtype=np.uint8)})
-    arrays = dataframe_to_arrays(df, attribute_columns=["size"], max_sequence_len=2)
+    arrays = dataframe_to_arrays(df, Columns(attribute_columns=["size"]), 2)
     generated = [np.array([[10.4], [4.6]]), np.array([[-0.4], [300.0]])]
     out = arrays_to_dataframe(np.array([[1.6], [2.2]]), generated, arrays.layout)
 
@@ -134,18 +139,18 @@ def test_wide_mixed_discrete_and_continuous_steps_is_an_error():
     df = pd.DataFrame({"t0": [1.0, 2.0], "t1": ["a", "b"]})
     pattern = r"all be discrete or all continuous; discrete: \['t1'\], continuous: \['t0'\]"
     with pytest.raises(DataError, match=pattern):
-        dataframe_to_arrays(df, max_sequence_len=2)
+        dataframe_to_arrays(df, Columns(), 2)
 
 
 def test_wide_more_steps_than_max_sequence_len_is_an_error():
     df = pd.DataFrame(np.zeros((2, 6)))
     with pytest.raises(DataError, match=r"6 time-step columns.*max_sequence_len=4"):
-        dataframe_to_arrays(df, max_sequence_len=4)
+        dataframe_to_arrays(df, Columns(), 4)
 
 
 def test_wide_output_cuts_or_pads_generated_series_to_the_training_steps():
     df = pd.DataFrame({"t0": [1.0], "t1": [2.0], "t2": [3.0]})
-    layout = dataframe_to_arrays(df, max_sequence_len=4).layout
+    layout = dataframe_to_arrays(df, Columns(), 4).layout
     out = arrays_to_dataframe(None, [np.ones((4, 1)), np.ones((2, 1))], layout)
     assert out.to_numpy().tolist()[0] == [1.0, 1.0, 1.0]
     assert np.isnan(out.loc[1, "t2"])
@@ -178,7 +183,7 @@ def test_long_round_trip_sorts_by_time_and_keeps_dtypes():
 def test_long_time_grid_is_the_longest_example_and_extends_by_its_last_step():
     df = long_frame()
     arrays = dataframe_to_arrays(
-        df, example_id_column="sensor", time_column="time", df_style="long", max_sequence_len=7
+        df, Columns(example_id_column="sensor", time_column="time", df_style="long"), 7
     )
     grid = pd.date_range("2024-03-30 22:00", periods=7, freq="h", tz="Europe/Paris")
     assert arrays.layout.time_grid == [t.isoformat() for t in grid[:5]]
@@ -203,7 +208,7 @@ def test_long_numeric_time_sort_is_stable_and_ids_stay_integers():
 
 def test_long_without_example_id_is_cut_into_whole_chunks(caplog):
     df = pd.DataFrame({"t": np.arange(25)[::-1], "x": np.arange(25.0)[::-1]})
-    with caplog.at_level(logging.WARNING, logger="dgan.tabular.frames"):
+    with caplog.at_level(logging.WARNING, logger="dgan.tabular"):
         arrays, out = round_trip(df, time_column="t", df_style="LONG", max_sequence_len=10)
 
     assert "No example_id_column" in caplog.text and "2 examples" in caplog.text
@@ -216,16 +221,14 @@ def test_long_without_example_id_is_cut_into_whole_chunks(caplog):
     assert list(out.columns) == ["t", "x"]
 
     with pytest.raises(DataError, match="has 9 rows, fewer than max_sequence_len=10"):
-        dataframe_to_arrays(df.head(9), df_style="long", max_sequence_len=10)
+        dataframe_to_arrays(df.head(9), Columns(df_style="long"), 10)
 
 
 def test_chunked_attributes_must_be_constant_within_each_chunk():
     df = pd.DataFrame({"site": ["x"] * 4 + ["y"] * 4, "v": np.arange(8.0)})
     with pytest.raises(DataError, match=r"'site' is not constant within example\(s\) chunk 1 "):
-        dataframe_to_arrays(df, attribute_columns=["site"], df_style="long", max_sequence_len=3)
-    arrays = dataframe_to_arrays(
-        df, attribute_columns=["site"], df_style="long", max_sequence_len=4
-    )
+        dataframe_to_arrays(df, Columns(attribute_columns=["site"], df_style="long"), 3)
+    arrays = dataframe_to_arrays(df, Columns(attribute_columns=["site"], df_style="long"), 4)
     assert arrays.attributes[:, 0].tolist() == ["x", "y"]
 
 
@@ -236,11 +239,13 @@ def test_long_attribute_that_varies_within_an_example_names_example_and_column()
     with pytest.raises(DataError) as error:
         dataframe_to_arrays(
             df,
-            attribute_columns=["kind", "floor"],
-            example_id_column="sensor",
-            time_column="time",
-            df_style=DfStyle.LONG,
-            max_sequence_len=5,
+            Columns(
+                attribute_columns=["kind", "floor"],
+                example_id_column="sensor",
+                time_column="time",
+                df_style=DfStyle.LONG,
+            ),
+            5,
         )
     message = str(error.value)
     assert "2 problems" in message
@@ -253,14 +258,14 @@ def test_long_example_longer_than_max_sequence_len_names_it_and_the_fix():
     df = long_frame()
     with pytest.raises(DataError, match=r"'s-a' \(5 rows\).*at least 5.*split these series"):
         dataframe_to_arrays(
-            df, example_id_column="sensor", time_column="time", df_style="long", max_sequence_len=4
+            df, Columns(example_id_column="sensor", time_column="time", df_style="long"), 4
         )
 
 
 def test_long_missing_example_ids_are_an_error():
     df = pd.DataFrame({"id": ["a", None, "b"], "x": [1.0, 2.0, 3.0]})
     with pytest.raises(DataError, match=r"example_id_column 'id' is missing in 1 rows.*\[1\]"):
-        dataframe_to_arrays(df, example_id_column="id", df_style="long", max_sequence_len=2)
+        dataframe_to_arrays(df, Columns(example_id_column="id", df_style="long"), 2)
 
 
 # ---------------------------------------------------------------- argument checks
@@ -271,12 +276,14 @@ def test_unknown_columns_are_all_listed_in_one_error():
     with pytest.raises(ParameterError) as error:
         dataframe_to_arrays(
             df,
-            attribute_columns=["a", "nope"],
-            feature_columns=["b", "bb"],
-            example_id_column="ident",
-            time_column="when",
-            df_style="long",
-            max_sequence_len=3,
+            Columns(
+                attribute_columns=["a", "nope"],
+                feature_columns=["b", "bb"],
+                example_id_column="ident",
+                time_column="when",
+                df_style="long",
+            ),
+            3,
         )
     message = str(error.value)
     for part in ["['nope']", "['bb']", "example_id_column ['ident']", "time_column ['when']"]:
@@ -301,15 +308,15 @@ def test_invalid_arguments_raise_parameter_error(kwargs, pattern):
     df = pd.DataFrame({"a": [1, 2], "b": [2.0, 3.0]})
     kwargs = {"max_sequence_len": 3, **kwargs}
     with pytest.raises(ParameterError, match=pattern):
-        dataframe_to_arrays(df, **kwargs)
+        convert(df, **kwargs)
 
 
 def test_empty_frame_and_datetime_feature_are_data_errors():
     with pytest.raises(DataError, match="no rows"):
-        dataframe_to_arrays(pd.DataFrame({"x": pd.Series([], dtype=float)}), max_sequence_len=2)
+        dataframe_to_arrays(pd.DataFrame({"x": pd.Series([], dtype=float)}), Columns(), 2)
     df = pd.DataFrame({"when": pd.date_range("2020", periods=2), "x": [1.0, 2.0]})
     with pytest.raises(DataError, match=r"'when' has dtype datetime64.*time_column"):
-        dataframe_to_arrays(df, df_style="long", max_sequence_len=2)
+        dataframe_to_arrays(df, Columns(df_style="long"), 2)
 
 
 def test_the_callers_frame_is_never_modified():
@@ -317,11 +324,13 @@ def test_the_callers_frame_is_never_modified():
     before = df.copy(deep=True)
     arrays = dataframe_to_arrays(
         df,
-        attribute_columns=["kind", "floor"],
-        example_id_column="sensor",
-        time_column="time",
-        df_style="long",
-        max_sequence_len=5,
+        Columns(
+            attribute_columns=["kind", "floor"],
+            example_id_column="sensor",
+            time_column="time",
+            df_style="long",
+        ),
+        5,
     )
     for f in arrays.features:
         f[:] = -1  # the arrays are the caller's to modify, independently of df
@@ -331,7 +340,7 @@ def test_the_callers_frame_is_never_modified():
     wide = wide_frame()
     before = wide.copy(deep=True)
     arrays = dataframe_to_arrays(
-        wide, attribute_columns=["weight"], feature_columns=["t0", "t1"], max_sequence_len=3
+        wide, Columns(attribute_columns=["weight"], feature_columns=["t0", "t1"]), 3
     )
     arrays.features[0][:] = -1
     arrays.attributes[:] = -1
@@ -346,12 +355,14 @@ def test_layout_json_round_trip_is_strict_json():
     df["day"] = pd.Categorical(df["time"].dt.tz_localize(None).dt.normalize())
     layout = dataframe_to_arrays(
         df,
-        attribute_columns=["kind"],
-        feature_columns=["temp", "day"],
-        example_id_column="sensor",
-        time_column="time",
-        df_style="long",
-        max_sequence_len=5,
+        Columns(
+            attribute_columns=["kind"],
+            feature_columns=["temp", "day"],
+            example_id_column="sensor",
+            time_column="time",
+            df_style="long",
+        ),
+        5,
     ).layout
     text = json.dumps(layout.to_json_dict(), allow_nan=False)
     restored = FrameLayout.from_json_dict(json.loads(text))
@@ -368,7 +379,7 @@ def test_categorical_datetime_categories_come_back_as_datetimes():
 
 
 def test_invalid_stored_layout_is_a_serialization_error():
-    layout = dataframe_to_arrays(pd.DataFrame({"x": [1.0]}), max_sequence_len=1).layout
+    layout = dataframe_to_arrays(pd.DataFrame({"x": [1.0]}), Columns(), 1).layout
     data = layout.to_json_dict()
     del data["columns"]
     with pytest.raises(SerializationError, match="corrupt"):
@@ -380,7 +391,7 @@ def test_invalid_stored_layout_is_a_serialization_error():
 def test_generated_missing_values_use_nullable_dtypes():
     df = pd.DataFrame({"flag": [True, False], "n": [1, 2], "x": [0.0, 1.0]})
     layout = dataframe_to_arrays(
-        df, attribute_columns=["flag", "n"], discrete_columns=["n"], max_sequence_len=1
+        df, Columns(attribute_columns=["flag", "n"], discrete_columns=["n"]), 1
     ).layout
     attributes = np.array([[True, np.nan], [np.nan, 2]], dtype=object)
     out = arrays_to_dataframe(attributes, [np.zeros((1, 1))] * 2, layout)
@@ -390,7 +401,7 @@ def test_generated_missing_values_use_nullable_dtypes():
 
 def test_arrays_that_do_not_fit_the_layout_are_parameter_errors():
     layout = dataframe_to_arrays(
-        wide_frame(), attribute_columns=["age"], feature_columns=["t0"], max_sequence_len=3
+        wide_frame(), Columns(attribute_columns=["age"], feature_columns=["t0"]), 3
     ).layout
     with pytest.raises(ParameterError, match="attributes is None"):
         arrays_to_dataframe(None, [np.zeros((3, 1))], layout)
@@ -401,7 +412,7 @@ def test_arrays_that_do_not_fit_the_layout_are_parameter_errors():
 def test_zero_generated_examples_give_an_empty_frame_with_the_right_dtypes():
     df = long_frame()
     arrays = dataframe_to_arrays(
-        df, example_id_column="sensor", time_column="time", df_style="long", max_sequence_len=5
+        df, Columns(example_id_column="sensor", time_column="time", df_style="long"), 5
     )
     out = arrays_to_dataframe(None, [], arrays.layout)
     assert len(out) == 0 and list(out.columns) == list(df.columns)
@@ -415,10 +426,12 @@ def test_attributes_frame_to_array_matches_training_encoding():
     df = wide_frame()
     arrays = dataframe_to_arrays(
         df,
-        attribute_columns=["age", "country"],
-        feature_columns=["t0", "t1", "t2"],
-        example_id_column="id",
-        max_sequence_len=3,
+        Columns(
+            attribute_columns=["age", "country"],
+            feature_columns=["t0", "t1", "t2"],
+            example_id_column="id",
+        ),
+        3,
     )
     conditions = df[["country", "age"]].iloc[[3, 0]]
     result = attributes_frame_to_array(conditions, arrays.layout)
@@ -436,14 +449,14 @@ def test_attributes_frame_to_array_collapses_a_long_frame_to_one_row_per_example
     df = long_frame()
     kwargs = dict(example_id_column="sensor", time_column="time", df_style="long")
     kwargs["max_sequence_len"] = 5
-    layout = dataframe_to_arrays(df, attribute_columns=["kind", "floor"], **kwargs).layout
+    layout = convert(df, attribute_columns=["kind", "floor"], **kwargs).layout
     result = attributes_frame_to_array(df, layout)
     firsts = df.drop_duplicates("sensor")
     assert result.tolist() == firsts[["kind", "floor"]].astype(object).to_numpy().tolist()
 
 
 def test_attributes_frame_for_a_model_without_attributes_is_an_error():
-    layout = dataframe_to_arrays(pd.DataFrame({"x": [1.0]}), max_sequence_len=1).layout
+    layout = dataframe_to_arrays(pd.DataFrame({"x": [1.0]}), Columns(), 1).layout
     with pytest.raises(ParameterError, match="without attribute columns"):
         attributes_frame_to_array(pd.DataFrame({"x": [1.0]}), layout)
 
@@ -537,8 +550,8 @@ def test_string_times_sort_in_natural_order_and_say_so(caplog):
     shuffled = df.sample(frac=1.0, random_state=0).reset_index(drop=True)
     shuffled = pd.concat([df.head(12), shuffled[shuffled["id"] == 1]], ignore_index=True)
     kwargs = dict(example_id_column="id", time_column="t", df_style="long", max_sequence_len=12)
-    with caplog.at_level(logging.WARNING, logger="dgan.tabular.frames"):
-        arrays = dataframe_to_arrays(shuffled, **kwargs)
+    with caplog.at_level(logging.WARNING, logger="dgan.tabular"):
+        arrays = convert(shuffled, **kwargs)
     # Order of first appearance (day1, day2, ..., day12), not text order (day1, day10, ...).
     assert arrays.features[1][:, 0].tolist() == list(np.arange(12.0, 24.0))
     assert arrays.layout.time_grid == steps
@@ -546,13 +559,13 @@ def test_string_times_sort_in_natural_order_and_say_so(caplog):
 
     caplog.clear()
     numbers = pd.DataFrame({"id": [0, 0, 0], "t": ["10", "9", "100"], "x": [1.0, 2.0, 3.0]})
-    with caplog.at_level(logging.WARNING, logger="dgan.tabular.frames"):
-        arrays = dataframe_to_arrays(numbers, **{**kwargs, "max_sequence_len": 3})
+    with caplog.at_level(logging.WARNING, logger="dgan.tabular"):
+        arrays = convert(numbers, **{**kwargs, "max_sequence_len": 3})
     assert arrays.features[0][:, 0].tolist() == [2.0, 1.0, 3.0]  # 9, 10, 100
     assert "numbers written as text" in caplog.text
 
     dates = pd.DataFrame({"id": [0, 0], "t": ["2024-02-01", "2024-1-15"], "x": [1.0, 2.0]})
-    arrays = dataframe_to_arrays(dates, **{**kwargs, "max_sequence_len": 2})
+    arrays = convert(dates, **{**kwargs, "max_sequence_len": 2})
     assert arrays.features[0][:, 0].tolist() == [2.0, 1.0]  # January before February
 
 
@@ -560,22 +573,22 @@ def test_series_lengths_reads_only_the_example_ids():
     df = long_frame()
     df["when"] = pd.Timestamp("2024-01-01")  # a feature dataframe_to_arrays would reject
     kwargs = dict(example_id_column="sensor", df_style="long")
-    assert sorted(series_lengths(df, **kwargs).tolist()) == [2, 3, 5]
+    assert sorted(series_lengths(df, Columns(**kwargs)).tolist()) == [2, 3, 5]
     assert (
-        series_lengths(wide_frame(), attribute_columns=["age"], example_id_column="id").tolist()
+        series_lengths(
+            wide_frame(), Columns(attribute_columns=["age"], example_id_column="id")
+        ).tolist()
         == [8] * 4
     )
     with pytest.raises(ParameterError, match=r"not in the DataFrame.*'nope'"):
-        series_lengths(df, example_id_column="nope", df_style="long")
+        series_lengths(df, Columns(example_id_column="nope", df_style="long"))
     with pytest.raises(ParameterError, match="cannot be inferred"):
-        series_lengths(df, df_style="long")
+        series_lengths(df, Columns(df_style="long"))
 
 
 def test_renumbered_examples_continue_from_a_given_id():
     df = pd.DataFrame({"sensor": ["a", "a", "b"], "x": [1.0, 2.0, 3.0]})
-    layout = dataframe_to_arrays(
-        df, example_id_column="sensor", df_style="long", max_sequence_len=2
-    ).layout
+    layout = dataframe_to_arrays(df, Columns(example_id_column="sensor", df_style="long"), 2).layout
     chunk = arrays_to_dataframe(None, [np.zeros((2, 1))] * 2, layout)
     renumbered = renumber_examples(chunk, layout, 10)
     assert renumbered["sensor"].tolist() == ["synthetic-10"] * 2 + ["synthetic-11"] * 2
@@ -585,6 +598,6 @@ def test_renumbered_examples_continue_from_a_given_id():
 def test_length_checks_are_one_check_catchable_as_gretel_and_dgan_errors():
     wide = pd.DataFrame(np.zeros((2, 6)))
     with pytest.raises(ParameterError, match="6 time-step columns"):  # gretel's class
-        dataframe_to_arrays(wide, max_sequence_len=4)
+        dataframe_to_arrays(wide, Columns(), 4)
     with pytest.raises(DataError, match="6 time-step columns"):  # dgan's
-        dataframe_to_arrays(wide, max_sequence_len=4)
+        dataframe_to_arrays(wide, Columns(), 4)

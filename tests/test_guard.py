@@ -18,9 +18,10 @@ import pytest
 import torch
 
 import dgan.precision
-import dgan.train.trainer as training
+import dgan.train.losses
 from dgan import DGAN
 from dgan.precision import Precision, fallback_precision
+from dgan.train.batch import Accumulators, Batch
 from dgan.train.guard import MIN_LOSS_SCALE, DivergenceGuard
 from tiny import tiny_config
 
@@ -45,9 +46,9 @@ def _data():
 
 
 def _poison_loss(monkeypatch, model_holder: list, loss_name: str, steps: set[int]) -> None:
-    """Make ``dgan.train.trainer.<loss_name>`` return NaN (with finite gradients) during the
+    """Make ``dgan.train.losses.<loss_name>`` return NaN (with finite gradients) during the
     given 1-based training steps."""
-    original = getattr(training, loss_name)
+    original = getattr(dgan.train.losses, loss_name)
 
     def poisoned(*args, **kwargs):
         loss = original(*args, **kwargs)
@@ -55,7 +56,7 @@ def _poison_loss(monkeypatch, model_holder: list, loss_name: str, steps: set[int
             return loss + float("nan") * loss.detach()
         return loss
 
-    monkeypatch.setattr(training, loss_name, poisoned)
+    monkeypatch.setattr(dgan.train.losses, loss_name, poisoned)
 
 
 def _train(monkeypatch=None, poison=None, steps=(5,), callback=None, **overrides) -> DGAN:
@@ -138,7 +139,7 @@ def test_a_guard_that_is_off_lets_training_run_on(monkeypatch):
     assert _events(model) == []
     assert len(model.history) == 3 and not model.history[-1].get("stopped")
     assert math.isnan(model.history[1]["generator_loss"])  # step 5 is in epoch 1
-    assert model.trainer.guard._snapshot is None  # no snapshot copies either
+    assert model.trainer.guard.state_dict() is None  # no snapshot copies either
 
 
 def test_a_collapsed_loss_scale_is_divergence():
@@ -208,15 +209,13 @@ def test_a_snapshot_stays_as_taken_through_later_steps_and_recoveries():
     own tensors, or the next steps would change the snapshot under the guard."""
     features, attributes = _data()
     model = DGAN(tiny_config(log_every=LOG_EVERY))
-    batch = training.Batch.from_encoded(
-        model.preprocess(features, attributes=attributes), model.device
-    )
+    batch = Batch.from_encoded(model.preprocess(features, attributes=attributes), model.device)
     trainer, guard = model.trainer, model.trainer.guard
-    trainer.train_step(batch.head(8), training.Accumulators(CPU))  # optimizer state exists
+    trainer.train_step(batch.head(8), Accumulators(CPU))  # optimizer state exists
     guard.snapshot()
     taken = copy.deepcopy(trainer.state_dict())
     for _ in range(2):
-        trainer.train_step(batch.head(8), training.Accumulators(CPU))
+        trainer.train_step(batch.head(8), Accumulators(CPU))
         guard.recover("non-finite loss", epoch=0)
         state = trainer.state_dict()
         for name, module_state in taken["modules"].items():

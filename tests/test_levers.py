@@ -360,7 +360,7 @@ def test_training_on_1000_series_uses_the_large_data_settings_and_keeps_them(rng
     model = DGAN(config)
     plan = model.plan(features, warm_up_steps=0)
     assert plan.large_data and plan.batch_size == 128 and "large-data settings" in str(plan)
-    with caplog.at_level("INFO", logger="dgan.model"):
+    with caplog.at_level("INFO", logger="dgan.prepare"):
         model.train_numpy(features, progress_bar=False)
     assert "large-data settings" in caplog.text
     assert model.config.large_data is True and model.config.batch_size == 128

@@ -12,12 +12,13 @@ import numpy as np
 import pytest
 import torch
 
-import dgan.train.trainer as training
+import dgan.train.losses as losses
 from dgan import DGAN
 from dgan.networks import Critic
+from dgan.noise import draw_noise
 from dgan.precision import Precision, PrecisionPolicy
+from dgan.train.batch import Accumulators, Batch
 from dgan.train.losses import critic_loss, generator_loss, gradient_penalty
-from dgan.train.trainer import Accumulators, Batch
 from tiny import tiny_config
 
 CPU = torch.device("cpu")
@@ -38,7 +39,7 @@ def _built(**overrides) -> tuple[DGAN, Batch]:
 def _fixed_fakes(model: DGAN, n: int, seed: int = 1):
     """Make the trainer draw its fakes from one fixed noise batch (with the graph)."""
     trainer = model.trainer
-    noise = training.draw_noise(model.config, n, torch.Generator().manual_seed(seed), CPU)
+    noise = draw_noise(model.config, n, torch.Generator().manual_seed(seed), CPU)
 
     def fake_batch(m: int) -> Batch:
         return Batch(*trainer.generator(*noise)).head(m)
@@ -98,10 +99,10 @@ def test_the_recorded_critic_loss_is_wasserstein_plus_coef_times_penalty(monkeyp
             seen.setdefault(name, []).append(value.detach().clone())
             return value
 
-        monkeypatch.setattr(training, name, wrapper)
+        monkeypatch.setattr(losses, name, wrapper)
 
-    spy("critic_loss", training.critic_loss)
-    spy("gradient_penalty", training.gradient_penalty)
+    spy("critic_loss", losses.critic_loss)
+    spy("gradient_penalty", losses.gradient_penalty)
     model, real = _built(
         gradient_penalty_coef=3.0, attribute_gradient_penalty_coef=7.0, discriminator_rounds=1
     )

@@ -46,7 +46,7 @@ def test_repair_drops_examples_by_reason_and_logs_counts(caplog):
     run[3:6] = np.nan  # run of 3 > 2
     short = np.array([[1.0], [np.nan]])  # variable length: 50% of its 2 steps
     features = [ok, gap, all_nan, many, run, ok, ok, ok, short]
-    with caplog.at_level(logging.WARNING, logger="dgan.tabular.frames"):
+    with caplog.at_level(logging.WARNING, logger="dgan.tabular"):
         repaired, kept, summary = repair_missing_values(
             features, [0], max_nan_fraction=0.4, max_consecutive_nans=2, max_dropped_fraction=0.5
         )

@@ -19,8 +19,8 @@ from dgan.precision import (
     resolve_precision,
     runs_in_hardware,
 )
+from dgan.train.batch import Accumulators, Batch
 from dgan.train.losses import gradient_penalty
-from dgan.train.trainer import Accumulators, Batch
 from tiny import tiny_config
 
 CPU = torch.device("cpu")

@@ -7,7 +7,7 @@ import torch
 
 import dgan
 from dgan import DGAN, OutputType, ProgressInfo
-from dgan.train.trainer import LOSS_NAMES, Accumulators, Batch
+from dgan.train.batch import LOSS_NAMES, Accumulators, Batch
 from tiny import tiny_config
 
 
@@ -109,17 +109,17 @@ def test_rounds_are_optimizer_steps_per_batch(rng, critic_rounds, generator_roun
 def test_epoch_losses_are_example_weighted_means_of_the_step_losses(rng, monkeypatch):
     """20 examples in batches of 7, 7 and 6, two generator rounds per batch: the epoch's
     generator loss weighs each batch's mean round loss by the batch's size."""
-    import dgan.train.trainer as training
+    import dgan.train.losses
 
     losses, sizes = [], []
-    original = training.generator_loss
+    original = dgan.train.losses.generator_loss
 
     def spy(scores):
         loss = original(scores)
         losses.append(loss.item())
         return loss
 
-    monkeypatch.setattr(training, "generator_loss", spy)
+    monkeypatch.setattr(dgan.train.losses, "generator_loss", spy)
     features, attributes = _data(rng)
     model = _model(epochs=1, generator_rounds=2, use_attribute_discriminator=False)
     encoded = model.preprocess(features, attributes=attributes)

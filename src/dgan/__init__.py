@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from dgan import errors
 from dgan.config import DfStyle, DGANConfig, Normalization, OutputType
+from dgan.version import __version__
 
 if TYPE_CHECKING:
     from dgan import datasets
@@ -22,10 +23,10 @@ __all__ = [
     "Normalization",
     "OutputType",
     "ProgressInfo",
+    "__version__",
     "datasets",
     "errors",
 ]
-__version__ = "0.1.0"
 
 # Loaded on first use, so that `import dgan` (and the `dgan` command's start-up) does not
 # import torch: the command sets OpenMP's wait policy first (dgan.cli.threads).

@@ -1,5 +1,7 @@
-"""`DGAN`: the public facade. It validates and converts what users pass, then hands the
-work to the trainer (training.py), the sampler (generation.py) and persist.py.
+"""`DGAN`: the public facade. It takes what users pass, has `dgan.prepare` check and
+encode it, then hands the work to the trainer (`dgan.train`), the sampler
+(`dgan.sampling`) and the model file (`dgan.storage`). It orchestrates; it does not
+compute.
 
 Example:
     >>> import numpy as np
@@ -16,7 +18,6 @@ Example:
 from __future__ import annotations
 
 import copy
-import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -28,24 +29,19 @@ import torch
 
 from dgan.config import DfStyle, DGANConfig, OutputType
 from dgan.encoding.encoder import DataEncoder, EncodedData
-from dgan.errors import DataError, NotTrainedError, ParameterError, raise_all
+from dgan.errors import NotTrainedError, ParameterError
 from dgan.networks import Critic, Generator
 from dgan.planning import TrainingPlan, make_plan
+from dgan.prepare import ArraySource, FrameSource, Source, prepare
 from dgan.sampling import AttributesAndFeatures, Sampler
 from dgan.storage.checkpoint import Checkpointer, ResumePoint, resume_point
-from dgan.storage.model_file import load_model, save_model
-from dgan.tabular.arrays import TrainingArrays, repair_missing, validate_training_arrays
-from dgan.tabular.frames import (
-    FrameLayout,
-    arrays_to_dataframe,
-    attributes_frame_to_array,
-    dataframe_to_arrays,
-)
+from dgan.storage.model_file import ModelFile, ModelParts, inconsistent_file_errors, loading_device
+from dgan.tabular.columns import Columns
+from dgan.tabular.frames import FrameLayout, arrays_to_dataframe, attributes_frame_to_array
 from dgan.tabular.to_frame import with_example_ids
-from dgan.train.distributed import attach, training_device
-from dgan.train.trainer import Batch, ProgressInfo, Trainer
-
-logger = logging.getLogger(__name__)
+from dgan.train.batch import Batch
+from dgan.train.distributed import training_device
+from dgan.train.trainer import ProgressInfo, Trainer
 
 
 class DGAN:
@@ -161,11 +157,8 @@ class DGAN:
             >>> len(model.history)
             1
         """
-        resume = self._resume_point(resume_from)
-        encoded = self.preprocess(features, feature_types, attributes, attribute_types)
-        self.train_encoded(
-            encoded, progress_callback, progress_bar=progress_bar, resume_from=resume
-        )
+        source = ArraySource(features, feature_types, attributes, attribute_types)
+        self._train(source, progress_callback, progress_bar, resume_from)
 
     def train_dataframe(
         self,
@@ -207,47 +200,15 @@ class DGAN:
             >>> list(model.generate_dataframe(3).columns)
             ['kind', 't0', 't1']
         """
-        long_style = str(getattr(df_style, "value", df_style)).lower() == DfStyle.LONG.value
-        if long_style and example_id_column is None and attribute_columns:
-            raise ParameterError(  # gretel's words first
-                "Long-style auto-splitting not available with attribute_columns: without "
-                "example_id_column, rows are cut into chunks of max_sequence_len, which cannot "
-                "carry per-example attributes. Pass example_id_column, or no attributes."
-            )
-        resume = self._resume_point(resume_from)
-        converted = dataframe_to_arrays(
-            df,
+        columns = Columns(
             attribute_columns=attribute_columns,
             feature_columns=feature_columns,
             example_id_column=example_id_column,
             time_column=time_column,
             discrete_columns=discrete_columns,
             df_style=df_style,
-            max_sequence_len=self.config.max_sequence_len,
         )
-        layout = converted.layout
-        trained_layout = self.data_frame_layout
-        if trained_layout is not None and layout.column_order != trained_layout.column_order:
-            raise DataError(
-                f"This model was trained on columns {self.data_frame_layout.column_order}; "
-                f"continue training with the same columns, not {layout.column_order}."
-            )
-        arrays = validate_training_arrays(
-            converted.features,
-            converted.feature_types,
-            converted.attributes,
-            converted.attribute_types if converted.attributes is not None else None,
-            self.config.max_sequence_len,
-            feature_names=layout.feature_names,
-            attribute_names=layout.attribute_columns or None,
-            example_names=converted.example_labels,
-        )
-        encoded = self._encode(arrays, layout)  # a first call builds with this layout
-        if self.data_frame_layout is None:  # first trained with train_numpy
-            self.data_frame_layout = layout
-        self.train_encoded(
-            encoded, progress_callback, progress_bar=progress_bar, resume_from=resume
-        )
+        self._train(FrameSource(df, columns), progress_callback, progress_bar, resume_from)
 
     def plan(
         self,
@@ -277,7 +238,11 @@ class DGAN:
             >>> model.is_built
             False
         """
-        return make_plan(self.config, data, warm_up_steps=warm_up_steps, device=self.device, **how)
+        if isinstance(data, pd.DataFrame):
+            source: Source = FrameSource(data, Columns(**how))
+        else:
+            source = ArraySource(data, **how)
+        return make_plan(self.config, source, warm_up_steps=warm_up_steps, device=self.device)
 
     def preprocess(
         self,
@@ -304,10 +269,7 @@ class DGAN:
             >>> len(model.history)
             1
         """
-        arrays = validate_training_arrays(
-            features, feature_types, attributes, attribute_types, self.config.max_sequence_len
-        )
-        return self._encode(arrays, self.data_frame_layout)
+        return self._prepare(ArraySource(features, feature_types, attributes, attribute_types))
 
     def train_encoded(
         self,
@@ -324,19 +286,20 @@ class DGAN:
         Under torchrun, all processes train this one model (see dgan.train.distributed).
         """
         self._require_built()
-        collective = attach(self, data)  # None unless several processes train (torchrun)
+        trainer = self.trainer
+        collective = trainer.join_processes(data, [self.sampler.rng])  # None in one process
         world = 1 if collective is None else collective.world_size
         start_epoch, offset = 0, len(self.history)
         point = resume_point(resume_from)
         if point is not None:
-            start_epoch, offset = point.restore(self, data, world)
+            start_epoch, offset = self._restore(point, data, world)
         writer = None
         if self.config.checkpoint_dir is not None:
             main = collective is None or collective.is_main
-            writer = Checkpointer(self, data, offset, world, writes=main)
+            writer = Checkpointer(self._parts(), data, self.history, offset, world, writes=main)
             if point is None:
                 writer.check_folder()
-        records = self.trainer.fit(
+        records = trainer.fit(
             Batch.from_encoded(data, self.device),
             self.config.epochs,
             progress_callback,
@@ -346,54 +309,54 @@ class DGAN:
         )
         self.history.extend(r.renumbered(offset).as_dict() for r in records)
 
-    def _resume_point(self, resume_from: str | os.PathLike | None) -> ResumePoint | None:
-        """Read the checkpoint to resume from; build this model around its encoders."""
+    def _train(
+        self,
+        source: Source,
+        progress_callback: Callable[[ProgressInfo], None] | None,
+        progress_bar: bool | None,
+        resume_from: str | os.PathLike | None,
+    ) -> None:
+        """Resume point (if any), then prepare the data, then train on it."""
         point = resume_point(resume_from)
-        if point is not None:
-            point.build(self)
-        return point
+        if point is not None and not self.is_built:
+            # Built around the checkpoint's encoders, so the data is encoded exactly as in
+            # the interrupted run (whose config decided large_data from its data).
+            point.check_config(self.config)
+            with inconsistent_file_errors(point.path):
+                self.config = point.settled_config(self.config)
+                self.build(point.encoder(), point.layout())
+        encoded = self._prepare(source)
+        self.train_encoded(encoded, progress_callback, progress_bar=progress_bar, resume_from=point)
 
-    def _encode(self, arrays: TrainingArrays, layout: FrameLayout | None) -> EncodedData:
-        """Repair missing values, fit encoders and build on the first call, then encode."""
-        arrays = repair_missing(arrays, self.config)
+    def _prepare(self, source: Source) -> EncodedData:
+        """Check and encode ``source`` (`dgan.prepare`); the first call builds the model."""
+        prepared = prepare(source, self.config, self.encoder, self.data_frame_layout)
         if not self.is_built:
-            self._settle_config(len(arrays.features))
-            encoder = DataEncoder.fit(
-                self.config,
-                arrays.features,
-                arrays.feature_types,
-                arrays.attributes,
-                arrays.attribute_types,
-                feature_names=arrays.feature_names,
-                attribute_names=arrays.attribute_names,
-            )
-            self.build(encoder, layout)
-        elif (arrays.attributes is None) != (self.encoder.attribute_encoders is None):
-            raise DataError(
-                "This model was first trained "
-                f"{'without' if self.encoder.attribute_encoders is None else 'with'} "
-                "attributes; continue training with data of the same shape."
-            )
-        else:
-            problems = self.encoder.mismatch_problems(arrays.features, arrays.attributes)
-            raise_all(problems, DataError, "the data to continue training on")
-        return self.encoder.transform(arrays.features, arrays.attributes)
+            self.config = prepared.config
+            self.build(prepared.encoder, prepared.layout)
+        elif self.data_frame_layout is None:  # first trained with train_numpy
+            self.data_frame_layout = prepared.layout
+        return prepared.encoded
 
-    def _settle_config(self, n_series: int) -> None:
-        """Decide ``large_data`` for the data about to build the model (and say so)."""
-        resolved = self.config.resolved_for(n_series)
-        if resolved.large_data and self.config.large_data == "auto":
-            changed = ", ".join(
-                f"{name}={getattr(resolved, name)}"
-                for name in ("batch_size", "generator_learning_rate", "generator_ema_decay")
+    def _restore(self, point: ResumePoint, data: EncodedData, world_size: int) -> tuple[int, int]:
+        """Load the checkpoint into this model (built, not yet trained) after checking that
+        config, columns, data and number of processes match the interrupted run."""
+        if self.history or self.trainer.steps_done:
+            raise ParameterError(
+                "resume_from restores a training run into a new model, but this model has "
+                "trained already; create a new DGAN with the same config to resume."
             )
-            logger.info(
-                "%d series: training with the large-data settings (%s, ...; "
-                "docs/quality.md); large_data=False keeps the defaults.",
-                n_series,
-                changed,
-            )
-        self.config = resolved
+        point.check_config(self.config)
+        point.check_same(self.data_frame_layout, self.encoder, data, world_size)
+        with inconsistent_file_errors(point.path):
+            restored = point.restore(self.trainer, self.sampler.rng, self.config.epochs)
+            self.history = list(point.history)
+        return restored
+
+    def _parts(self) -> ModelParts:
+        return ModelParts(
+            self.config, self.encoder, self.data_frame_layout, self.trainer, self.sampler.rng
+        )
 
     # ----- generation -----------------------------------------------------------------
     def generate_numpy(
@@ -525,7 +488,7 @@ class DGAN:
         collective = self.trainer.collective
         if collective is not None and not collective.is_main:
             return Path(path)  # distributed: every process holds this model; rank 0 writes
-        return save_model(self, path)
+        return self._parts().save(path, self.history)
 
     @classmethod
     def load(cls, path: str | os.PathLike, map_location: str | torch.device | None = None) -> DGAN:
@@ -536,4 +499,11 @@ class DGAN:
         Files that are truncated, corrupt, pickles or from a newer dgan raise
         `SerializationError` without executing anything.
         """
-        return load_model(cls, path, map_location)
+        device = None if map_location is None else loading_device(map_location)
+        file = ModelFile.read(path)
+        with inconsistent_file_errors(path):
+            model = cls(file.config())
+            model.build(file.encoder(), file.layout(), device=device)
+            file.load_into(model.trainer, model.sampler.rng)
+            model.history = file.history
+        return model

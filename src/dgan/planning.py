@@ -39,8 +39,11 @@ from dgan.precision import (
     resolve_precision,
     runs_in_hardware,
 )
-from dgan.tabular.arrays import TrainingArrays, validate_training_arrays
-from dgan.tabular.frames import FrameLayout, dataframe_to_arrays
+from dgan.prepare import Checked, Source, prepare
+from dgan.tabular.arrays import TrainingArrays
+from dgan.tabular.layout import FrameLayout
+from dgan.train.batch import Accumulators, Batch
+from dgan.train.trainer import Trainer
 
 GRETEL_BATCH_SIZE = 1024
 """gretel's (and `DGANConfig`'s) default batch size."""
@@ -160,23 +163,21 @@ def _duration(seconds: float) -> str:
 
 def make_plan(
     config: DGANConfig,
-    data: pd.DataFrame | np.ndarray | list[np.ndarray],
+    source: Source,
     *,
     warm_up_steps: int = 3,
     device: torch.device | None = None,
-    **how: Any,
 ) -> TrainingPlan:
-    """The `TrainingPlan` of training a model with ``config`` on ``data``.
+    """The `TrainingPlan` of training a model with ``config`` on ``source``.
 
-    ``data`` is a DataFrame (``how``: `DGAN.train_dataframe`'s column arguments) or
-    features as `DGAN.train_numpy` takes them (``how``: ``feature_types``,
-    ``attributes``, ``attribute_types``). The data is validated as training would
-    (errors are the same). ``warm_up_steps`` training steps (after one untimed step)
-    time a throwaway model built like the real one; 0 skips the estimate.
+    ``source`` is the data as `dgan.prepare` takes it (a `FrameSource` or an
+    `ArraySource`); it is checked as training would check it (the errors are the same).
+    ``warm_up_steps`` training steps (after one untimed step) time a throwaway trainer
+    built like the real one; 0 skips the estimate.
     """
     device = device or torch.device("cuda" if config.cuda and torch.cuda.is_available() else "cpu")
-    frame = data if isinstance(data, pd.DataFrame) else None
-    arrays, layout = _arrays(config, data, how)
+    checked = source.check(config.max_sequence_len)
+    arrays, layout = checked.arrays, checked.layout
     n = len(arrays.features)
     config = config.resolved_for(n)  # as training will: large_data decided by the data
     lengths = [len(f) for f in arrays.features]
@@ -196,35 +197,10 @@ def make_plan(
         threads=torch.get_num_threads(),
         large_data=bool(config.large_data),
     )
-    plan.warnings = _warnings(plan, arrays, layout, frame)
+    plan.warnings = _warnings(plan, arrays, layout, checked.frame)
     if warm_up_steps > 0:
-        plan.seconds_per_step = _warm_up(config, arrays, layout, device, warm_up_steps)
+        plan.seconds_per_step = _warm_up(config, checked, device, warm_up_steps)
     return plan
-
-
-def _arrays(config, data, how) -> tuple[TrainingArrays, FrameLayout | None]:
-    if isinstance(data, pd.DataFrame):
-        converted = dataframe_to_arrays(data, max_sequence_len=config.max_sequence_len, **how)
-        layout = converted.layout
-        arrays = validate_training_arrays(
-            converted.features,
-            converted.feature_types,
-            converted.attributes,
-            converted.attribute_types if converted.attributes is not None else None,
-            config.max_sequence_len,
-            feature_names=layout.feature_names,
-            attribute_names=layout.attribute_columns or None,
-            example_names=converted.example_labels,
-        )
-        return arrays, layout
-    arrays = validate_training_arrays(
-        data,
-        how.get("feature_types"),
-        how.get("attributes"),
-        how.get("attribute_types"),
-        config.max_sequence_len,
-    )
-    return arrays, None
 
 
 def _precision(config: DGANConfig, device: torch.device) -> tuple[str, str]:
@@ -423,25 +399,13 @@ def _wide_column_warnings(frame: pd.DataFrame, layout: FrameLayout) -> list[str]
 # ----------------------------------------------------------------------------- warm-up
 
 
-def _warm_up(
-    config: DGANConfig,
-    arrays: TrainingArrays,
-    layout: FrameLayout | None,
-    device: torch.device,
-    steps: int,
-) -> float:
-    """Seconds per training step of a throwaway model built like the real one."""
-    from dgan.model import DGAN  # the facade imports this module
-    from dgan.train.batch import Accumulators, Batch
-
-    scratch = DGAN(dataclasses.replace(config, epochs=1))
-    scratch.device = device
-    encoded = scratch.preprocess(
-        arrays.features, arrays.feature_types, arrays.attributes, arrays.attribute_types
-    )
-    trainer, data = scratch.trainer, Batch.from_encoded(encoded, device)
+def _warm_up(config: DGANConfig, data: Checked, device: torch.device, steps: int) -> float:
+    """Seconds per training step of a throwaway trainer built like the real one."""
+    prepared = prepare(data, config)
+    trainer = Trainer.create(prepared.config, prepared.encoder, device)
+    data = Batch.from_encoded(prepared.encoded, device)
     accumulators = Accumulators(device)
-    size = min(config.batch_size, len(data))
+    size = min(prepared.config.batch_size, len(data))
     with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
         for step in range(steps + 1):  # the first step pays one-off setup: not timed
             if step == 1:

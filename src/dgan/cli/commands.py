@@ -29,7 +29,7 @@ from dgan.model import DGAN
 from dgan.planning import (
     suggested_batch_size,
 )
-from dgan.tabular.layout import columns_of_layout
+from dgan.tabular.columns import Columns, columns_of_layout
 from dgan.tabular.lengths import infer_lengths
 
 
@@ -47,7 +47,7 @@ def run_train(args: argparse.Namespace) -> None:
         check_not_long(df, _style_given(args), args.example_id)
         if "batch_size" not in settings:  # neither --batch-size nor in --config
             config = DGANConfig.from_json_dict(settings)
-            plan = DGAN(config).plan(df, warm_up_steps=0, **columns)
+            plan = DGAN(config).plan(df, warm_up_steps=0, **columns.as_arguments())
             if not plan.large_data:  # the large-data settings bring their own batch size
                 settings["batch_size"] = suggested_batch_size(plan.n_examples)
                 notes.append(f"batch_size={settings['batch_size']} (for {plan.n_examples} series)")
@@ -58,11 +58,11 @@ def run_train(args: argparse.Namespace) -> None:
             )
         config = DGANConfig.from_json_dict(settings)
         model = DGAN(config)
-        print(in_flag_words(str(model.plan(df, **columns))))
+        print(in_flag_words(str(model.plan(df, **columns.as_arguments()))))
         if args.dry_run:
             return
         start = time.perf_counter()
-        model.train_dataframe(df, **columns, resume_from=args.resume)
+        model.train_dataframe(df, **columns.as_arguments(), resume_from=args.resume)
     seconds = time.perf_counter() - start
     path = model.save(args.output)
     print(training_summary(model.history, seconds))
@@ -136,7 +136,7 @@ def run_evaluate(args: argparse.Namespace) -> None:
     real_df, synthetic_df = read_table(args.real), read_table(args.synthetic)
     with flag_words(), hint_long_data(style_given):
         real, synthetic = frames_to_series(real_df, synthetic_df, columns, max_len)
-        check_not_long(real_df, style_given, columns["example_id_column"])
+        check_not_long(real_df, style_given, columns.example_id_column)
         metrics = evaluate(
             real,
             synthetic,
@@ -194,14 +194,14 @@ def _style_given(args: argparse.Namespace) -> bool:
     return args.style is not None or args.time is not None
 
 
-def _columns_from_flags(args: argparse.Namespace) -> dict[str, Any]:
-    """`train_dataframe` / `dataframe_to_arrays` column arguments from the flags."""
+def _columns_from_flags(args: argparse.Namespace) -> Columns:
+    """The table's column roles from the flags."""
     style = args.style or (DfStyle.LONG if args.time is not None else DfStyle.WIDE)
-    return {
-        "attribute_columns": args.attributes,
-        "feature_columns": args.features,
-        "example_id_column": args.example_id,
-        "time_column": args.time,
-        "discrete_columns": args.discrete,
-        "df_style": DfStyle(style),
-    }
+    return Columns(
+        attribute_columns=args.attributes,
+        feature_columns=args.features,
+        example_id_column=args.example_id,
+        time_column=args.time,
+        discrete_columns=args.discrete,
+        df_style=DfStyle(style),
+    )

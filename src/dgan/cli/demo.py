@@ -21,7 +21,7 @@ from dgan.config import DfStyle, DGANConfig
 from dgan.datasets import DEMO_COLUMNS, DEMO_MAX_SEQUENCE_LEN, load_demo
 from dgan.metrics import evaluate, frames_to_series
 from dgan.model import DGAN
-from dgan.tabular.layout import columns_of_layout
+from dgan.tabular.columns import columns_of_layout
 
 # Settings of `dgan demo`: under a minute on a CPU, everything included (50 s on a busy
 # 2-core VM). On the bundled data, 600 epochs halve the marginal distance and cut the

@@ -24,7 +24,6 @@ import sys
 import textwrap
 from collections.abc import Sequence
 
-import dgan
 from dgan.cli.commands import run_demo_command, run_evaluate, run_generate, run_train
 from dgan.cli.demo import DEMO_CONFIG
 from dgan.cli.threads import choose_threads
@@ -36,6 +35,7 @@ from dgan.planning import (
     STEPS_PER_EPOCH_WANTED,
 )
 from dgan.tabular.lengths import TARGET_LSTM_STEPS
+from dgan.version import __version__
 
 _HELP_WIDTH = 80
 
@@ -111,7 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Run `dgan COMMAND --help` for a command's options. Start with `dgan demo`.",
         parents=[common],
     )
-    parser.add_argument("--version", action="version", version=f"dgan {dgan.__version__}")
+    parser.add_argument("--version", action="version", version=f"dgan {__version__}")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
     columns = _column_arguments()
     _add_train(commands, [common, columns])

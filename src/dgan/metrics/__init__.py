@@ -23,7 +23,13 @@ TimeGAN protocol's discriminative and predictive scores, to compare with publish
 tables). Every public name is importable from `dgan.metrics`.
 """
 
-from dgan.metrics.data import SeriesData, check_same_columns, columns_of_layout, frames_to_series
+from dgan.metrics.data import (
+    Columns,
+    SeriesData,
+    check_same_columns,
+    columns_of_layout,
+    frames_to_series,
+)
 from dgan.metrics.distances import (
     MISSING_CATEGORY,
     attribute_feature_relation,
@@ -49,6 +55,7 @@ __all__ = [
     "MISSING_CATEGORY",
     "THRESHOLDS",
     "VERDICTS",
+    "Columns",
     "SeriesData",
     "attribute_feature_relation",
     "autocorrelation_distance",

@@ -16,10 +16,10 @@ import pandas as pd
 
 from dgan.config import DfStyle, OutputType
 from dgan.errors import DataError, DGANError, ParameterError, raise_all
+from dgan.tabular.columns import Columns, columns_of_layout
 from dgan.tabular.frames import FrameLayout, dataframe_to_arrays
-from dgan.tabular.layout import columns_of_layout
 
-__all__ = ["SeriesData", "check_same_columns", "columns_of_layout", "frames_to_series"]
+__all__ = ["Columns", "SeriesData", "check_same_columns", "columns_of_layout", "frames_to_series"]
 
 # --------------------------------------------------------------------------------------
 # The data container
@@ -358,18 +358,17 @@ def _columns_of(data: SeriesData, what: str) -> list[tuple[str, bool]]:
 def frames_to_series(
     real_df: pd.DataFrame,
     synthetic_df: pd.DataFrame,
-    columns: dict[str, Any],
+    columns: Columns,
     max_sequence_len: int | None = None,
 ) -> tuple[SeriesData, SeriesData]:
     """Read a real and a synthetic table the same way, as `SeriesData` for the metrics.
 
-    Discrete columns are decided on the real table (by dtype, or ``discrete_columns``)
+    Discrete columns are decided on the real table (by dtype, or ``columns``' discrete ones)
     and imposed on the synthetic one, so both sides agree. ``max_sequence_len`` only
     matters for LONG tables without an example id (rows are cut into series of that
     length); otherwise None allows any length.
     """
-    long = columns["df_style"] is DfStyle.LONG
-    if max_sequence_len is None and long and columns["example_id_column"] is None:
+    if max_sequence_len is None and columns.is_long and columns.example_id_column is None:
         raise ParameterError(
             "Without an example id, LONG rows are cut into series of max_sequence_len rows; "
             "pass --max-sequence-len or --example-id (or --model)."
@@ -383,7 +382,7 @@ def frames_to_series(
 def _series_data(df, columns, max_sequence_len, what) -> tuple[SeriesData, FrameLayout]:
     bound = max_sequence_len or max(len(df), len(df.columns), 1)
     try:
-        arrays = dataframe_to_arrays(df, **columns, max_sequence_len=bound)
+        arrays = dataframe_to_arrays(df, columns, bound)
     except DGANError as error:
         raise type(error)(f"In the {what} table: {error}") from error
     layout = arrays.layout

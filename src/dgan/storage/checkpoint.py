@@ -34,7 +34,6 @@ Example:
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
 import logging
 import os
@@ -44,29 +43,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import torch
 
-from dgan.encoding.encoder import EncodedData
+from dgan.config import DGANConfig
+from dgan.encoding.encoder import DataEncoder, EncodedData
 from dgan.errors import DataError, ParameterError, SerializationError
 from dgan.records import EpochRecord
 from dgan.storage.format import (
     flatten_state_dict,
     join_optimizer_state,
-    read_model_file,
     split_optimizer_state,
     unflatten_state_dict,
     write_model_file,
 )
-from dgan.storage.model_file import (
-    build_from_contents,
-    inconsistent_file_errors,
-    load_training_state,
-    model_file_contents,
-)
+from dgan.storage.model_file import ModelFile, ModelParts
+from dgan.tabular.layout import FrameLayout
 
 if TYPE_CHECKING:
-    from dgan.model import DGAN
+    from dgan.train.trainer import Trainer
 
 logger = logging.getLogger(__name__)
 
@@ -109,67 +103,31 @@ def list_checkpoints(folder: str | os.PathLike) -> list[tuple[int, Path]]:
     return sorted(found)
 
 
-def data_digest(data: EncodedData) -> str:
-    """SHA-256 of the encoded training arrays (names, dtypes, shapes and bytes).
-
-    Example:
-        >>> a = EncodedData(None, None, np.zeros((2, 3, 1), np.float32), np.array([3, 3]))
-        >>> data_digest(a) == data_digest(a)
-        True
-    """
-    digest = hashlib.sha256()
-    for name in ("attributes", "additional_attributes", "features", "lengths"):
-        array = getattr(data, name)
-        if array is None:
-            digest.update(f"{name}|none|".encode())
-            continue
-        array = np.ascontiguousarray(array)
-        digest.update(f"{name}|{array.dtype.str}|{array.shape}|".encode())
-        digest.update(array.tobytes())
-    return digest.hexdigest()
-
-
 # ----- reading ------------------------------------------------------------------------
 @dataclass
-class ResumePoint:
-    """A checkpoint read back: the model file's contents and where training stopped.
-
-    Attributes:
-        path: the checkpoint file.
-        tensors, state: its contents (`dgan.storage.format.read_model_file`).
-    """
-
-    path: Path
-    tensors: dict[str, torch.Tensor]
-    state: dict[str, Any]
+class ResumePoint(ModelFile):
+    """A checkpoint read back: a model file plus where its training run stopped."""
 
     @property
     def run(self) -> dict[str, Any]:
         """The resume information: epochs done in the training call, history offset, ..."""
         return self.state["checkpoint"]
 
-    def build(self, model: DGAN) -> None:
-        """Build an unbuilt ``model`` around the checkpoint's encoders and layout, so that
-        the data is encoded exactly as in the interrupted run."""
-        if model.is_built:
-            return
-        self.check_config(model)
-        # The interrupted run decided large_data from its data: continue with its choice.
-        model.config = model.config.with_large_data(self._saved_large_data())
-        with inconsistent_file_errors(self.path):
-            build_from_contents(model, self.state, None)
+    def settled_config(self, config: DGANConfig) -> DGANConfig:
+        """``config`` (check it with `check_config` first) as the interrupted run used it:
+        that run decided large_data from its data, so the resumed one keeps its choice."""
+        return config.with_large_data(self._saved_large_data())
 
     def _saved_large_data(self) -> bool:
         # Files from before the large-data settings (and models built around an encoder
         # without seeing data, whose config still says "auto") trained without them.
         return self.state["config"].get("large_data") is True
 
-    def check_config(self, model: DGAN) -> None:
+    def check_config(self, config: DGANConfig) -> None:
         """ParameterError naming every config field (other than `RESUMABLE_CHANGES`) that
         differs from the checkpoint's (a ``large_data="auto"`` config is compared as the
         interrupted run decided it)."""
         saved = {**self.state["config"], "large_data": self._saved_large_data()}
-        config = model.config
         if config.large_data == "auto":
             config = config.with_large_data(self._saved_large_data())
         current = config.to_json_dict()
@@ -186,45 +144,16 @@ class ResumePoint:
                 "checkpoint settings may change), or train from the start without resume_from."
             )
 
-    def restore(self, model: DGAN, data: EncodedData, world_size: int = 1) -> tuple[int, int]:
-        """Load the checkpoint into ``model`` (built, not yet trained) after checking that
-        config, columns, data and number of processes match the interrupted run.
-
-        Returns ``(start_epoch, history_offset)`` for `dgan.train.trainer.Trainer.fit`: the
-        epoch of the training call to continue at, and the history length when that call
-        began.
-        """
-        if model.history or model.trainer.steps_done:
-            raise ParameterError(
-                "resume_from restores a training run into a new model, but this model has "
-                "trained already; create a new DGAN with the same config to resume."
-            )
-        self.check_config(model)
-        self._check_same(model, data, world_size)
-        run = self.run
-        with inconsistent_file_errors(self.path):
-            load_training_state(model, self.tensors, self.state)
-            guard = self._guard_snapshot(model)
-        model.trainer.guard.load_state_dict(guard)
-        start = run["run_epochs_done"]
-        if run.get("stopped"):
-            logger.warning(
-                "The run in %s was stopped by the divergence guard; not training further.",
-                self.path,
-            )
-            start = max(start, model.config.epochs)
-        elif start >= model.config.epochs:
-            logger.info(
-                "%s is at epoch %d of %d: nothing left to train.",
-                self.path,
-                start,
-                model.config.epochs,
-            )
-        return start, run["history_offset"]
-
-    def _check_same(self, model: DGAN, data: EncodedData, world_size: int) -> None:
+    def check_same(
+        self,
+        layout: FrameLayout | None,
+        encoder: DataEncoder,
+        data: EncodedData,
+        world_size: int,
+    ) -> None:
+        """DataError (ParameterError for the number of processes) unless the columns,
+        variables, encoded data and number of processes are the interrupted run's."""
         where = f"Cannot resume from {str(self.path)!r}"
-        layout = model.data_frame_layout
         saved_layout = self.state["data_frame_layout"]
         if (None if layout is None else _json(layout.to_json_dict())) != saved_layout:
             saved = "numpy arrays" if saved_layout is None else saved_layout["column_order"]
@@ -233,12 +162,12 @@ class ResumePoint:
                 f"{where}: it was trained on columns {saved}, this call passes {now}; "
                 "resume with the same table and column arguments."
             )
-        if _json(model.encoder.to_json()) != self.state["encoder"]:
+        if _json(encoder.to_json()) != self.state["encoder"]:
             raise DataError(
                 f"{where}: the data's variables (types, categories or ranges) differ from "
                 "the interrupted run's; resume with the same training data."
             )
-        if data_digest(data) != self.run["data_sha256"]:
+        if data.digest() != self.run["data_sha256"]:
             raise DataError(
                 f"{where}: the training data differs from the interrupted run's (its "
                 f"encoded arrays, {len(data.features)} examples now, "
@@ -252,11 +181,34 @@ class ResumePoint:
                 "every batch."
             )
 
-    def _guard_snapshot(self, model: DGAN) -> dict[str, Any] | None:
+    def restore(
+        self, trainer: Trainer, generation_rng: torch.Generator, epochs: int
+    ) -> tuple[int, int]:
+        """Load the checkpoint's training state (and the guard's last healthy state) into
+        ``trainer``, built for the same encoder and not yet trained; call `check_same` first.
+
+        Returns ``(start_epoch, history_offset)`` for `dgan.train.trainer.Trainer.fit`: the
+        epoch of the training call to continue at (``epochs`` is the call's total), and the
+        history length when that call began.
+        """
+        self.load_into(trainer, generation_rng)
+        trainer.guard.load_state_dict(self._guard_snapshot(trainer))
+        run = self.run
+        start = run["run_epochs_done"]
+        if run.get("stopped"):
+            logger.warning(
+                "The run in %s was stopped by the divergence guard; not training further.",
+                self.path,
+            )
+            start = max(start, epochs)
+        elif start >= epochs:
+            logger.info("%s is at epoch %d of %d: nothing left to train.", self.path, start, epochs)
+        return start, run["history_offset"]
+
+    def _guard_snapshot(self, trainer: Trainer) -> dict[str, Any] | None:
         saved = self.run.get("guard")
         if saved is None:
             return None
-        trainer = model.trainer
         if saved.get("same_as_model"):  # the usual case: healthy at the epoch's last check
             state = trainer.state_dict()
             parts = {k: state[k] for k in ("modules", "optimizers")}
@@ -294,8 +246,7 @@ def find_resume_point(path: str | os.PathLike) -> ResumePoint | None:
     """
     path = Path(path)
     if path.is_file():
-        tensors, state = read_model_file(path)
-        return _point(path, tensors, state)
+        return _point(ModelFile.read(path))
     candidates = list_checkpoints(path)
     if not candidates:
         logger.warning("No checkpoint in %s yet; training from the start.", path)
@@ -303,8 +254,7 @@ def find_resume_point(path: str | os.PathLike) -> ResumePoint | None:
     problems = []
     for _, candidate in reversed(candidates):
         try:
-            tensors, state = read_model_file(candidate)
-            point = _point(candidate, tensors, state)
+            point = _point(ModelFile.read(candidate))
         except SerializationError as e:
             logger.warning("Skipping checkpoint %s: %s Trying the one before.", candidate, e)
             problems.append(f"{candidate.name}: {e}")
@@ -317,13 +267,13 @@ def find_resume_point(path: str | os.PathLike) -> ResumePoint | None:
     )
 
 
-def _point(path: Path, tensors: dict[str, torch.Tensor], state: dict[str, Any]) -> ResumePoint:
-    if not isinstance(state.get("checkpoint"), dict):
+def _point(file: ModelFile) -> ResumePoint:
+    if not isinstance(file.state.get("checkpoint"), dict):
         raise SerializationError(
-            f"{str(path)!r} is a dgan model file but not a training checkpoint (it holds "
-            "no resume information); resume from a file in a checkpoint_dir."
+            f"{str(file.path)!r} is a dgan model file but not a training checkpoint (it "
+            "holds no resume information); resume from a file in a checkpoint_dir."
         )
-    return ResumePoint(path, tensors, state)
+    return ResumePoint(file.path, file.tensors, file.state)
 
 
 def resume_point(resume_from: str | os.PathLike | ResumePoint | None) -> ResumePoint | None:
@@ -338,28 +288,31 @@ class Checkpointer:
     """Writes a training call's checkpoints; `on_epoch_end` is the trainer's hook.
 
     Args:
-        model: the model being trained.
+        parts: the model being trained.
         data: the encoded training data (its digest goes in each checkpoint).
-        history_offset: the model's history length when the training call began.
+        history: the model's history when the training call began (with the epochs of
+            this call restored from a checkpoint, when it resumes).
+        history_offset: the history length when the training call began.
         world_size: number of processes training the model together.
         writes: False on processes other than the first (rank 0 writes for all).
     """
 
     def __init__(
         self,
-        model: DGAN,
+        parts: ModelParts,
         data: EncodedData,
+        history: list[dict[str, Any]],
         history_offset: int,
         world_size: int = 1,
         writes: bool = True,
     ):
-        config = model.config
-        self.model = model
-        self.folder = Path(config.checkpoint_dir)
+        self.parts = parts
+        self.config = parts.config
+        self.folder = Path(self.config.checkpoint_dir)
         self.history_offset = history_offset
-        self.base_history = list(model.history)  # restored epochs of this call included
+        self.base_history = list(history)
         self.records: list[dict[str, Any]] = []
-        self.digest = data_digest(data)
+        self.digest = data.digest()
         self.examples = len(data.features)
         self.world_size = world_size
         self.writes = writes
@@ -382,7 +335,7 @@ class Checkpointer:
 
     def on_epoch_end(self, record: EpochRecord) -> None:
         """Called by the trainer after each epoch: write a checkpoint when one is due."""
-        config = self.model.config
+        config = self.config
         self.records.append(record.renumbered(self.history_offset).as_dict())
         done = record.epoch + 1  # epochs of this training call
         minutes = config.checkpoint_every_minutes
@@ -400,7 +353,7 @@ class Checkpointer:
         if not self.writes:
             return None
         history = self.base_history + self.records
-        tensors, state = model_file_contents(self.model, history)
+        tensors, state = self.parts.contents(history)
         guard_tensors, guard = self._guard_state()
         tensors |= guard_tensors
         state["checkpoint"] = {
@@ -414,13 +367,13 @@ class Checkpointer:
         }
         path = write_model_file(checkpoint_path(self.folder, len(history)), tensors, state)
         self.last_write = time.monotonic()
-        for _, old in list_checkpoints(self.folder)[: -self.model.config.checkpoint_keep]:
+        for _, old in list_checkpoints(self.folder)[: -self.config.checkpoint_keep]:
             old.unlink(missing_ok=True)
         logger.info("Checkpoint written: %s", path)
         return path
 
     def _guard_state(self) -> tuple[dict[str, torch.Tensor], dict[str, Any] | None]:
-        trainer = self.model.trainer
+        trainer = self.parts.trainer
         snapshot = trainer.guard.state_dict()
         if not trainer.config.divergence_guard or snapshot is None:
             return {}, None

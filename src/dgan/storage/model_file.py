@@ -1,9 +1,10 @@
-"""What a saved model holds: the `DGAN` <-> (tensors, JSON state) mapping of a model file.
+"""What a saved model holds: a model's parts <-> the (tensors, JSON state) of a model file.
 
-serialization.py writes and reads the file itself (safetensors + JSON, never pickle);
+`dgan.storage.format` writes and reads the file itself (safetensors + JSON, never pickle);
 this module decides what goes in it: the config, encoders, DataFrame layout and history
-as JSON, and the trainer's state (`Trainer.state_dict`) and the sampler's RNG split into
-tensors and JSON.
+as JSON, and the trainer's state (`Trainer.state_dict`) and the generation RNG split into
+tensors and JSON. It works on a model's parts (`ModelParts`), never on the `DGAN` facade,
+which builds itself from a `ModelFile` read back.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,102 +30,123 @@ from dgan.storage.format import (
     unflatten_state_dict,
     write_model_file,
 )
-from dgan.tabular.frames import FrameLayout
+from dgan.tabular.layout import FrameLayout
+from dgan.version import __version__
 
 if TYPE_CHECKING:
-    from dgan.model import DGAN
+    from dgan.train.trainer import Trainer
 
 
-def save_model(model: DGAN, path: str | os.PathLike) -> Path:
-    """Write a built ``model`` to ``path`` (atomically); returns the path written."""
-    tensors, state = model_file_contents(model)
-    return write_model_file(path, tensors, state)
+@dataclass
+class ModelParts:
+    """What a model file is written from: a built model's parts.
 
-
-def model_file_contents(
-    model: DGAN, history: list[dict[str, Any]] | None = None
-) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
-    """``(tensors, JSON state)`` of a model file for a built ``model``.
-
-    ``history`` replaces ``model.history`` (a checkpoint written during training holds
-    the epochs trained so far, which the model's history gets only when training returns).
+    Attributes:
+        config: the model's config (as training settled it).
+        encoder: the fitted encoders.
+        layout: the training DataFrame's layout, or None after numpy training.
+        trainer: networks, optimizers, precision and the training RNG.
+        generation_rng: the sampler's random generator (generation continues it).
     """
-    import dgan  # for the version, which __init__ defines
 
-    trainer_state = model.trainer.state_dict()
-    tensors: dict[str, torch.Tensor] = {}
-    optimizers = {}
-    for name, module_state in trainer_state["modules"].items():
-        tensors |= flatten_state_dict(name, module_state)
-    for name, optimizer_state in trainer_state["optimizers"].items():
-        opt_tensors, optimizers[name] = split_optimizer_state(f"optimizer.{name}", optimizer_state)
-        tensors |= opt_tensors
-    device = model.device.type
-    tensors[f"rng.{device}.train"] = trainer_state["rng"]
-    tensors[f"rng.{device}.generate"] = model.sampler.state_dict()["rng"]
-    layout = model.data_frame_layout
-    state = {
-        "dgan_version": dgan.__version__,
-        "torch_version": torch.__version__,
-        "config": model.config.to_json_dict(),
-        "encoder": model.encoder.to_json(),
-        "data_frame_layout": None if layout is None else layout.to_json_dict(),
-        "history": json_safe(model.history if history is None else history),
-        "optimizers": optimizers,
-        "steps_done": trainer_state["steps_done"],
-        "precision": trainer_state["precision"],
-    }
-    return tensors, state
+    config: DGANConfig
+    encoder: DataEncoder
+    layout: FrameLayout | None
+    trainer: Trainer
+    generation_rng: torch.Generator
 
-
-def load_model(
-    cls: type[DGAN], path: str | os.PathLike, map_location: str | torch.device | None
-) -> DGAN:
-    """Read a model written by `save_model`; see `DGAN.load`."""
-    device = None if map_location is None else loading_device(map_location)
-    tensors, state = read_model_file(path)
-    with inconsistent_file_errors(path):
-        model = cls(DGANConfig.from_json_dict(state["config"]))
-        build_from_contents(model, state, device)
-        load_training_state(model, tensors, state)
-    return model
-
-
-def build_from_contents(model: DGAN, state: dict[str, Any], device: torch.device | None) -> None:
-    """Build an unbuilt ``model`` around the encoder and layout of a model file's state."""
-    layout = state["data_frame_layout"]
-    model.build(
-        DataEncoder.from_json(state["encoder"]),
-        None if layout is None else FrameLayout.from_json_dict(layout),
-        device=device,
-    )
-
-
-def load_training_state(model: DGAN, tensors: dict[str, torch.Tensor], state: dict) -> None:
-    """Load a model file's networks, optimizers, precision, RNGs and history into a built
-    ``model`` of the same structure."""
-    trainer = model.trainer
-    current_optimizers = trainer.optimizers()
-    trainer_state: dict[str, Any] = {
-        "modules": {name: unflatten_state_dict(name, tensors) for name in trainer.modules()},
-        "optimizers": {
-            name: join_optimizer_state(
-                f"optimizer.{name}", tensors, state["optimizers"][name], opt.state_dict()
+    def contents(
+        self, history: list[dict[str, Any]]
+    ) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
+        """``(tensors, JSON state)`` of a model file holding these parts and ``history``."""
+        trainer_state = self.trainer.state_dict()
+        tensors: dict[str, torch.Tensor] = {}
+        optimizers = {}
+        for name, module_state in trainer_state["modules"].items():
+            tensors |= flatten_state_dict(name, module_state)
+        for name, optimizer_state in trainer_state["optimizers"].items():
+            opt_tensors, optimizers[name] = split_optimizer_state(
+                f"optimizer.{name}", optimizer_state
             )
-            for name, opt in current_optimizers.items()
-        },
-        "precision": state["precision"],
-        "steps_done": state["steps_done"],
-    }
-    device_type = model.device.type
-    saved_rng = tensors.get(f"rng.{device_type}.train")
-    if saved_rng is not None:  # RNG states do not carry across device types
-        trainer_state["rng"] = saved_rng
-    trainer.load_state_dict(trainer_state)
-    saved_rng = tensors.get(f"rng.{device_type}.generate")
-    if saved_rng is not None:
-        model.sampler.load_state_dict({"rng": saved_rng})
-    model.history = state["history"]
+            tensors |= opt_tensors
+        device = self.trainer.device.type
+        tensors[f"rng.{device}.train"] = trainer_state["rng"]
+        tensors[f"rng.{device}.generate"] = self.generation_rng.get_state()
+        state = {
+            "dgan_version": __version__,
+            "torch_version": torch.__version__,
+            "config": self.config.to_json_dict(),
+            "encoder": self.encoder.to_json(),
+            "data_frame_layout": None if self.layout is None else self.layout.to_json_dict(),
+            "history": json_safe(history),
+            "optimizers": optimizers,
+            "steps_done": trainer_state["steps_done"],
+            "precision": trainer_state["precision"],
+        }
+        return tensors, state
+
+    def save(self, path: str | os.PathLike, history: list[dict[str, Any]]) -> Path:
+        """Write these parts and ``history`` to ``path`` (atomically); returns the path."""
+        return write_model_file(path, *self.contents(history))
+
+
+@dataclass
+class ModelFile:
+    """A model file read back (`read`): what `DGAN.load` and resuming build a model from.
+
+    Attributes:
+        path: the file.
+        tensors, state: its contents (`dgan.storage.format.read_model_file`).
+    """
+
+    path: Path
+    tensors: dict[str, torch.Tensor]
+    state: dict[str, Any]
+
+    @classmethod
+    def read(cls, path: str | os.PathLike) -> ModelFile:
+        """Read and check ``path``; `SerializationError` for anything but a valid model file."""
+        tensors, state = read_model_file(path)
+        return cls(Path(path), tensors, state)
+
+    def config(self) -> DGANConfig:
+        return DGANConfig.from_json_dict(self.state["config"])
+
+    def encoder(self) -> DataEncoder:
+        return DataEncoder.from_json(self.state["encoder"])
+
+    def layout(self) -> FrameLayout | None:
+        layout = self.state["data_frame_layout"]
+        return None if layout is None else FrameLayout.from_json_dict(layout)
+
+    @property
+    def history(self) -> list[dict[str, Any]]:
+        return self.state["history"]
+
+    def load_into(self, trainer: Trainer, generation_rng: torch.Generator) -> None:
+        """Load the networks, optimizers, precision and RNG states into a trainer built for
+        the same encoder (and the generation RNG). RNG states do not carry across device
+        types: a trainer on another kind of device keeps its own."""
+        state, tensors = self.state, self.tensors
+        trainer_state: dict[str, Any] = {
+            "modules": {name: unflatten_state_dict(name, tensors) for name in trainer.modules()},
+            "optimizers": {
+                name: join_optimizer_state(
+                    f"optimizer.{name}", tensors, state["optimizers"][name], opt.state_dict()
+                )
+                for name, opt in trainer.optimizers().items()
+            },
+            "precision": state["precision"],
+            "steps_done": state["steps_done"],
+        }
+        device_type = trainer.device.type
+        saved_rng = tensors.get(f"rng.{device_type}.train")
+        if saved_rng is not None:
+            trainer_state["rng"] = saved_rng
+        trainer.load_state_dict(trainer_state)
+        saved_rng = tensors.get(f"rng.{device_type}.generate")
+        if saved_rng is not None:
+            generation_rng.set_state(saved_rng)
 
 
 @contextlib.contextmanager

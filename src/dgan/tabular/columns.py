@@ -1,26 +1,72 @@
-"""Checks of `dataframe_to_arrays`' arguments against each other and the frame.
+"""Which column of a table plays which role: `Columns`, and its checks against a frame.
 
-`resolve_roles` gives every used column its role (or raises one `ParameterError`
-listing every wrong argument), `check_data` checks the used columns' dtypes and values
-(one `DataError` listing every problem).
+`Columns` is the one description of a table's layout that every function reading a
+DataFrame takes: the public methods build it once from gretel's keyword arguments
+(``attribute_columns=...``) and pass it inward. `resolve_roles` checks it against a
+frame and gives every used column its role (or raises one `ParameterError` listing every
+wrong argument); `check_data` checks the used columns' dtypes and values (one
+`DataError` listing every problem); `columns_of_layout` gives the `Columns` that read a
+table as a model read its training table.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
 from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
 from pandas.api import types as ptypes
 
-from dgan.config import DfStyle
+from dgan.config import DfStyle, OutputType
 from dgan.errors import DataError, ParameterError, raise_all
 from dgan.tabular.arrays import raise_length_problems, too_long_problem
-from dgan.tabular.layout import is_auto_discrete, is_json_value, is_plain_numeric
+from dgan.tabular.layout import FrameLayout, is_auto_discrete, is_json_value, is_plain_numeric
 from dgan.tabular.messages import ColumnName, plain, preview
 
-logger = logging.getLogger("dgan.tabular.frames")
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Columns:
+    """The roles of a table's columns, as gretel's keyword arguments name them.
+
+    Values are kept as given and checked against a frame by `resolve_roles` (so a wrong
+    argument is reported with every other one, in the argument's own name).
+
+    Attributes:
+        attribute_columns: columns of fixed per-example values (None: no attributes).
+        feature_columns: time-series columns; None takes every column with no other role.
+            In WIDE style each one is one time step of a single feature.
+        example_id_column: LONG style: the column that tells examples apart.
+        time_column: LONG style: the column that orders each example's rows.
+        discrete_columns: numeric columns to treat as discrete.
+        df_style: `DfStyle.WIDE` (one row per example) or `DfStyle.LONG` (one per step).
+
+    Example:
+        >>> columns = Columns(attribute_columns=["site"], example_id_column="id",
+        ...                   df_style="long")
+        >>> columns.as_arguments()["example_id_column"], columns.is_long
+        ('id', True)
+    """
+
+    attribute_columns: Sequence[ColumnName] | None = None
+    feature_columns: Sequence[ColumnName] | None = None
+    example_id_column: ColumnName | None = None
+    time_column: ColumnName | None = None
+    discrete_columns: Sequence[ColumnName] | None = None
+    df_style: DfStyle | str = DfStyle.WIDE
+
+    def as_arguments(self) -> dict[str, Any]:
+        """The roles as keyword arguments of `DGAN.train_dataframe` (gretel's names)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @property
+    def is_long(self) -> bool:
+        """Whether the style asks for LONG (one row per time step), however it is written."""
+        return str(getattr(self.df_style, "value", self.df_style)).lower() == DfStyle.LONG.value
 
 
 class Roles(NamedTuple):
@@ -34,17 +80,13 @@ class Roles(NamedTuple):
     discrete: set[ColumnName]  # forced by the user or implied by the dtype
 
 
-def resolve_roles(
-    df,
-    attribute_columns,
-    feature_columns,
-    example_id_column,
-    time_column,
-    discrete_columns,
-    df_style,
-    max_sequence_len,
-) -> Roles:
-    """Check the arguments against each other and the frame's columns; raise all at once."""
+def resolve_roles(df, columns: Columns, max_sequence_len) -> Roles:
+    """Check the column roles against each other and the frame's columns; raise all at once."""
+    if not isinstance(columns, Columns):
+        raise ParameterError(f"columns must be a Columns, got {type(columns).__name__}.")
+    attribute_columns, feature_columns = columns.attribute_columns, columns.feature_columns
+    example_id_column, time_column = columns.example_id_column, columns.time_column
+    discrete_columns, df_style = columns.discrete_columns, columns.df_style
     if not isinstance(df, pd.DataFrame):
         raise ParameterError(f"df must be a pandas DataFrame, got {type(df).__name__}.")
     problems: list[str] = []
@@ -226,3 +268,41 @@ def _name_list(arg: str, value, problems: list[str]) -> list | None:
     if duplicated:
         problems.append(f"{arg} names {', '.join(duplicated)} more than once.")
     return names
+
+
+def columns_of_layout(layout: FrameLayout) -> Columns:
+    """The `Columns` that read a table the way a model read its training table.
+
+    Pass them to `dgan.tabular.frames.dataframe_to_arrays` to read another table (e.g.
+    synthetic data) exactly like the training one.
+
+    Example:
+        >>> import pandas as pd
+        >>> from dgan.tabular.frames import dataframe_to_arrays
+        >>> df = pd.DataFrame({"kind": ["a", "b"], "t0": [1.0, 2.0], "t1": [3.0, 4.0]})
+        >>> layout = dataframe_to_arrays(df, Columns(attribute_columns=["kind"]), 2).layout
+        >>> columns_of_layout(layout).discrete_columns
+        ['kind']
+    """
+    discrete = [
+        c
+        for c, t in zip(layout.attribute_columns, layout.attribute_types, strict=True)
+        if t is OutputType.DISCRETE
+    ]
+    if layout.df_style is DfStyle.WIDE:  # one feature, a column per time step
+        if layout.feature_types[0] is OutputType.DISCRETE:
+            discrete += layout.feature_columns
+    else:
+        discrete += [
+            c
+            for c, t in zip(layout.feature_columns, layout.feature_types, strict=True)
+            if t is OutputType.DISCRETE
+        ]
+    return Columns(
+        attribute_columns=list(layout.attribute_columns),
+        feature_columns=list(layout.feature_columns),
+        example_id_column=layout.example_id_column,
+        time_column=layout.time_column,
+        discrete_columns=discrete,
+        df_style=layout.df_style,
+    )

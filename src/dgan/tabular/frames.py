@@ -28,7 +28,6 @@ put "day10" before "day2".
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -42,7 +41,7 @@ from dgan.tabular.arrays import (
     too_long_problem,
     validate_condition_attributes,
 )
-from dgan.tabular.columns import Roles, check_data, resolve_roles
+from dgan.tabular.columns import Columns, Roles, check_data, resolve_roles
 from dgan.tabular.layout import (
     FrameLayout,
     column_spec,
@@ -52,6 +51,7 @@ from dgan.tabular.messages import SHOW, ColumnName, plain
 from dgan.tabular.to_frame import arrays_to_dataframe
 
 __all__ = [
+    "Columns",
     "FrameArrays",
     "FrameLayout",
     "arrays_to_dataframe",
@@ -76,28 +76,18 @@ class FrameArrays(NamedTuple):
     "chunk 2 (rows 12-17)" (LONG without example ids)."""
 
 
-def dataframe_to_arrays(
-    df: pd.DataFrame,
-    *,
-    attribute_columns: Sequence[ColumnName] | None = None,
-    feature_columns: Sequence[ColumnName] | None = None,
-    example_id_column: ColumnName | None = None,
-    time_column: ColumnName | None = None,
-    discrete_columns: Sequence[ColumnName] | None = None,
-    df_style: DfStyle | str = DfStyle.WIDE,
-    max_sequence_len: int,
-) -> FrameArrays:
+def dataframe_to_arrays(df: pd.DataFrame, columns: Columns, max_sequence_len: int) -> FrameArrays:
     """Split a training DataFrame into attribute and feature arrays, plus its layout.
 
-    WIDE: one row per example; ``feature_columns`` (default: every column that is not an
+    WIDE: one row per example; the feature columns (default: every column that is not an
     attribute or the example id) are the time steps of a single feature. LONG: one row
-    per time step; rows are grouped into examples by ``example_id_column`` (examples in
-    order of first appearance) and ordered by ``time_column`` (stable sort, in the
+    per time step; rows are grouped into examples by the example id column (examples in
+    order of first appearance) and ordered by the time column (stable sort, in the
     column's natural order: see the module docstring); without an
     example id, consecutive chunks of ``max_sequence_len`` rows become examples (rows
     left after the last whole chunk are left out, with a warning). Bool, string, object
-    and categorical columns are discrete; ``discrete_columns`` makes numeric ones
-    discrete too. ``df`` is never modified.
+    and categorical columns are discrete; the discrete columns of ``columns`` make
+    numeric ones discrete too. ``df`` is never modified.
 
     Raises:
         ParameterError: unknown, overlapping or misplaced column names (all listed).
@@ -107,20 +97,11 @@ def dataframe_to_arrays(
 
     Example:
         >>> df = pd.DataFrame({"kind": ["a", "b"], "t0": [1.0, 2.0], "t1": [3.0, 4.0]})
-        >>> arrays = dataframe_to_arrays(df, attribute_columns=["kind"], max_sequence_len=2)
+        >>> arrays = dataframe_to_arrays(df, Columns(attribute_columns=["kind"]), 2)
         >>> arrays.features[1].tolist(), arrays.attribute_types
         ([[2.0], [4.0]], [<OutputType.DISCRETE: 0>])
     """
-    roles = resolve_roles(
-        df,
-        attribute_columns,
-        feature_columns,
-        example_id_column,
-        time_column,
-        discrete_columns,
-        df_style,
-        max_sequence_len,
-    )
+    roles = resolve_roles(df, columns, max_sequence_len)
     check_data(df, roles, max_sequence_len)
     used = set(roles.attributes) | set(roles.features) | {roles.example_id, roles.time}
     specs = [column_spec(df[c], c) for c in df.columns if c in used]
@@ -340,21 +321,12 @@ def _as_datetimes(values: pd.Series) -> pd.Series | None:
     return dates
 
 
-def series_lengths(
-    df: pd.DataFrame,
-    *,
-    attribute_columns: Sequence[ColumnName] | None = None,
-    feature_columns: Sequence[ColumnName] | None = None,
-    example_id_column: ColumnName | None = None,
-    time_column: ColumnName | None = None,
-    discrete_columns: Sequence[ColumnName] | None = None,
-    df_style: DfStyle | str = DfStyle.WIDE,
-) -> np.ndarray:
+def series_lengths(df: pd.DataFrame, columns: Columns) -> np.ndarray:
     """The length of every series in ``df``, read the way `dataframe_to_arrays` reads it.
 
     Only the example id column is read (LONG: rows per example id; WIDE: the number of
     feature columns), so finding ``max_sequence_len`` costs nothing like a conversion.
-    The arguments are checked as `dataframe_to_arrays` checks them.
+    The columns are checked as `dataframe_to_arrays` checks them.
 
     Raises:
         ParameterError: bad column arguments, or a LONG frame without example ids (its
@@ -362,19 +334,10 @@ def series_lengths(
 
     Example:
         >>> df = pd.DataFrame({"id": ["a", "a", "b"], "x": [1.0, 2.0, 3.0]})
-        >>> series_lengths(df, example_id_column="id", df_style="long").tolist()
+        >>> series_lengths(df, Columns(example_id_column="id", df_style="long")).tolist()
         [2, 1]
     """
-    roles = resolve_roles(
-        df,
-        attribute_columns,
-        feature_columns,
-        example_id_column,
-        time_column,
-        discrete_columns,
-        df_style,
-        1,
-    )
+    roles = resolve_roles(df, columns, 1)
     if roles.style is DfStyle.WIDE:
         return np.full(len(df), len(roles.features), dtype=np.int64)
     if roles.example_id is None:

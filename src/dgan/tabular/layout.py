@@ -8,11 +8,12 @@ stored as ISO strings and parsed back with the column's dtype.
 
 Example:
     >>> import pandas as pd
+    >>> from dgan.tabular.columns import Columns
     >>> from dgan.tabular.frames import dataframe_to_arrays
     >>> df = pd.DataFrame({"kind": ["a", "b"], "t0": [1.0, 2.0], "t1": [3.0, 4.0]})
-    >>> layout = dataframe_to_arrays(df, attribute_columns=["kind"], max_sequence_len=2).layout
-    >>> layout.column_order, columns_of_layout(layout)["discrete_columns"]
-    (['kind', 't0', 't1'], ['kind'])
+    >>> layout = dataframe_to_arrays(df, Columns(attribute_columns=["kind"]), 2).layout
+    >>> layout.column_order, layout.attribute_types
+    (['kind', 't0', 't1'], [<OutputType.DISCRETE: 0>])
 """
 
 from __future__ import annotations
@@ -131,37 +132,6 @@ class FrameLayout:
                 "is corrupt or was written by an incompatible dgan version. Retrain the model "
                 "or load it with the dgan version that saved it."
             ) from e
-
-
-def columns_of_layout(layout: FrameLayout) -> dict[str, Any]:
-    """The column arguments that read a table the way a model read its training table.
-
-    Pass them to `dgan.tabular.frames.dataframe_to_arrays` (or ``DGAN.train_dataframe``) to read
-    another table (e.g. synthetic data) exactly like the training one; see the module
-    example.
-    """
-    discrete = [
-        c
-        for c, t in zip(layout.attribute_columns, layout.attribute_types, strict=True)
-        if t is OutputType.DISCRETE
-    ]
-    if layout.df_style is DfStyle.WIDE:  # one feature, a column per time step
-        if layout.feature_types[0] is OutputType.DISCRETE:
-            discrete += layout.feature_columns
-    else:
-        discrete += [
-            c
-            for c, t in zip(layout.feature_columns, layout.feature_types, strict=True)
-            if t is OutputType.DISCRETE
-        ]
-    return {
-        "attribute_columns": list(layout.attribute_columns),
-        "feature_columns": list(layout.feature_columns),
-        "example_id_column": layout.example_id_column,
-        "time_column": layout.time_column,
-        "discrete_columns": discrete,
-        "df_style": layout.df_style,
-    }
 
 
 # ------------------------------------------------------------------- dtypes and values

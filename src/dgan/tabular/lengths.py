@@ -10,7 +10,8 @@ Example:
     >>> import pandas as pd
     >>> df = pd.DataFrame({"id": [0] * 28 + [1] * 20, "x": range(48)})
     >>> settings = {}
-    >>> infer_lengths(df, {"example_id_column": "id", "df_style": "long"}, settings)
+    >>> from dgan.tabular.columns import Columns
+    >>> infer_lengths(df, Columns(example_id_column="id", df_style="long"), settings)
     ['max_sequence_len=28 (the longest example)', 'sample_len=2 (14 LSTM steps)']
     >>> settings
     {'max_sequence_len': 28, 'sample_len': 2}
@@ -23,7 +24,7 @@ from typing import Any
 
 import pandas as pd
 
-from dgan.config import DfStyle
+from dgan.tabular.columns import Columns
 from dgan.tabular.frames import series_lengths
 
 TARGET_LSTM_STEPS = 10
@@ -50,10 +51,10 @@ def _divisors(n: int) -> list[int]:
     return sorted({*small, *(n // d for d in small)})
 
 
-def infer_lengths(df: pd.DataFrame, columns: dict[str, Any], settings: dict[str, Any]) -> list[str]:
+def infer_lengths(df: pd.DataFrame, columns: Columns, settings: dict[str, Any]) -> list[str]:
     """Fill in ``max_sequence_len`` and ``sample_len`` in ``settings`` where unset.
 
-    ``columns`` are `dgan.tabular.frames.dataframe_to_arrays`' column arguments. Returns what
+    ``columns`` says how to read ``df`` (`dgan.tabular.columns.Columns`). Returns what
     was inferred and why, one note per setting (empty when both were set).
 
     Raises:
@@ -61,11 +62,9 @@ def infer_lengths(df: pd.DataFrame, columns: dict[str, Any], settings: dict[str,
     """
     notes = []
     if settings.get("max_sequence_len") is None:
-        lengths = series_lengths(df, **columns)
+        lengths = series_lengths(df, columns)
         settings["max_sequence_len"] = max(int(lengths.max()) if lengths.size else 1, 1)
-        style = columns.get("df_style", DfStyle.WIDE)
-        long = (style.value if isinstance(style, DfStyle) else str(style).lower()) == "long"
-        why = "the longest example" if long else "the number of feature columns"
+        why = "the longest example" if columns.is_long else "the number of feature columns"
         notes.append(f"max_sequence_len={settings['max_sequence_len']} ({why})")
     if settings.get("sample_len") is None:
         settings["sample_len"] = choose_sample_len(settings["max_sequence_len"])

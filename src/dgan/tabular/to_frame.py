@@ -84,9 +84,9 @@ def with_example_ids(
     a frame, and so does dgan. Returns a new frame; other layouts come back unchanged.
 
     Example:
-        >>> from dgan.tabular.frames import dataframe_to_arrays
+        >>> from dgan.tabular.frames import Columns, dataframe_to_arrays
         >>> df = pd.DataFrame({"x": np.arange(4.0)})
-        >>> layout = dataframe_to_arrays(df, df_style="long", max_sequence_len=2).layout
+        >>> layout = dataframe_to_arrays(df, Columns(df_style="long"), 2).layout
         >>> with_example_ids(df, layout, [2, 2])["example_id"].tolist()
         [0, 0, 1, 1]
     """
@@ -187,10 +187,10 @@ def renumber_examples(df: pd.DataFrame, layout: FrameLayout, first: int) -> pd.D
 
     Example:
         >>> import pandas as pd
-        >>> from dgan.tabular.frames import dataframe_to_arrays
+        >>> from dgan.tabular.frames import Columns, dataframe_to_arrays
         >>> df = pd.DataFrame({"id": [7, 7, 9], "x": [1.0, 2.0, 3.0]})
-        >>> layout = dataframe_to_arrays(df, example_id_column="id", df_style="long",
-        ...                              max_sequence_len=2).layout
+        >>> columns = Columns(example_id_column="id", df_style="long")
+        >>> layout = dataframe_to_arrays(df, columns, 2).layout
         >>> renumber_examples(pd.DataFrame({"id": [0, 0, 1], "x": [1.0, 2.0, 3.0]}),
         ...                   layout, 10)["id"].tolist()
         [10, 10, 11]

@@ -51,19 +51,14 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import timedelta
-from typing import TYPE_CHECKING
 
 import torch
 import torch.distributed as dist
 
 from dgan.errors import DataError, DistributedError, ParameterError
-
-if TYPE_CHECKING:
-    from dgan.encoding.encoder import EncodedData
-    from dgan.model import DGAN
-    from dgan.train.trainer import Accumulators, Trainer
+from dgan.train.batch import Accumulators
 
 TIMEOUT_VARIABLE = "DGAN_DISTRIBUTED_TIMEOUT_S"
 DEFAULT_TIMEOUT_S = 300.0
@@ -187,12 +182,12 @@ class Collective:
             dist.all_reduce(out)
         return out
 
-    def end_epoch(self, trainer: Trainer, acc: Accumulators, seen: int) -> int:
-        """Sum the epoch's loss sums over processes and average BatchNorm running
-        statistics; returns the examples seen by all processes."""
+    def end_epoch(self, modules: Iterable[torch.nn.Module], acc: Accumulators, seen: int) -> int:
+        """Sum the epoch's loss sums over processes and average the modules' BatchNorm
+        running statistics; returns the examples seen by all processes."""
         buffers = [
             b
-            for m in trainer.modules().values()
+            for m in modules
             for name, b in m.named_buffers()
             if name.endswith(("running_mean", "running_var"))
         ]
@@ -209,17 +204,18 @@ class Collective:
             b.copy_(reduced.view_as(b))
         return int(flat[n].item())
 
-    def broadcast_start(self, model: DGAN) -> None:
-        """Give every process rank 0's weights and RNG states."""
-        trainer = model.trainer
-        tensors = [t for m in trainer.modules().values() for t in m.state_dict().values()]
+    def broadcast_start(
+        self, modules: Iterable[torch.nn.Module], rngs: Iterable[torch.Generator]
+    ) -> None:
+        """Give every process rank 0's weights and random generator states."""
+        tensors = [t for m in modules for t in m.state_dict().values()]
         with collective_errors("Broadcasting the initial weights"):
             for t in tensors:
                 dist.broadcast(t, 0)
-            for holder in (trainer, model.sampler):
-                state = holder.rng.get_state().to(self.device)
+            for rng in rngs:
+                state = rng.get_state().to(self.device)
                 dist.broadcast(state, 0)
-                holder.rng.set_state(state.cpu())
+                rng.set_state(state.cpu())
 
     def check_same_data(self, digest: str) -> None:
         """DataError unless every process passed the same (encoded) data."""
@@ -266,7 +262,7 @@ class SyncedBatchNorm(torch.nn.BatchNorm1d):
 
     Example:
         >>> bn = torch.nn.BatchNorm1d(3)
-        >>> bn.__class__ = SyncedBatchNorm  # as `attach` converts the generator's
+        >>> bn.__class__ = SyncedBatchNorm  # as `sync_batchnorm` converts the generator's
         >>> bn(torch.ones(4, 3)).shape  # one process: plain BatchNorm1d
         torch.Size([4, 3])
     """
@@ -309,7 +305,10 @@ def sync_batchnorm(module: torch.nn.Module, collective: Collective) -> None:
 
 
 def join(device: torch.device) -> Collective | None:
-    """Join (or reuse) the default process group when launched by torchrun; else None."""
+    """Join (or reuse) the default process group when launched by torchrun; else None.
+
+    `dgan.train.trainer.Trainer.join_processes` calls it and sets up the rest.
+    """
     if not launched():
         return None
     if not dist.is_initialized():
@@ -329,32 +328,3 @@ def leave() -> None:
     """
     if dist.is_initialized():
         dist.destroy_process_group()
-
-
-def attach(model: DGAN, data: EncodedData) -> Collective | None:
-    """Set up ``model``'s trainer to train with the other processes; None in one process.
-
-    Checks that all processes have the same data and that each gets at least two
-    examples of every batch, then starts every process from rank 0's state.
-    """
-    from dgan.storage.checkpoint import (
-        data_digest,  # checkpoint imports persist, which imports model
-    )
-
-    collective = join(model.device)
-    trainer = model.trainer
-    trainer.collective = collective
-    if collective is None:
-        return None
-    n, batch_size = len(data.features), model.config.batch_size
-    smallest = n // max(1, -(-n // batch_size))
-    if smallest < 2 * collective.world_size:
-        raise ParameterError(
-            f"batch_size={batch_size} with {n} examples gives batches of {smallest} for "
-            f"{collective.world_size} processes; each needs at least 2 examples per batch "
-            f"(BatchNorm): use batch_size >= {2 * collective.world_size} (and enough data)."
-        )
-    collective.check_same_data(data_digest(data))
-    collective.broadcast_start(model)
-    sync_batchnorm(trainer.generator, collective)
-    return collective

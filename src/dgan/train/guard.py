@@ -14,15 +14,12 @@ from __future__ import annotations
 
 import copy
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import torch
 
-from dgan.precision import fallback_precision
+from dgan.precision import Precision, PrecisionPolicy, fallback_precision
 from dgan.records import GuardEvent
-
-if TYPE_CHECKING:
-    from dgan.train.trainer import Trainer
 
 logger = logging.getLogger(__name__)
 
@@ -36,6 +33,20 @@ def _all_finite(tensors: list[torch.Tensor], device: torch.device) -> torch.Tens
     if not tensors:
         return torch.ones((), dtype=torch.bool, device=device)
     return torch.stack([torch.isfinite(t).all() for t in tensors]).all()
+
+
+class Guarded(Protocol):
+    """What the guard needs of the training it watches (`dgan.train.trainer.Trainer`)."""
+
+    device: torch.device
+    policy: PrecisionPolicy
+    steps_done: int
+
+    def modules(self) -> dict[str, torch.nn.Module]: ...
+    def optimizers(self) -> dict[str, torch.optim.Optimizer]: ...
+    def state_dict(self) -> dict[str, Any]: ...
+    def load_state_dict(self, state: dict[str, Any]) -> None: ...
+    def set_precision(self, precision: Precision) -> None: ...
 
 
 class DivergenceGuard:
@@ -52,7 +63,7 @@ class DivergenceGuard:
         True
     """
 
-    def __init__(self, trainer: Trainer):
+    def __init__(self, trainer: Guarded):
         self.trainer = trainer
         self._snapshot: dict[str, Any] | None = None
 
@@ -134,11 +145,11 @@ class DivergenceGuard:
             if torch.is_tensor(value) and value.is_floating_point()
         ]
 
-    def recover(self, problem: str, epoch: int) -> GuardEvent:
+    def recover(self, problem: str, epoch: int) -> tuple[GuardEvent, bool]:
         """Roll back to the last snapshot and continue one precision safer, or stop.
 
-        Sets ``trainer.stopped`` when no safer precision is left. Returns the event (also
-        logged as a warning).
+        Returns the event (also logged as a warning) and whether training must stop (no
+        safer precision is left; the trainer keeps the good weights).
         """
         if self._snapshot is None:
             raise RuntimeError("DivergenceGuard.recover() before any snapshot")
@@ -148,7 +159,6 @@ class DivergenceGuard:
         trainer.load_state_dict(copy.deepcopy(self._snapshot))
         new = fallback_precision(old, trainer.device)
         if new is None:
-            trainer.stopped = True
             action = "rolled back to the last good weights and stopped training"
             advice = "; lower the learning rates or raise gradient_penalty_coef"
         else:
@@ -167,4 +177,4 @@ class DivergenceGuard:
             action,
             advice,
         )
-        return event
+        return event, new is None

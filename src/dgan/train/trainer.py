@@ -16,15 +16,15 @@ import logging
 import math
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 from tqdm.auto import tqdm
 
 from dgan.config import DGANConfig
-from dgan.encoding.encoder import DataEncoder
+from dgan.encoding.encoder import DataEncoder, EncodedData
 from dgan.errors import ParameterError
 from dgan.networks import (
     Critic,
@@ -33,6 +33,7 @@ from dgan.networks import (
     build_networks,
     build_temporal_critic,
 )
+from dgan.noise import draw_noise, make_rng
 from dgan.precision import (
     Precision,
     PrecisionPolicy,
@@ -41,7 +42,7 @@ from dgan.precision import (
     runs_in_hardware,
 )
 from dgan.records import EpochRecord, GuardEvent
-from dgan.sampling import draw_noise, make_rng
+from dgan.train import losses
 from dgan.train.batch import (
     CRITIC_LOSSES,
     GENERATOR_LOSS,
@@ -50,12 +51,9 @@ from dgan.train.batch import (
     Accumulators,
     Batch,
 )
+from dgan.train.distributed import Collective, join, sync_batchnorm
 from dgan.train.guard import DivergenceGuard
-from dgan.train.losses import critic_loss, generator_loss, gradient_penalty, paired_scores
 from dgan.train.memory import check_memory, peak_rss_bytes
-
-if TYPE_CHECKING:
-    from dgan.train.distributed import Collective
 
 logger = logging.getLogger(__name__)
 
@@ -147,7 +145,7 @@ class Trainer:
         self.guard = DivergenceGuard(self)
         self.stopped = False  # set when the guard finds no safer precision to continue in
         self.steps_done = 0
-        # Set by dgan.train.distributed.attach when several processes train this model.
+        # Set by `join_processes` when several processes train this model (torchrun).
         self.collective: Collective | None = None
 
     @classmethod
@@ -193,6 +191,33 @@ class Trainer:
         if self.temporal_critic_opt is not None:
             parts["temporal_critic"] = self.temporal_critic_opt
         return parts
+
+    def join_processes(
+        self, data: EncodedData, shared_rngs: Sequence[torch.Generator] = ()
+    ) -> Collective | None:
+        """Train with the other processes of a torchrun job; None (and nothing done) in one
+        process. See `dgan.train.distributed`.
+
+        Checks that all processes have the same data and that each gets at least two
+        examples of every batch, then starts every process from rank 0's weights and
+        random states (this trainer's and ``shared_rngs``, e.g. the sampler's).
+        """
+        collective = join(self.device)
+        self.collective = collective
+        if collective is None:
+            return None
+        n, batch_size = len(data.features), self.config.batch_size
+        smallest = n // max(1, -(-n // batch_size))
+        if smallest < 2 * collective.world_size:
+            raise ParameterError(
+                f"batch_size={batch_size} with {n} examples gives batches of {smallest} for "
+                f"{collective.world_size} processes; each needs at least 2 examples per batch "
+                f"(BatchNorm): use batch_size >= {2 * collective.world_size} (and enough data)."
+            )
+        collective.check_same_data(data.digest())
+        collective.broadcast_start(self.modules().values(), [self.rng, *shared_rngs])
+        sync_batchnorm(self.generator, collective)
+        return collective
 
     @property
     def sampling_generator(self) -> Generator:
@@ -338,10 +363,10 @@ class Trainer:
     def _critic_loss(self, critic, real, fake, alpha, coef) -> tuple[torch.Tensor, torch.Tensor]:
         """(Wasserstein estimate + coef x gradient penalty, the penalty) of one critic."""
         with self.policy.autocast():
-            real_scores, fake_scores = paired_scores(critic, real, fake)
+            real_scores, fake_scores = losses.paired_scores(critic, real, fake)
         norm = self.config.gradient_penalty_norm
-        penalty = gradient_penalty(critic, real, fake, alpha, self.policy, norm)
-        return critic_loss(real_scores, fake_scores) + coef * penalty, penalty
+        penalty = losses.gradient_penalty(critic, real, fake, alpha, self.policy, norm)
+        return losses.critic_loss(real_scores, fake_scores) + coef * penalty, penalty
 
     def generator_step(
         self, n: int, acc: Accumulators, weight: float, fake: Batch | None = None
@@ -353,13 +378,13 @@ class Trainer:
         with frozen(*critics), policy.autocast():
             if fake is None:
                 fake = self.fake_batch(n)
-            loss = generator_loss(self.critic(*fake.parts()))
+            loss = losses.generator_loss(self.critic(*fake.parts()))
             if self.attribute_critic is not None:
                 attribute_scores = self.attribute_critic(fake.attributes, fake.additional)
-                loss = loss + c.attribute_loss_coef * generator_loss(attribute_scores)
+                loss = loss + c.attribute_loss_coef * losses.generator_loss(attribute_scores)
             if self.temporal_critic is not None:
                 temporal_scores = self.temporal_critic(*fake.parts())
-                loss = loss + c.temporal_critic_loss_coef * generator_loss(temporal_scores)
+                loss = loss + c.temporal_critic_loss_coef * losses.generator_loss(temporal_scores)
         skipped = policy.backward_and_step(
             loss, policy.generator_scaler, [self.generator_opt], self.gradient_hook
         )
@@ -487,7 +512,7 @@ class Trainer:
                 elif not bar.disable:  # deliberate host sync, for the bar
                     bar.set_postfix_str(self._postfix(acc, seen), refresh=False)
         if self.collective is not None:  # sums over processes; `n` counts them all already
-            seen = self.collective.end_epoch(self, acc, seen)
+            seen = self.collective.end_epoch(self.modules().values(), acc, seen)
         elapsed = time.perf_counter() - start
         means = acc.mean_losses(seen) if seen else dict.fromkeys(LOSS_NAMES)  # host sync
         if self.attribute_critic is None:
@@ -534,4 +559,5 @@ class Trainer:
         if problem is None:
             self.guard.snapshot()
             return None
-        return self.guard.recover(problem, epoch)
+        event, self.stopped = self.guard.recover(problem, epoch)
+        return event

@@ -1,0 +1,192 @@
+"""Training data, from what users pass to what the trainer takes, in one pass.
+
+The data goes one way, through these stages:
+
+    a table and its `Columns` --tabular.frames--> arrays + `FrameLayout`
+    (or numpy arrays and their types, as they are)
+      --tabular.arrays: checked copies-->           `TrainingArrays`
+      --tabular.missing: short gaps interpolated, hopeless examples dropped-->
+      --the config settled for the data's size (`DGANConfig.resolved_for`)-->
+      --encoding: encoders fitted on the first call, or the data checked against them-->
+    `Prepared`: the `EncodedData` with the encoder, config and layout it was made with.
+
+A `FrameSource` or `ArraySource` holds what the user passed; `check` runs the first two
+stages (all `dgan.planning` needs), `prepare` all of them (what `DGAN` trains on).
+
+Example:
+    >>> import numpy as np
+    >>> from dgan import DGANConfig
+    >>> config = DGANConfig(max_sequence_len=4, sample_len=2)
+    >>> prepared = prepare(ArraySource(np.random.default_rng(0).random((8, 4, 1))), config)
+    >>> prepared.encoded.features.shape, prepared.config.large_data
+    ((8, 4, 1), False)
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+import pandas as pd
+
+from dgan.config import DGANConfig, OutputType
+from dgan.encoding.encoder import DataEncoder, EncodedData
+from dgan.errors import DataError, ParameterError, raise_all
+from dgan.tabular.arrays import TrainingArrays, repair_missing, validate_training_arrays
+from dgan.tabular.columns import Columns
+from dgan.tabular.frames import dataframe_to_arrays
+from dgan.tabular.layout import FrameLayout
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class Checked:
+    """The user's data after the checks: validated copies, and the table's layout. It is a
+    `Source` too (already checked), so it can be prepared without checking again."""
+
+    arrays: TrainingArrays
+    layout: FrameLayout | None  # None for numpy data
+    frame: pd.DataFrame | None  # the user's table (read only), for the plan's warnings
+
+    def check(self, max_sequence_len: int) -> Checked:
+        return self
+
+
+class Source(Protocol):
+    """Training data as a user passed it."""
+
+    def check(self, max_sequence_len: int) -> Checked: ...
+
+
+@dataclass(frozen=True)
+class FrameSource:
+    """A DataFrame and the roles of its columns (`DGAN.train_dataframe`'s arguments)."""
+
+    df: pd.DataFrame
+    columns: Columns
+
+    def check(self, max_sequence_len: int) -> Checked:
+        columns = self.columns
+        if columns.is_long and columns.example_id_column is None and columns.attribute_columns:
+            raise ParameterError(  # gretel's words first
+                "Long-style auto-splitting not available with attribute_columns: without "
+                "example_id_column, rows are cut into chunks of max_sequence_len, which "
+                "cannot carry per-example attributes. Pass example_id_column, or no "
+                "attributes."
+            )
+        converted = dataframe_to_arrays(self.df, self.columns, max_sequence_len)
+        layout = converted.layout
+        arrays = validate_training_arrays(
+            converted.features,
+            converted.feature_types,
+            converted.attributes,
+            converted.attribute_types if converted.attributes is not None else None,
+            max_sequence_len,
+            feature_names=layout.feature_names,
+            attribute_names=layout.attribute_columns or None,
+            example_names=converted.example_labels,
+        )
+        return Checked(arrays, layout, self.df)
+
+
+@dataclass(frozen=True)
+class ArraySource:
+    """Numpy data (`DGAN.train_numpy`'s arguments)."""
+
+    features: Any  # (N, T, F) array or a list of (T_i, F) arrays
+    feature_types: list[OutputType] | None = None
+    attributes: np.ndarray | None = None
+    attribute_types: list[OutputType] | None = None
+
+    def check(self, max_sequence_len: int) -> Checked:
+        arrays = validate_training_arrays(
+            self.features,
+            self.feature_types,
+            self.attributes,
+            self.attribute_types,
+            max_sequence_len,
+        )
+        return Checked(arrays, None, None)
+
+
+@dataclass
+class Prepared:
+    """Data ready to train on, with what made it.
+
+    Attributes:
+        encoded: the encoded arrays.
+        encoder: the encoder that made them (fitted here on a model's first call).
+        config: the config settled for the data (``large_data`` decided).
+        layout: the table's layout (the one given, else the data's; None for arrays).
+    """
+
+    encoded: EncodedData
+    encoder: DataEncoder
+    config: DGANConfig
+    layout: FrameLayout | None
+
+
+def prepare(
+    source: Source,
+    config: DGANConfig,
+    encoder: DataEncoder | None = None,
+    layout: FrameLayout | None = None,
+) -> Prepared:
+    """Check, repair and encode ``source`` for training with ``config``.
+
+    Without ``encoder`` (a model's first training call) the config is settled for the
+    data's size and the encoders are fitted on the data; with one (continuing training,
+    or resuming), the data must fit it (and a table must have ``layout``'s columns).
+    """
+    checked = source.check(config.max_sequence_len)
+    new = checked.layout
+    if layout is not None and new is not None and new.column_order != layout.column_order:
+        raise DataError(
+            f"This model was trained on columns {layout.column_order}; "
+            f"continue training with the same columns, not {new.column_order}."
+        )
+    layout = checked.layout if layout is None else layout
+    arrays = repair_missing(checked.arrays, config)
+    if encoder is None:
+        config = settle(config, len(arrays.features))
+        encoder = DataEncoder.fit(
+            config,
+            arrays.features,
+            arrays.feature_types,
+            arrays.attributes,
+            arrays.attribute_types,
+            feature_names=arrays.feature_names,
+            attribute_names=arrays.attribute_names,
+        )
+    elif (arrays.attributes is None) != (encoder.attribute_encoders is None):
+        raise DataError(
+            "This model was first trained "
+            f"{'without' if encoder.attribute_encoders is None else 'with'} "
+            "attributes; continue training with data of the same shape."
+        )
+    else:
+        problems = encoder.mismatch_problems(arrays.features, arrays.attributes)
+        raise_all(problems, DataError, "the data to continue training on")
+    encoded = encoder.transform(arrays.features, arrays.attributes)
+    return Prepared(encoded, encoder, config, layout)
+
+
+def settle(config: DGANConfig, n_series: int) -> DGANConfig:
+    """``config`` as training on ``n_series`` series uses it (``large_data`` decided); says
+    so in the log when the data's size chose the large-data settings."""
+    resolved = config.resolved_for(n_series)
+    if resolved.large_data and config.large_data == "auto":
+        changed = ", ".join(
+            f"{name}={getattr(resolved, name)}"
+            for name in ("batch_size", "generator_learning_rate", "generator_ema_decay")
+        )
+        logger.info(
+            "%d series: training with the large-data settings (%s, ...; "
+            "docs/quality.md); large_data=False keeps the defaults.",
+            n_series,
+            changed,
+        )
+    return resolved
