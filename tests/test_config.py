@@ -48,6 +48,26 @@ def test_defaults_match_gretel():
     assert (config.discriminator_num_layers, config.discriminator_num_units) == (5, 200)
 
 
+def test_every_field_declares_its_check():
+    """A field added without a check would accept anything: each must declare one."""
+    from dgan.config.checks import Check
+
+    unchecked = [
+        f.name
+        for f in dataclasses.fields(DGANConfig)
+        if not isinstance(f.metadata.get("check"), Check)
+    ]
+    assert unchecked == []
+
+
+def test_each_fields_check_rejects_a_wrong_value_naming_the_field():
+    """Every field's check fires on a value of the wrong kind (a list fits none of them)."""
+    base = {"max_sequence_len": 4, "sample_len": 2}
+    for f in dataclasses.fields(DGANConfig):
+        with pytest.raises(ParameterError, match=f"^{f.name} must be"):
+            DGANConfig(**{**base, f.name: ["wrong"]})
+
+
 def test_sample_len_must_divide_and_message_names_the_fix():
     with pytest.raises(ParameterError, match=r"not divisible by sample_len=7.*\[1, 2, 4, 5"):
         DGANConfig(max_sequence_len=20, sample_len=7)

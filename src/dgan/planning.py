@@ -217,7 +217,7 @@ def _precision(config: DGANConfig, device: torch.device) -> tuple[str, str]:
         cpu = "this GPU " + ("has native bf16" if native else "has no native bf16")
     if requested == Precision.AUTO.value:
         if device.type == "cpu":
-            why = "'auto' on a CPU is fp32 (bf16 scored worse on Sines, 1 of 4 benchmark datasets)"
+            why = "'auto' on a CPU is fp32 (bf16 did not match its quality everywhere)"
         else:
             why = f"'auto' on a GPU: {cpu}"
         return precision.value, f"{why}; {cpu}" if device.type == "cpu" else why

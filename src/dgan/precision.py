@@ -151,10 +151,9 @@ def resolve_precision(requested: str | Precision, device: torch.device) -> Preci
     """Turn the requested precision into one this device can run, or raise.
 
     "auto" is bf16 where the GPU has native bf16, else fp16 on CUDA, and fp32 on every
-    CPU: even where the CPU has bf16 hardware, bf16 training at the defaults scored worse
-    than fp32 on one of the benchmark suite's four datasets (Sines, on 4 of 5 seeds, a full
-    seed standard deviation on average; docs/quality.md). An explicit request the device
-    cannot honour raises ParameterError naming the fix.
+    CPU, bf16 hardware or not: bf16 training did not match fp32's quality on every dataset
+    of the benchmark suite (docs/quality.md, "Mixed precision"). An explicit request the
+    device cannot honour raises ParameterError naming the fix.
 
     Example:
         >>> resolve_precision("auto", torch.device("cpu"))

@@ -64,9 +64,9 @@ def run_demo(out: str | Path, epochs: int | None = None, force: bool = False) ->
         f"training on {n_real} months of Seattle weather (28 days x 4 features, the month as "
         f"attribute) for {config.epochs} epochs..."
     )
-    # The demo's networks are tiny, so extra CPU threads only add synchronisation; on a
-    # busy 2-core VM two threads made an epoch 10-40x slower than one (0.09 s). The
-    # process ends after the demo, so the setting is not restored.
+    # The demo's networks are tiny, so extra CPU threads only add synchronisation (on a
+    # busy machine, many times slower epochs). The process ends after the demo, so the
+    # setting is not restored.
     torch.set_num_threads(1)
     model = DGAN(config)
     start = time.perf_counter()

@@ -1,9 +1,8 @@
 """CPU threads: keep OpenMP from collapsing on shared machines, and choose a thread count.
 
 OpenMP's default wait policy spins idle threads for a while before sleeping. When another
-job shares the cores, two spinning torch threads were measured training 2.7x (batch 1000)
-to 3.8x (batch 100) slower than one thread on a 2-core machine; with the passive policy
-they kept 0.84-0.99x of the one-thread speed (docs/precision.md, "Threads"). The policy is
+job shares the cores, spinning torch threads train several times slower than one thread;
+with the passive policy they do not collapse (docs/precision.md, "Threads"). The policy is
 read once, when torch loads its OpenMP runtime, so it must be set before ``import torch``:
 the ``dgan`` command does that (`prepare_openmp`); Python users set ``OMP_WAIT_POLICY``
 themselves (or use ``torch.set_num_threads(1)``), since a library must not change a

@@ -209,8 +209,9 @@ def timegan_discriminative_runs(
 ) -> list[float]:
     """Each classifier's ``|0.5 - accuracy|``: what `timegan_discriminative_score` averages.
 
-    Useful to see the spread: on Stocks, six classifiers on one synthetic set scored
-    0.31, 0.32, 0.006, 0.32, 0.005 and 0.25 (docs/quality.md).
+    Useful to see the spread: classifiers trained on one synthetic set can score near 0
+    or near 0.3 from run to run (docs/quality.md, "How far to trust a discriminative
+    score").
 
     Example:
         >>> import numpy as np

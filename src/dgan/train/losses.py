@@ -88,8 +88,8 @@ def gradient_penalty(
     (WGAN-GP, DoppelGANger), so the penalty bounds the critic's gradient for each
     example's whole input. ``norm="batch"`` takes one norm over the whole batch (as
     gretel-synthetics does): holding that at 1 keeps each example's gradient near
-    1/sqrt(B), a much tighter limit on the critic (on Stocks it made dgan's samples as easy
-    to tell apart as gretel's; docs/quality.md).
+    1/sqrt(B), a much tighter limit on the critic (docs/quality.md measures what that
+    costs).
 
     A critic with an ``input_gradient`` method (the MLP `Critic`) supplies its input
     gradient in closed form, so no double backward is needed: in fp32 with

@@ -1,0 +1,196 @@
+"""The checks of `DGANConfig`'s fields, declared with each field (``field(metadata=...)``).
+
+Every field carries one `Check` (`dgan.config.fields.setting` puts it there); a config is
+valid when no field's check finds a problem and the checks across fields pass. Each
+message names the field, says what it must be, shows what was given (cut short by
+`short_repr`) and, where it helps, the default.
+
+Example:
+    >>> PositiveInt().problem("epochs", 0, 400)
+    'epochs must be a positive integer, got 0; the default is 400.'
+    >>> Real(low=(0, False)).problem("generator_learning_rate", -1.0, 0.001)
+    'generator_learning_rate must be a finite number > 0, got -1.0; the default is 0.001.'
+"""
+
+from __future__ import annotations
+
+import math
+import reprlib
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+_REPR = reprlib.Repr()
+_REPR.maxstring = _REPR.maxother = 40
+
+Bound = tuple[float, bool] | None
+"""A bound of a real range: (value, inclusive), or None for no bound."""
+
+
+def short_repr(value: Any) -> str:
+    """``repr(value)`` cut to a few dozen characters for messages, built in bounded time
+    whatever the value's size.
+
+    Example:
+        >>> short_repr("x" * 1000)
+        "'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'... (1000 characters)"
+        >>> short_repr(10**1000)
+        'an integer of 3322 bits'
+    """
+    if is_int(value) and value.bit_length() > 128:
+        return f"an integer of {value.bit_length()} bits"
+    if isinstance(value, str) and len(value) > 40:
+        return f"{value[:40]!r}... ({len(value)} characters)"
+    try:
+        return _REPR.repr(value)
+    except Exception:  # a broken __repr__ must not hide the real problem
+        return f"a {type(value).__name__}"
+
+
+def is_int(value: Any) -> bool:
+    """An int that is not a bool."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def is_real(value: Any) -> bool:
+    """An int or float that is not a bool."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def in_range(value: float, low: Bound, high: Bound) -> bool:
+    """``value`` is finite and within the bounds."""
+    try:
+        value = float(value)
+    except OverflowError:  # an int beyond float range: not a usable rate or scale
+        return False
+    if not math.isfinite(value):
+        return False
+    if low is not None and not (value >= low[0] if low[1] else value > low[0]):
+        return False
+    return high is None or (value <= high[0] if high[1] else value < high[0])
+
+
+class Check:
+    """What one field's value must be. Subclasses say what is wrong, or None."""
+
+    optional = False  # None is allowed too
+
+    def problem(self, name: str, value: Any, default: Any) -> str | None:
+        if value is None and self.optional:
+            return None
+        return self.find(name, value, default)
+
+    def find(self, name: str, value: Any, default: Any) -> str | None:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class PositiveInt(Check):
+    """An integer >= 1, and at most ``most`` where a larger value cannot be meant."""
+
+    optional: bool = False
+    most: int | None = None
+    why_most: str = ""
+
+    def find(self, name: str, value: Any, default: Any) -> str | None:
+        if not is_int(value) or value < 1:
+            return (
+                f"{name} must be a positive integer, got {short_repr(value)}; "
+                f"the default is {default!r}."
+            )
+        if self.most is not None and value > self.most:
+            return (
+                f"{name} must be at most {self.most:,}, got {short_repr(value)}"
+                f"{self.why_most}; the default is {default!r}."
+            )
+        return None
+
+
+@dataclass(frozen=True)
+class Real(Check):
+    """A finite number within bounds; ``rule`` says so in the message."""
+
+    low: Bound = None
+    high: Bound = None
+    rule: str = ""
+    optional: bool = False
+
+    def find(self, name: str, value: Any, default: Any) -> str | None:
+        if is_real(value) and in_range(value, self.low, self.high):
+            return None
+        note = " (a bool is not a number)" if isinstance(value, (bool, np.bool_)) else ""
+        return (
+            f"{name} must be {self.rule or self._rule()}, got {short_repr(value)}{note}; "
+            f"the default is {default!r}."
+        )
+
+    def _rule(self) -> str:
+        parts = []
+        if self.low is not None:
+            parts.append(f"{'>=' if self.low[1] else '>'} {self.low[0]:g}")
+        if self.high is not None:
+            parts.append(f"{'<=' if self.high[1] else '<'} {self.high[0]:g}")
+        prefix = "None or " if self.optional else ""
+        return f"{prefix}a finite number {' and '.join(parts)}".rstrip()
+
+
+_FALSE_WORDS = frozenset({"false", "no", "off", "0", "n", "f", ""})
+_TRUE_WORDS = frozenset({"true", "yes", "on", "1", "y", "t"})
+
+
+@dataclass(frozen=True)
+class Flag(Check):
+    """True or False; strings and None get a message that says why they are not."""
+
+    def find(self, name: str, value: Any, default: Any) -> str | None:
+        if isinstance(value, bool):
+            return None
+        message = f"{name} must be True or False, got {short_repr(value)}"
+        if isinstance(value, str):
+            word = value.strip().lower()
+            meant = "False" if word in _FALSE_WORDS else "True" if word in _TRUE_WORDS else None
+            fix = f"write {meant}" if meant else "write True or False"
+            return (
+                f"{message}: a non-empty string counts as true in Python, whatever it says; "
+                f"{fix} without quotes (in a JSON or TOML config file: false or true)."
+            )
+        if value is None:
+            return (
+                f"{message}: None does not mean off; use False, or leave {name} out for its "
+                f"default ({default})."
+            )
+        return f"{message}; use True or False (the default is {default})."
+
+
+@dataclass(frozen=True)
+class OneOf(Check):
+    """One of a few values (compared by type and value: True is not 1)."""
+
+    choices: tuple[Any, ...] = ()
+    optional: bool = False
+    text: str = ""  # how the message lists the choices; default "'a', 'b' or 'c'"
+
+    def find(self, name: str, value: Any, default: Any) -> str | None:
+        if any(type(value) is type(c) and value == c for c in self.choices):
+            return None
+        listed = self.text or _listed(self.choices)
+        return f"{name} must be {listed}{' or None' if self.optional else ''}, got " + (
+            f"{short_repr(value)}."
+        )
+
+
+@dataclass(frozen=True)
+class Custom(Check):
+    """A check written as a function of the value (None: fine, else the message)."""
+
+    function: Any = None
+    optional: bool = False
+
+    def find(self, name: str, value: Any, default: Any) -> str | None:
+        return self.function(name, value, default)
+
+
+def _listed(choices: tuple[Any, ...]) -> str:
+    shown = [repr(c) for c in choices]
+    return shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} or {shown[-1]}"

@@ -1,0 +1,476 @@
+"""Model configuration: `DGANConfig` and the enums users pass to it.
+
+Field names and defaults match gretel-synthetics' ``timeseries_dgan.config`` so that a
+user switches by changing an import; the fields after ``mixed_precision_training`` are
+dgan's own additions. The config is validated once, in ``__post_init__``, and never
+mutated by dgan afterwards.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+from dataclasses import MISSING, Field, asdict, dataclass, field, fields, replace
+from enum import Enum
+from typing import Any
+
+import numpy as np
+
+from dgan.config.checks import (
+    Check,
+    Custom,
+    Flag,
+    OneOf,
+    PositiveInt,
+    Real,
+    is_int,
+    is_real,
+    short_repr,
+)
+from dgan.config.enums import Normalization
+from dgan.config.sizing import LARGE_DATA_SETTINGS, large_data_applies
+from dgan.errors import ParameterError, raise_all
+
+FP16_MAX = 65504.0
+"""The largest finite fp16 value: a static loss scale above it overflows every fp16 step."""
+MAX_INIT_SCALE = 2.0**16
+"""The largest first dynamic loss scale accepted (torch's default start). Each halving from
+a larger start costs a skipped step."""
+MAX_SEED = 2**63 - 2
+"""The largest seed: torch seeds are 64-bit and dgan seeds stream k with ``2 * seed + k + 1``."""
+PRECISIONS = ("fp32", "fp16", "bf16", "auto")
+
+
+def setting(default: Any = MISSING, check: Check | None = None) -> Any:
+    """A config field with its check: ``name: int = setting(10, PositiveInt())``."""
+    return field(default=default, metadata={"check": check})
+
+
+_NONNEGATIVE = Real((0, True), None, "a finite number >= 0")
+_POSITIVE = Real((0, False), None, "a finite number > 0")
+_BETA = Real((0, True), (1, False), "a number in [0, 1)")
+_FRACTION = Real((0, True), (1, True), "a fraction in [0, 1]")
+
+
+def _normalization_problem(name: str, value: Any, default: Any) -> str | None:
+    if isinstance(value, Normalization):
+        return None
+    names = ", ".join(n.name for n in Normalization)
+    return f"{name} must be one of {names}, got {short_repr(value)}."
+
+
+def _seed_problem(name: str, value: Any, default: Any) -> str | None:
+    if is_int(value) and 0 <= value <= MAX_SEED:
+        return None
+    return (
+        f"{name} must be None or an integer from 0 to 2**63 - 2 (torch's generators "
+        f"take 64 bits and dgan derives one seed per stream), got {short_repr(value)}."
+    )
+
+
+def _loss_scale_problem(name: str, value: Any, default: Any) -> str | None:
+    if (isinstance(value, str) and value == "dynamic") or (
+        is_real(value) and 0 < value <= FP16_MAX
+    ):
+        return None
+    return (
+        f"{name} must be 'dynamic' or a number > 0 and <= {FP16_MAX:g} (fp16's "
+        "largest value: with a larger static scale every gradient of size 1 or more "
+        "overflows fp16 and its step is skipped), got "
+        f"{short_repr(value)}; use 'dynamic' unless you know the scale you need."
+    )
+
+
+def _checkpoint_dir_problem(name: str, value: Any, default: Any) -> str | None:
+    if isinstance(value, str):
+        return None
+    return f"{name} must be a directory path or None, got {short_repr(value)}."
+
+
+@dataclass
+class DGANConfig:
+    """Everything that defines a DGAN model and how it is trained.
+
+    Example:
+        >>> from dgan import DGANConfig
+        >>> config = DGANConfig(max_sequence_len=20, sample_len=5, epochs=10)
+        >>> config.batch_size
+        1024
+    """
+
+    # --- Model structure ---
+    max_sequence_len: int = setting(check=PositiveInt())
+    """Length of every time series (the longest one, for variable-length data)."""
+    sample_len: int = setting(check=PositiveInt())
+    """Time steps emitted per LSTM cell; must divide max_sequence_len."""
+    attribute_noise_dim: int = setting(10, PositiveInt())
+    """Size of the noise vector the attribute generator starts from."""
+    feature_noise_dim: int = setting(10, PositiveInt())
+    """Size of the per-cell noise vector fed to the feature LSTM."""
+    attribute_num_layers: int = setting(3, PositiveInt())
+    """Hidden layers of the attribute (and min/max) generator MLPs."""
+    attribute_num_units: int = setting(100, PositiveInt())
+    """Units per hidden layer of the attribute generator MLPs."""
+    feature_num_layers: int = setting(1, PositiveInt())
+    """Stacked LSTM layers of the feature generator."""
+    feature_num_units: int = setting(100, PositiveInt())
+    """Hidden units of the feature LSTM."""
+    use_attribute_discriminator: bool = setting(True, Flag())
+    """Train a second critic on attributes alone (helps match attribute distributions)."""
+
+    # --- Data transformation ---
+    normalization: Normalization = setting(Normalization.ZERO_ONE, Custom(_normalization_problem))
+    """Range continuous variables are scaled to before training."""
+    apply_feature_scaling: bool = setting(True, Flag())
+    """Scale each continuous variable to the normalization range (else data must be in it)."""
+    apply_example_scaling: bool = setting(True, Flag())
+    """Learn each series' midpoint/half-range as generated 'additional attributes'."""
+    binary_encoder_cutoff: int = setting(150, PositiveInt())
+    """Discrete variables with more categories than this use a binary code, not one-hot."""
+
+    # --- Model initialization ---
+    forget_bias: bool = setting(False, Flag())
+    """Initialise LSTM forget-gate biases to 1 (TF1 LSTMCell behaviour)."""
+
+    # --- Loss ---
+    gradient_penalty_coef: float = setting(10.0, _NONNEGATIVE)
+    """Weight of the WGAN gradient penalty of the main critic."""
+    attribute_gradient_penalty_coef: float = setting(10.0, _NONNEGATIVE)
+    """Weight of the WGAN gradient penalty of the attribute critic."""
+    attribute_loss_coef: float = setting(1.0, _NONNEGATIVE)
+    """Weight of the attribute critic's term in the generator loss."""
+
+    # --- Training ---
+    generator_learning_rate: float = setting(0.001, _POSITIVE)
+    generator_beta1: float = setting(0.5, _BETA)
+    discriminator_learning_rate: float = setting(0.001, _POSITIVE)
+    discriminator_beta1: float = setting(0.5, _BETA)
+    attribute_discriminator_learning_rate: float = setting(0.001, _POSITIVE)
+    attribute_discriminator_beta1: float = setting(0.5, _BETA)
+    batch_size: int = setting(1024, PositiveInt())
+    """Examples per training batch (and per generation batch). 1024 is gretel's default and
+    stays the default here below 1,000 series (from there on ``large_data="auto"`` trains
+    at 128); with fewer examples than that every epoch is one optimizer step,
+    which learns little. ``DGAN.plan`` then warns and suggests
+    `dgan.planning.suggested_batch_size` (about 10 steps per epoch, 16 to 1024), which
+    ``dgan train`` uses when neither ``--batch-size`` nor ``--config`` sets one."""
+    epochs: int = setting(400, PositiveInt())
+    """Passes over the training data."""
+    discriminator_rounds: int = setting(1, PositiveInt())
+    """Critic updates per batch."""
+    generator_rounds: int = setting(1, PositiveInt())
+    """Generator updates per batch."""
+
+    # --- Privacy (accepted for gretel compatibility; not supported) ---
+    dp_enabled: bool = setting(False, Flag())
+    dp_eps: float = setting(1.0, _POSITIVE)
+    dp_max_grad_norm: float = setting(1.0, _POSITIVE)
+    dp_secure_mode: bool = setting(False, Flag())
+
+    cuda: bool = setting(True, Flag())
+    """Train on a CUDA device when one is available."""
+    mixed_precision_training: bool = setting(False, Flag())
+    """gretel's switch for mixed precision (fp16 autocast)."""
+
+    # --- dgan additions ---
+    seed: int | None = setting(None, Custom(_seed_problem, optional=True))
+    """Fixes all randomness; on CPU training is then bit-for-bit reproducible."""
+    discriminator_num_layers: int = setting(5, PositiveInt())
+    """Hidden layers of both critics (gretel hard-codes 5)."""
+    discriminator_num_units: int = setting(200, PositiveInt())
+    """Units per hidden layer of both critics (gretel hard-codes 200)."""
+    log_every: int = setting(50, PositiveInt())
+    """Steps between reads of the on-device loss accumulators (each read is a host sync)."""
+    max_nan_fraction: float = setting(0.2, _FRACTION)
+    """Examples whose continuous features are more than this fraction NaN are dropped."""
+    max_consecutive_nans: int = setting(5, PositiveInt())
+    """Examples with a longer run of NaNs in a continuous feature are dropped."""
+    max_dropped_fraction: float = setting(0.5, _FRACTION)
+    """If NaN repair would drop more than this fraction of examples, raise DataError."""
+
+    # --- Precision (see docs/precision.md) ---
+    precision: str | None = setting(
+        None, OneOf(PRECISIONS, optional=True, text=f"one of {PRECISIONS}")
+    )
+    """"fp32", "fp16" (loss-scaled), "bf16" or "auto" (bf16 where native, else fp16 on
+    CUDA, else fp32). None: "fp16" if mixed_precision_training else "fp32"."""
+    loss_scale: str | float = setting("dynamic", Custom(_loss_scale_problem))
+    """fp16 loss scaling: "dynamic", or a number for a static scale."""
+    init_scale: float = setting(
+        2.0**14,
+        Real(
+            (0, False),
+            (MAX_INIT_SCALE, True),
+            "a number > 0 and <= 2**16 (65536, torch's default start; each halving from a "
+            "larger start skips a training step)",
+        ),
+    )
+    """First dynamic loss scale; 2**16 overflows the gradient penalty's fp16 gradients."""
+    growth_factor: float = setting(2.0, Real((1, False), None, "a finite number > 1"))
+    """Dynamic scaling: multiply the scale by this after growth_interval clean steps."""
+    backoff_factor: float = setting(0.5, Real((0, False), (1, False), "a number in (0, 1)"))
+    """Dynamic scaling: multiply the scale by this after a step with inf/NaN gradients."""
+    growth_interval: int = setting(2000, PositiveInt())
+    """Dynamic scaling: clean steps before the scale grows."""
+    max_grad_norm: float | None = setting(
+        None, Real((0, False), None, "None or a finite number > 0", optional=True)
+    )
+    """Clip each network's gradient norm to this (measured after unscaling), or None."""
+    gradient_penalty_precision: str = setting("fp32", OneOf(("fp32", "autocast")))
+    """"fp32": the penalty's critic pass in full precision; "autocast": in the training
+    precision (faster where 16-bit maths is native, less exact). The norm is fp32 in both."""
+    divergence_guard: bool = setting(True, Flag())
+    """Roll back to the last good state and continue one precision safer on NaN/inf."""
+
+    # --- Quality levers (see docs/quality.md for what each did on the benchmark suite) ---
+    gradient_penalty_norm: str = setting("example", OneOf(("example", "batch")))
+    """"example": the penalty takes one gradient norm per example (WGAN-GP, DoppelGANger);
+    "batch": one norm over the whole batch, as gretel-synthetics computes it."""
+    generator_ema_decay: float | None = setting(
+        None, Real((0, False), (1, False), "None or a number in (0, 1), e.g. 0.999", optional=True)
+    )
+    """Generate with an exponential moving average of the generator's weights, e.g. 0.999
+    (the decay ramps up over the first steps); None generates with the trained weights.
+    Part of the large-data settings (``large_data``); docs/quality.md measures it alone."""
+    feature_feedback: bool = setting(False, Flag())
+    """Feed each LSTM step the values the generator produced at the step before (as
+    DoppelGANger's original code does), so consecutive groups of ``sample_len`` steps join
+    smoothly. Runs the LSTM one step at a time (slower for long series). Part of the
+    large-data settings (``large_data``); docs/quality.md measures it."""
+    large_data: bool | str = setting("auto", OneOf((True, False, "auto")))
+    """Train with the large-data settings (`LARGE_DATA_SETTINGS`: batch 128, learning
+    rates 1e-4, a 0.999 generator weight average, feature feedback; docs/quality.md says
+    where they win). "auto": when the data has
+    at least `LARGE_DATA_MIN_SERIES` (1,000) series and none of those six fields was
+    changed from its default (a field set to its default value counts as unchanged);
+    True: always, for the fields left at their defaults; False:
+    never (gretel's behaviour). Decided when training first sees the data: the trained
+    model's config shows the settings used, with large_data True or False."""
+    reuse_fakes: bool = setting(False, Flag())
+    """Generate once per batch: the critic rounds train on these fakes and the first
+    generator round backpropagates through the same ones (as gretel-synthetics does),
+    saving a generator forward pass per batch. False draws fresh noise for every critic
+    and generator round."""
+    temporal_critic: bool = setting(False, Flag())
+    """Train a third critic, 1-D convolutions over time, beside the MLP critics."""
+    temporal_critic_loss_coef: float = setting(
+        1.0, Real((0, True), (1e6, False), "a number in [0, 1e6)")
+    )
+    """Weight of the temporal critic's term in the generator loss."""
+    temporal_critic_num_units: int = setting(64, PositiveInt())
+    """Channels of the temporal critic's convolutions."""
+
+    # --- Checkpoints (see dgan.storage.checkpoint) ---
+    checkpoint_dir: str | None = setting(None, Custom(_checkpoint_dir_problem, optional=True))
+    """Directory for training checkpoints (model files plus what exact resume needs);
+    None writes none. Resume with ``train_numpy(..., resume_from=checkpoint_dir)``."""
+    checkpoint_every: int = setting(10, PositiveInt())
+    """Write a checkpoint every this many epochs (and always after the last one)."""
+    checkpoint_every_minutes: float | None = setting(
+        None, Real((0, False), None, "a positive number or None", optional=True)
+    )
+    """Also write one at the first epoch end at least this many minutes after the last."""
+    checkpoint_keep: int = setting(3, PositiveInt())
+    """Keep the newest this many checkpoints; older ones are deleted."""
+
+    def __post_init__(self) -> None:
+        self._coerce_inputs()
+        if isinstance(self.checkpoint_dir, os.PathLike):  # a Path is kept as its text
+            self.checkpoint_dir = os.fspath(self.checkpoint_dir)
+        raise_all(self._problems(), ParameterError, "DGANConfig")
+
+    def _coerce_inputs(self) -> None:
+        # Convert input representations without changing what was asked for: the enum's
+        # name as a string ("MINUSONE_ONE"), as config files carry it, and numpy scalars
+        # (np.int64 epochs, np.float32 rates, np.bool_ flags) as the Python values they
+        # hold, so the config compares, prints and saves to JSON like one built from literals.
+        if isinstance(self.normalization, str):
+            with contextlib.suppress(KeyError):  # an unknown name is reported by _problems
+                self.normalization = Normalization[self.normalization.upper()]
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, np.generic) and isinstance(value, (np.number, np.bool_)):
+                setattr(self, f.name, value.item())
+
+    def _problems(self) -> list[str]:
+        """Every field's own check (declared with the field), then the checks across fields."""
+        problems = [
+            problem
+            for f in fields(self)
+            if (
+                problem := f.metadata["check"].problem(
+                    f.name, getattr(self, f.name), _default(f.name)
+                )
+            )
+        ]
+        if (
+            is_int(self.max_sequence_len)
+            and is_int(self.sample_len)
+            and self.sample_len > 0
+            and self.max_sequence_len % self.sample_len != 0
+        ):
+            problems.append(_divisibility_problem(self.max_sequence_len, self.sample_len))
+        if self.dp_enabled is True:
+            problems.append(
+                "dp_enabled=True (differential privacy) is not supported by dgan; "
+                "set dp_enabled=False."
+            )
+        return problems
+
+    @property
+    def effective_precision(self) -> str:
+        """The precision asked for, with gretel's mixed_precision_training=True meaning fp16.
+
+        Example:
+            >>> DGANConfig(max_sequence_len=4, sample_len=2,
+            ...            mixed_precision_training=True).effective_precision
+            'fp16'
+        """
+        if self.precision is not None:
+            return self.precision
+        return "fp16" if self.mixed_precision_training else "fp32"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the fields as a dict usable as ``DGANConfig(**config.to_dict())``.
+
+        Example:
+            >>> DGANConfig(max_sequence_len=4, sample_len=2).to_dict()["sample_len"]
+            2
+        """
+        return asdict(self)
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """Like `to_dict`, with enums as their names so the result is JSON-serializable.
+
+        Example:
+            >>> DGANConfig(max_sequence_len=4, sample_len=2).to_json_dict()["normalization"]
+            'ZERO_ONE'
+        """
+        return {
+            f.name: (v.name if isinstance(v, Enum) else v)
+            for f in fields(self)
+            for v in [getattr(self, f.name)]
+        }
+
+    @classmethod
+    def gretel(cls, **fields: Any) -> DGANConfig:
+        """A config that trains as gretel-synthetics' DGAN does; ``fields`` as usual.
+
+        dgan's defaults already match gretel's except where docs/quality.md measured a
+        reason to differ; this undoes those: the gradient penalty takes one norm over the
+        whole batch, one generator pass per batch serves the critic and generator rounds,
+        the same settings for every data size (no large-data settings), no generator
+        weight average or temporal critic, and fp16 loss scaling starts at GradScaler's
+        2**16.
+
+        Example:
+            >>> config = DGANConfig.gretel(max_sequence_len=20, sample_len=5)
+            >>> config.gradient_penalty_norm, config.generator_ema_decay
+            ('batch', None)
+        """
+        gretel_choices = dict(
+            gradient_penalty_norm="batch",
+            generator_ema_decay=None,
+            reuse_fakes=True,
+            large_data=False,
+            temporal_critic=False,
+            init_scale=2.0**16,
+        )
+        return cls(**{**gretel_choices, **fields})
+
+    @classmethod
+    def for_large_data(cls, **fields: Any) -> DGANConfig:
+        """The benchmark suite's best settings for thousands of series; ``fields`` win.
+
+        More, smaller steps: batch 128, all three learning rates 1e-4, sampling from a
+        0.999 moving average of the generator's weights, and feature feedback
+        (docs/quality.md has their scores). ``large_data="auto"`` (the default) picks them
+        by itself from 1,000 series on; this forces them at any size.
+
+        Example:
+            >>> config = DGANConfig.for_large_data(max_sequence_len=24, sample_len=4)
+            >>> config.batch_size, config.generator_learning_rate, config.feature_feedback
+            (128, 0.0001, True)
+        """
+        return cls(**{**LARGE_DATA_SETTINGS, "large_data": True, **fields})
+
+    def resolved_for(self, n_series: int) -> DGANConfig:
+        """This config as training on ``n_series`` series uses it: ``large_data`` decided
+        (True or False) and, when True, `LARGE_DATA_SETTINGS` in the fields left at their
+        defaults. A new object; this one is unchanged.
+
+        Example:
+            >>> config = DGANConfig(max_sequence_len=24, sample_len=4)
+            >>> config.resolved_for(48).batch_size, config.resolved_for(5000).batch_size
+            (1024, 128)
+            >>> DGANConfig(max_sequence_len=24, sample_len=4, batch_size=256).resolved_for(
+            ...     5000).large_data
+            False
+        """
+        if self.large_data == "auto":
+            untouched = all(getattr(self, k) == _default(k) for k in LARGE_DATA_SETTINGS)
+            return self.with_large_data(untouched and large_data_applies(n_series))
+        return self.with_large_data(bool(self.large_data))
+
+    def with_large_data(self, use: bool) -> DGANConfig:
+        """A copy with ``large_data=use``; when True, with `LARGE_DATA_SETTINGS` in the
+        fields left at their defaults."""
+        changes: dict[str, Any] = {"large_data": use}
+        if use:
+            for name, value in LARGE_DATA_SETTINGS.items():
+                if getattr(self, name) == _default(name):
+                    changes[name] = value
+        return replace(self, **changes)
+
+    @classmethod
+    def from_json_dict(cls, data: dict[str, Any]) -> DGANConfig:
+        """Build a config from `to_json_dict` output (or a TOML/JSON config file's table).
+
+        Unknown keys are an error that names them, so typos in config files are caught.
+
+        Example:
+            >>> c = DGANConfig(max_sequence_len=4, sample_len=2)
+            >>> DGANConfig.from_json_dict(c.to_json_dict()) == c
+            True
+        """
+        if not isinstance(data, dict):
+            raise ParameterError(
+                f"A DGANConfig must be read from a table of fields (like "
+                f'{{"max_sequence_len": 20, "sample_len": 5}}), not {short_repr(data)}.'
+            )
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ParameterError(
+                f"Unknown DGANConfig field(s) {unknown}; valid fields are {sorted(known)}."
+            )
+        return cls(**data)
+
+
+# ----- helpers --------------------------------------------------------------------------
+
+_DIVISOR_SCAN = 64  # divisors looked for: up to this and their cofactors (bounded work)
+
+
+def _check(f: Field) -> Check:
+    return f.metadata["check"]
+
+
+def _default(name: str) -> Any:
+    f: Field = DGANConfig.__dataclass_fields__[name]
+    return None if f.default is MISSING else f.default
+
+
+def _divisibility_problem(length: int, sample_len: int) -> str:
+    """The message for a sample_len that does not divide max_sequence_len, with a few
+    divisors near sample_len; bounded work however large the numbers are."""
+    small = [d for d in range(1, min(length, _DIVISOR_SCAN) + 1) if length % d == 0]
+    divisors = {*small, *(length // d for d in small)}
+    near = sorted(sorted(divisors, key=lambda d: abs(math.log(d / sample_len)))[:8])
+    multiple = length + (-length % sample_len)
+    return (
+        f"max_sequence_len={length} is not divisible by sample_len={sample_len}; choose a "
+        f"sample_len that divides it, e.g. one of {near}, or raise max_sequence_len to "
+        f"{multiple}, a multiple of sample_len (series may be shorter than max_sequence_len)."
+    )
