@@ -412,13 +412,13 @@ def test_progress_bar_keeps_its_bar_at_120_columns():
     from tqdm import tqdm
 
     from dgan.train.batch import Accumulators
-    from dgan.train.trainer import Trainer
+    from dgan.train.loop import bar_postfix
 
     model = DGAN(small_config())
     model.train_dataframe(long_frame(), df_style="long", progress_bar=False, **LONG)
     acc = Accumulators(model.device)
     acc.losses += torch_tensor([-1234.5678, 987.654, 12.3456, -0.000123456, 0.0])
-    postfix = Trainer._postfix(model.trainer, acc, seen=1)
+    postfix = bar_postfix(model.trainer, acc, seen=1)
     assert len(postfix) <= 40, postfix
     line = tqdm.format_meter(
         n=12345,

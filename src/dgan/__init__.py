@@ -14,7 +14,7 @@ from dgan.version import __version__
 if TYPE_CHECKING:
     from dgan import datasets
     from dgan.model import DGAN
-    from dgan.train.trainer import ProgressInfo
+    from dgan.train.loop import ProgressInfo
 
 __all__ = [
     "DGAN",
@@ -30,7 +30,7 @@ __all__ = [
 
 # Loaded on first use, so that `import dgan` (and the `dgan` command's start-up) does not
 # import torch: the command sets OpenMP's wait policy first (dgan.cli.threads).
-_LAZY = {"DGAN": "dgan.model", "ProgressInfo": "dgan.train.trainer", "datasets": "dgan.datasets"}
+_LAZY = {"DGAN": "dgan.model", "ProgressInfo": "dgan.train.loop", "datasets": "dgan.datasets"}
 
 
 def __getattr__(name: str):

@@ -41,7 +41,8 @@ from dgan.tabular.frames import FrameLayout, arrays_to_dataframe, attributes_fra
 from dgan.tabular.to_frame import with_example_ids
 from dgan.train.batch import Batch
 from dgan.train.distributed import training_device
-from dgan.train.trainer import ProgressInfo, Trainer
+from dgan.train.loop import ProgressInfo, fit
+from dgan.train.trainer import Trainer
 
 
 class DGAN:
@@ -299,7 +300,8 @@ class DGAN:
             writer = Checkpointer(self._parts(), data, self.history, offset, world, writes=main)
             if point is None:
                 writer.check_folder()
-        records = trainer.fit(
+        records = fit(
+            trainer,
             Batch.from_encoded(data, self.device),
             self.config.epochs,
             progress_callback,

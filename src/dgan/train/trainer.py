@@ -1,11 +1,10 @@
-"""The WGAN-GP training step and the epoch loop.
+"""The `Trainer`: networks, optimizers, precision and RNG, and the WGAN-GP training step.
 
-The step never waits for the host: batches are gathered on the device from a
-device-side permutation, losses and counters accumulate into device tensors
-(`Accumulators`), and the host reads them only every ``log_every`` steps and at the end
-of each epoch (each read is marked below as a deliberate sync). The loop is the same in
-every precision: the `PrecisionPolicy` supplies autocast and loss scaling, the losses
-take the policy, and the `DivergenceGuard` checks health at those sync points.
+The step never waits for the host: batches are gathered on the device, losses and
+counters accumulate into device tensors (`Accumulators`), which the epoch loop
+(`dgan.train.loop`) reads only at its sync points. The step is the same in every
+precision: the `PrecisionPolicy` supplies autocast and loss scaling, and the losses take
+the policy.
 """
 
 from __future__ import annotations
@@ -13,15 +12,10 @@ from __future__ import annotations
 import contextlib
 import copy
 import logging
-import math
-import sys
-import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import torch
-from tqdm.auto import tqdm
 
 from dgan.config import DGANConfig
 from dgan.encoding.encoder import DataEncoder, EncodedData
@@ -37,45 +31,21 @@ from dgan.noise import draw_noise, make_rng
 from dgan.precision import (
     Precision,
     PrecisionPolicy,
-    loss_scale,
     resolve_precision,
-    runs_in_hardware,
 )
-from dgan.records import EpochRecord, GuardEvent
 from dgan.train import losses
 from dgan.train.batch import (
     CRITIC_LOSSES,
     GENERATOR_LOSS,
-    LOSS_NAMES,
     TEMPORAL_LOSS,
     Accumulators,
     Batch,
 )
 from dgan.train.distributed import Collective, join, sync_batchnorm
 from dgan.train.guard import DivergenceGuard
-from dgan.train.memory import check_memory, peak_rss_bytes
+from dgan.train.memory import check_memory
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass
-class ProgressInfo:
-    """Training progress handed to ``progress_callback`` after every batch (gretel API).
-
-    Example:
-        >>> ProgressInfo(epoch=1, total_epochs=4, batch=0, total_batches=2).frac_completed
-        0.25
-    """
-
-    epoch: int
-    total_epochs: int
-    batch: int
-    total_batches: int
-
-    @property
-    def frac_completed(self) -> float:
-        done = self.epoch * self.total_batches + self.batch
-        return done / (self.total_epochs * self.total_batches)
 
 
 @contextlib.contextmanager
@@ -143,7 +113,6 @@ class Trainer:
             )
         self.set_policy(policy)
         self.guard = DivergenceGuard(self)
-        self.stopped = False  # set when the guard finds no safer precision to continue in
         self.steps_done = 0
         # Set by `join_processes` when several processes train this model (torchrun).
         self.collective: Collective | None = None
@@ -434,130 +403,3 @@ class Trainer:
         """``size`` examples of ``data`` drawn on the device with the training RNG."""
         index = torch.randperm(len(data), device=self.device, generator=self.rng)[:size]
         return data.take(index)
-
-    # ----- epochs ---------------------------------------------------------------------
-    def fit(
-        self,
-        data: Batch,
-        epochs: int,
-        progress_callback: Callable[[ProgressInfo], None] | None = None,
-        progress_bar: bool | None = None,
-        *,
-        start_epoch: int = 0,
-        on_epoch_end: Callable[[EpochRecord], None] | None = None,
-    ) -> list[EpochRecord]:
-        """Train for ``epochs`` passes over ``data``; returns one record per epoch.
-
-        Stops early, keeping the last good weights, only if the divergence guard finds
-        no safer precision to continue in. ``start_epoch`` > 0 continues a run restored
-        from a checkpoint (epochs ``start_epoch`` to ``epochs - 1``, with the guard's
-        restored snapshot); ``on_epoch_end`` is called with each epoch's record (it
-        writes checkpoints).
-        """
-        n_batches = max(1, math.ceil(len(data) / self.config.batch_size))
-        for m in self.modules().values():
-            m.train()
-        show = sys.stderr.isatty() if progress_bar is None else progress_bar
-        show = show and (self.collective is None or self.collective.is_main)
-        bar = tqdm(
-            total=epochs * n_batches,
-            initial=start_epoch * n_batches,
-            disable=not show,
-            unit="batch",
-            desc="training",
-        )
-        if self.config.divergence_guard and start_epoch == 0:
-            self.guard.snapshot()
-        records = []
-        self.stopped = False
-        try:
-            for epoch in range(start_epoch, epochs):
-                record = self._epoch(data, epoch, epochs, n_batches, progress_callback, bar)
-                records.append(record)
-                if on_epoch_end is not None:
-                    on_epoch_end(record)
-                if record.stopped:
-                    break
-        finally:
-            bar.close()
-        return records
-
-    def _epoch(self, data, epoch, epochs, n_batches, progress_callback, bar) -> EpochRecord:
-        n, cuda = len(data), self.device.type == "cuda"
-        if cuda:
-            torch.cuda.reset_peak_memory_stats(self.device)
-        start = time.perf_counter()
-        acc = Accumulators(self.device)
-        seen, events = 0, []
-        # Balanced batches (sizes differ by at most one) from a device permutation.
-        perm = torch.randperm(n, device=self.device, generator=self.rng)
-        for b, index in enumerate(perm.tensor_split(n_batches)):
-            if self.collective is None:
-                self.train_step(data.take(index), acc)
-            else:  # every process draws the same permutation and takes its shard
-                self.train_step(data.take(self.collective.shard(index)), acc, len(index))
-            seen += len(index)
-            bar.update(1)
-            if progress_callback is not None:
-                progress_callback(ProgressInfo(epoch, epochs, b, n_batches))
-            if self.steps_done % self.config.log_every == 0 or b == n_batches - 1:
-                event = self._check(epoch, acc)
-                if event is not None:  # rolled back: this epoch's sums were polluted
-                    events.append(event)
-                    acc.losses.zero_()
-                    acc.nonfinite_losses.zero_()
-                    seen = 0
-                    if self.stopped:
-                        break
-                elif not bar.disable:  # deliberate host sync, for the bar
-                    bar.set_postfix_str(self._postfix(acc, seen), refresh=False)
-        if self.collective is not None:  # sums over processes; `n` counts them all already
-            seen = self.collective.end_epoch(self.modules().values(), acc, seen)
-        elapsed = time.perf_counter() - start
-        means = acc.mean_losses(seen) if seen else dict.fromkeys(LOSS_NAMES)  # host sync
-        if self.attribute_critic is None:
-            means["attribute_discriminator_loss"] = None
-        if self.temporal_critic is None:
-            means["temporal_discriminator_loss"] = None
-        return EpochRecord(
-            epoch=epoch,
-            **means,
-            examples_per_s=n / elapsed,
-            wall_time_s=elapsed,
-            precision=self.policy.name,
-            in_hardware=runs_in_hardware(self.policy.precision, self.device),
-            critic_loss_scale=loss_scale(self.policy.critic_scaler),
-            generator_loss_scale=loss_scale(self.policy.generator_scaler),
-            skipped_steps=acc.skipped_steps(),  # host sync
-            guard_events=tuple(events),
-            peak_memory_bytes=torch.cuda.max_memory_allocated(self.device)
-            if cuda
-            else peak_rss_bytes(),
-            stopped=self.stopped,
-        )
-
-    def _postfix(self, acc: Accumulators, seen: int) -> str:
-        """Short loss summary for the progress bar: critic, attribute critic, generator."""
-        means = acc.mean_losses(max(seen, 1))  # host sync
-        text = f"D {means['discriminator_loss']:.3g}"
-        if self.attribute_critic is not None:
-            text += f" A {means['attribute_discriminator_loss']:.3g}"
-        return text + f" G {means['generator_loss']:.3g}"
-
-    def _check(self, epoch: int, acc: Accumulators) -> GuardEvent | None:
-        """Guard check at a sync point: None when healthy (a new snapshot is taken)."""
-        if not self.config.divergence_guard:
-            return None
-        nonfinite = acc.nonfinite_losses
-        if self.collective is not None:  # a divergence anywhere rolls back everywhere
-            nonfinite = self.collective.total(nonfinite)
-        every_step_skipped = acc.every_step_skipped()
-        if self.collective is not None:  # skipped on one rank is skipped on all (reduced grads)
-            every_step_skipped = self.collective.total(every_step_skipped.long()).bool()
-        problem = self.guard.problem(nonfinite, every_step_skipped)  # host sync
-        acc.new_window()
-        if problem is None:
-            self.guard.snapshot()
-            return None
-        event, self.stopped = self.guard.recover(problem, epoch)
-        return event
