@@ -86,6 +86,45 @@ def test_config_validation_of_precision_fields():
     assert "gradient_penalty_precision" in message
 
 
+# ----- capability probes ----------------------------------------------------------------
+@pytest.mark.parametrize("mode", [torch.no_grad, torch.inference_mode])
+def test_probes_answer_the_same_under_no_grad_and_inference_mode(mode):
+    """The probes are cached for the process: asked first without gradients (generation
+    in bf16 does that), they must still answer as with gradients, or later training would
+    call bf16 unsupported and run its LSTM in fp32."""
+    import dgan.precision as precision
+
+    probes = (precision._autocast_works, precision.lstm_runs_safely)
+    for probe in probes:
+        probe.cache_clear()
+    try:
+        with mode():
+            first = [probe("cpu", torch.bfloat16) for probe in probes]
+        for probe in probes:
+            probe.cache_clear()
+        assert first == [probe("cpu", torch.bfloat16) for probe in probes]
+        assert first[0] is True  # bf16 autocast runs on every CPU torch supports
+    finally:
+        for probe in probes:
+            probe.cache_clear()
+
+
+def test_bf16_generation_first_does_not_change_how_bf16_trains_later():
+    import dgan.precision as precision
+
+    model = _train(np.random.default_rng(0), epochs=1)
+    precision._autocast_works.cache_clear()
+    precision.lstm_runs_safely.cache_clear()
+    expected = PrecisionPolicy(CPU, Precision.BF16).lstm_in_fp32
+    precision._autocast_works.cache_clear()
+    precision.lstm_runs_safely.cache_clear()
+    with torch.no_grad():  # as users often generate: the first probe runs here
+        model.generate_numpy(4, precision="bf16")
+    trained = _train(np.random.default_rng(0), epochs=1, precision="bf16")
+    assert trained.trainer.policy.name == "bf16"
+    assert trained.generator.lstm_in_fp32 is expected
+
+
 # ----- LSTM safety ----------------------------------------------------------------------
 @pytest.mark.parametrize("safe", [True, False])
 def test_lstm_runs_in_fp32_where_the_device_cannot_run_it_in_low_precision(monkeypatch, safe):
@@ -411,10 +450,16 @@ def test_cuda_mixed_precision_step_never_syncs(precision):
 
 
 @pytest.mark.gpu
-def test_cuda_bf16_lstm_is_detected():
-    """docs/design.md, decision 8: cuDNN runs the LSTM in fp16 under bf16 autocast; we notice."""
-    policy = PrecisionPolicy(torch.device("cuda"), Precision.BF16)
-    assert policy.lstm_in_fp32 == (not lstm_runs_safely("cuda", torch.bfloat16))
+def test_cuda_bf16_never_runs_the_lstm_in_fp16():
+    """docs/design.md, decision 8: cuDNN runs the LSTM in fp16 under bf16 autocast, where
+    no loss scaler protects its gradients; the policy must keep it out of fp16 (bf16 where
+    it runs in bf16, else fp32). A forward hook sees the dtype the LSTM ran in."""
+    model = _train(np.random.default_rng(0), epochs=1, cuda=True, precision="bf16")
+    seen = {}
+    model.generator.lstm.register_forward_hook(lambda m, i, o: seen.update(dtype=o[0].dtype))
+    with model.trainer.policy.autocast():
+        model.generator(*model.sampler.noise(4))
+    assert seen["dtype"] in (torch.bfloat16, torch.float32)
 
 
 # ----- CPUs with and without bf16 hardware --------------------------------------------------

@@ -22,7 +22,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from enum import Enum
 
 import torch
@@ -117,14 +117,24 @@ def runs_in_hardware(precision: Precision, device: torch.device) -> bool | None:
     return bf16_is_native(device)
 
 
+@contextlib.contextmanager
+def _gradients_on() -> Iterator[None]:
+    """Run a capability probe with gradients on, whatever the caller's mode: probes are
+    cached for the process, so a first call under ``no_grad`` or ``inference_mode`` (e.g.
+    from generation) must not decide the answer for training."""
+    with torch.inference_mode(False), torch.enable_grad():
+        yield
+
+
 @functools.cache
 def _autocast_works(device_type: str, dtype: torch.dtype) -> bool:
     """Can this device run a Linear layer forward and backward under autocast(dtype)?"""
     try:
-        layer = torch.nn.Linear(4, 4).to(device_type)
-        with torch.autocast(device_type, dtype=dtype):
-            out = layer(torch.randn(2, 4, device=device_type))
-        out.float().sum().backward()
+        with _gradients_on():
+            layer = torch.nn.Linear(4, 4).to(device_type)
+            with torch.autocast(device_type, dtype=dtype):
+                out = layer(torch.randn(2, 4, device=device_type))
+            out.float().sum().backward()
         return out.dtype == dtype
     except RuntimeError:
         return False
@@ -138,10 +148,11 @@ def lstm_runs_safely(device_type: str, dtype: torch.dtype) -> bool:
     dtype (cuDNN's fp16 LSTM under bf16 autocast, whose gradients no scaler protects).
     """
     try:
-        lstm = torch.nn.LSTM(4, 8, batch_first=True).to(device_type)
-        with torch.autocast(device_type, dtype=dtype):
-            out, _ = lstm(torch.randn(2, 3, 4, device=device_type))
-        out.float().sum().backward()
+        with _gradients_on():
+            lstm = torch.nn.LSTM(4, 8, batch_first=True).to(device_type)
+            with torch.autocast(device_type, dtype=dtype):
+                out, _ = lstm(torch.randn(2, 3, 4, device=device_type))
+            out.float().sum().backward()
         return out.dtype == dtype
     except RuntimeError:
         return False
