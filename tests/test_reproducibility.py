@@ -81,3 +81,22 @@ def test_fixed_seed_generation_matches_reference(kind):
         )
     else:
         assert attributes is None
+
+
+def test_seeded_training_and_metrics_leave_the_cuda_generators_alone(monkeypatch):
+    """Seeding happens on private or CPU generators: a user's GPU random state must not
+    change because they trained or evaluated with a seed. CI has no GPU, so the CUDA
+    seeding functions are replaced by recorders (torch.manual_seed calls them even then)."""
+    import torch
+
+    from dgan.metrics import SeriesData, evaluate, timegan_discriminative_score
+
+    calls = []
+    monkeypatch.setattr(torch.cuda, "manual_seed_all", lambda seed: calls.append(seed))
+    monkeypatch.setattr(torch.cuda, "manual_seed", lambda seed: calls.append(seed))
+    _generate("fixed")  # trains with seed 0 and generates
+    rng = np.random.default_rng(0)
+    real, synthetic = rng.random((40, 6, 2)), rng.random((40, 6, 2))
+    evaluate(SeriesData.from_arrays(real), SeriesData.from_arrays(synthetic), seed=3)
+    timegan_discriminative_score(real, synthetic, runs=1, iterations=5, seed=3)
+    assert calls == []

@@ -2,10 +2,15 @@
 
 Training (`dgan.train.trainer`) and generation (`dgan.sampling`) draw their noise here, so
 the shapes are defined once. Training uses RNG stream 0 and generation stream 1 of the
-config's seed, so generating never changes what training draws next.
+config's seed, so generating never changes what training draws next. `seeded_cpu_rng`
+seeds torch's global CPU generator for code that draws from it (network initialisation,
+the metrics' classifiers) without touching the caller's random state.
 """
 
 from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
 
 import torch
 
@@ -75,3 +80,25 @@ def make_rng(seed: int | None, stream: int, device: torch.device) -> torch.Gener
     else:
         rng.manual_seed(seed * 2 + stream + 1)
     return rng
+
+
+@contextlib.contextmanager
+def seeded_cpu_rng(seed: int | None) -> Iterator[None]:
+    """Draw from torch's global CPU generator seeded with ``seed`` (unseeded for None),
+    restoring the caller's state afterwards; no other generator is touched.
+
+    ``torch.manual_seed`` would also reseed every CUDA generator of the process (and
+    ``fork_rng(devices=[])`` would not restore them): network initialisation and the
+    metrics' classifiers draw on the CPU only, so only its generator is seeded.
+
+    Example:
+        >>> with seeded_cpu_rng(0):
+        ...     a = torch.rand(2)
+        >>> with seeded_cpu_rng(0):
+        ...     torch.equal(a, torch.rand(2))
+        True
+    """
+    with torch.random.fork_rng(devices=[]):
+        if seed is not None:
+            torch.random.default_generator.manual_seed(seed)
+        yield

@@ -22,6 +22,7 @@ from dgan.errors import ParameterError
 from dgan.metrics._common import _check_count, _number, _real_scale, _skipped
 from dgan.metrics.data import SeriesData, _columns_of, check_same_columns
 from dgan.metrics.distances import factorize_pair
+from dgan.noise import seeded_cpu_rng
 
 # --------------------------------------------------------------------------------------
 # Learned metrics: a small GRU reads the series (discriminative score, TSTR)
@@ -236,8 +237,7 @@ def _fit_and_score(
     batch_size = 64
     batches_per_epoch = math.ceil(len(train) / batch_size)
     epochs = max(12, math.ceil(min_updates / batches_per_epoch))
-    with _one_thread(), torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
+    with _one_thread(), seeded_cpu_rng(seed):
         net = _SeriesNet(train.steps.shape[2], train.static.shape[1], out_dim)
         optimizer = torch.optim.Adam(net.parameters(), lr=1e-2)
         for _ in range(epochs):

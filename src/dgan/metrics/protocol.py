@@ -33,6 +33,7 @@ import torch
 from torch import nn
 
 from dgan.errors import DataError, ParameterError
+from dgan.noise import seeded_cpu_rng
 
 __all__ = ["timegan_discriminative_score", "timegan_predictive_score"]
 
@@ -45,8 +46,7 @@ def _protocol_context(seed: int) -> Iterator[None]:
     previous = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(seed)
+        with seeded_cpu_rng(seed):
             yield
     finally:
         torch.set_num_threads(previous)

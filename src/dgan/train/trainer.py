@@ -27,7 +27,7 @@ from dgan.networks import (
     build_networks,
     build_temporal_critic,
 )
-from dgan.noise import draw_noise, make_rng
+from dgan.noise import draw_noise, make_rng, seeded_cpu_rng
 from dgan.precision import (
     Precision,
     PrecisionPolicy,
@@ -126,9 +126,7 @@ class Trainer:
         counted on the meta device first, allocating nothing).
         """
         check_memory(config, encoder, device)
-        with torch.random.fork_rng(devices=[]):
-            if config.seed is not None:
-                torch.manual_seed(config.seed)
+        with seeded_cpu_rng(config.seed):  # the caller's RNG state is untouched
             generator, critic, attribute_critic = build_networks(config, encoder)
             temporal = build_temporal_critic(config, encoder) if config.temporal_critic else None
         return cls(
