@@ -152,6 +152,24 @@ def test_a_collapsed_loss_scale_is_divergence():
     assert len(events) == 1 and model.history[-1]["precision"] == "fp32"
 
 
+def test_fp16_penalty_overflows_are_skipped_steps_not_divergence():
+    """fp16 with the penalty in autocast and the temporal critic (double backward under the
+    loss scale): dynamic scaling raises the scale until the penalty's scaled gradients
+    overflow, which makes that step's loss inf. That is loss scaling's normal event: the
+    step is skipped and the scale backs off; the guard must not abandon fp16 for it."""
+    model = _train(
+        precision="fp16",
+        gradient_penalty_precision="autocast",
+        temporal_critic=True,
+        init_scale=2.0**16,
+        growth_interval=1,  # the scale grows every clean step: overflows come quickly
+        epochs=6,
+    )
+    assert _events(model) == []
+    assert {h["precision"] for h in model.history} == {"fp16"}
+    assert sum(h["skipped_steps"] for h in model.history) >= len(model.history)
+
+
 def test_the_guard_checks_each_scaler():
     model = _train(precision="fp16", epochs=1)
     guard = DivergenceGuard(model.trainer)

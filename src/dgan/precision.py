@@ -366,6 +366,22 @@ class PrecisionPolicy:
             scaler.update()
         return skipped
 
+    def diverged(
+        self, loss: torch.Tensor, skipped: torch.Tensor, scaler: torch.amp.GradScaler
+    ) -> torch.Tensor:
+        """Device bool: ``loss`` is not finite, and not because of loss scaling.
+
+        Under fp16 loss scaling a non-finite loss whose step the scaler skipped is the
+        normal overflow that dynamic scaling provokes (e.g. the scaled gradients of the
+        penalty's double backward): the scaler backs off and training goes on. Should it
+        keep happening, the scale collapses, which the divergence guard catches. Any
+        other non-finite loss is divergence.
+        """
+        nonfinite = ~torch.isfinite(loss.detach())
+        if scaler.is_enabled():
+            nonfinite = nonfinite & ~skipped
+        return nonfinite
+
 
 def loss_scale(scaler: torch.amp.GradScaler) -> float | None:
     """The scaler's current scale, or None when loss scaling is off."""

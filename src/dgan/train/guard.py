@@ -2,8 +2,9 @@
 to the last healthy state and decides how training goes on.
 
 Divergence is a non-finite loss, weight, BatchNorm statistic or optimizer moment, or a
-collapsed fp16 loss scale. The normal
-skipped steps of a loss scaler (inf gradients, scale backed off) are not divergence. On
+collapsed fp16 loss scale. The normal skipped steps of a loss scaler (inf gradients, scale
+backed off, and the inf loss of such a step: `PrecisionPolicy.diverged`) are not
+divergence. On
 each healthy check the guard keeps an in-memory copy of the trainer's state (networks,
 optimizers, precision and scalers: `Trainer.state_dict`); on divergence it restores that
 copy and continues one step safer along `fallback_precision` (fp16 -> bf16 where native

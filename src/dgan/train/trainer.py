@@ -325,7 +325,7 @@ class Trainer:
         acc.losses[CRITIC_LOSSES] += torch.stack([loss, attribute_loss, penalty]).detach() * weight
         acc.losses[TEMPORAL_LOSS] += temporal_loss.detach() * weight
         acc.skipped("critic", skipped)
-        acc.nonfinite_losses += ~torch.isfinite(total.detach())
+        acc.nonfinite_losses += policy.diverged(total, skipped, policy.critic_scaler)
 
     def _critic_loss(self, critic, real, fake, alpha, coef) -> tuple[torch.Tensor, torch.Tensor]:
         """(Wasserstein estimate + coef x gradient penalty, the penalty) of one critic."""
@@ -359,7 +359,7 @@ class Trainer:
             self._update_generator_ema()
         acc.losses[GENERATOR_LOSS] += loss.detach() * weight
         acc.skipped("generator", skipped)
-        acc.nonfinite_losses += ~torch.isfinite(loss.detach())
+        acc.nonfinite_losses += policy.diverged(loss, skipped, policy.generator_scaler)
 
     @torch.no_grad()
     def _update_generator_ema(self) -> None:
