@@ -121,6 +121,14 @@ def main(rank: int, world: int, port: int, out: Path, fail_rank: int) -> None:
     model.save(out / "bn.dgan")
     (out / f"history-{rank}.txt").write_text(repr(model.history[-1]["discriminator_loss"]))
 
+    first.clear()  # gretel's batch-wide penalty norm: over the whole batch, not each shard
+    model = DGAN(bn_config(gradient_penalty_norm="batch"))
+    model.train_numpy(
+        features, attributes=attributes, attribute_types=ATTRIBUTE_TYPES, progress_bar=False
+    )
+    save_file(weights(model), str(out / f"gpbatch-{rank}.safetensors"))
+    save_file(first, str(out / f"gpbatch-grads-{rank}.safetensors"))
+
     model = DGAN(plain_config(epochs=3, checkpoint_dir=checkpoints))
     model.train_numpy(plain_data(), progress_bar=False, resume_from=checkpoints)
     save_file(weights(model), str(out / f"resumed-{rank}.safetensors"))

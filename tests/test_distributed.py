@@ -115,17 +115,21 @@ def test_both_ranks_end_with_identical_weights(run, kind):
         assert torch.equal(rank0[key], rank1[key]), key
 
 
-@pytest.mark.parametrize("kind", ["plain", "bn"])
+@pytest.mark.parametrize("kind", ["plain", "bn", "gpbatch"])
 def test_first_gradients_equal_one_process_on_the_whole_batch(run, kind):
     """Each rank computed its half of the batch, gradient penalty included
     (autograd.grad with create_graph, then one backward), BatchNorm statistics over both
     halves, then all-reduced: the one-process gradients of the whole batch, critic's and
     generator's, up to float32 summation order."""
-    config = worker.plain_config() if kind == "plain" else worker.bn_config()
+    config = {
+        "plain": worker.plain_config(),
+        "bn": worker.bn_config(),
+        "gpbatch": worker.bn_config(gradient_penalty_norm="batch"),
+    }[kind]
     _, expected = _one_process(config, kind)
     assert any(k.startswith("generator.") for k in expected)
     assert any(k.startswith("critic.") for k in expected)
-    prefix = "" if kind == "plain" else "bn-"
+    prefix = "" if kind == "plain" else f"{kind}-"
     for grads in _ranks(run, f"{prefix}grads"):
         assert grads.keys() == expected.keys()
         for key, value in expected.items():
@@ -140,12 +144,15 @@ def test_two_processes_train_like_one_without_batchnorm(run):
         torch.testing.assert_close(rank0[key], value, rtol=0, atol=1e-6)
 
 
-def test_two_processes_train_like_one_with_synchronised_batchnorm(run):
+@pytest.mark.parametrize("kind", ["bn", "gpbatch"])
+def test_two_processes_train_like_one_with_synchronised_batchnorm(run, kind):
     """Stated tolerances after 6 steps: BatchNorm running statistics within 1e-4
     (measured ~1e-5; per-process statistics were 2e-2 off), weights within 1e-3 (Adam
-    divides tiny gradients by their own size, so last-bit differences grow to ~2e-4)."""
-    model, _ = _one_process(worker.bn_config(), "bn")
-    rank0, _ = _ranks(run, "bn")
+    divides tiny gradients by their own size, so last-bit differences grow to ~2e-4).
+    "gpbatch": the same with gretel's batch-wide penalty norm, taken over both shards."""
+    penalty_norm = "batch" if kind == "gpbatch" else "example"
+    model, _ = _one_process(worker.bn_config(gradient_penalty_norm=penalty_norm), "bn")
+    rank0, _ = _ranks(run, kind)
     for key, value in worker.weights(model).items():
         atol = 1e-4 if "running_" in key else 1e-3
         torch.testing.assert_close(rank0[key], value, rtol=0, atol=atol, msg=key)

@@ -175,6 +175,13 @@ class Collective:
         for g, reduced in zip(grads, flat.split([g.numel() for g in grads]), strict=True):
             g.copy_(reduced.view_as(g))
 
+    def differentiable_sum(self, t: torch.Tensor) -> torch.Tensor:
+        """The sum of ``t`` over processes, whose backward gives every process its part of
+        the whole batch's gradient (`_SumOverProcesses`): for statistics of the whole batch
+        inside the loss (synchronised BatchNorm, the batch-wide penalty norm)."""
+        with collective_errors("An all-reduce inside the loss"):
+            return _SumOverProcesses.apply(t, self.share)
+
     def total(self, t: torch.Tensor) -> torch.Tensor:
         """The sum of ``t`` over processes (a new tensor)."""
         out = t.clone()
@@ -275,8 +282,7 @@ class SyncedBatchNorm(torch.nn.BatchNorm1d):
         local = x.double()
         count = local.new_full((1,), float(x.shape[0]))
         stats = torch.cat([local.sum(0), (local * local).sum(0), count])
-        with collective_errors("The BatchNorm all-reduce"):
-            stats = _SumOverProcesses.apply(stats, self.collective.share)
+        stats = self.collective.differentiable_sum(stats)
         c, n = x.shape[1], stats[-1]
         mean = stats[:c] / n
         var = (stats[c : 2 * c] / n - mean * mean).clamp_min(0.0)  # biased, as BN's

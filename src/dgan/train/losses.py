@@ -81,6 +81,7 @@ def gradient_penalty(
     alpha: torch.Tensor,
     policy: PrecisionPolicy,
     norm: str = "example",
+    sum_over_processes: Callable[[torch.Tensor], torch.Tensor] | None = None,
 ) -> torch.Tensor:
     """WGAN-GP penalty: mean over the batch of (||d critic / d x_hat|| - 1)^2.
 
@@ -89,7 +90,9 @@ def gradient_penalty(
     example's whole input. ``norm="batch"`` takes one norm over the whole batch (as
     gretel-synthetics does): holding that at 1 keeps each example's gradient near
     1/sqrt(B), a much tighter limit on the critic (docs/quality.md measures what that
-    costs).
+    costs). When several processes each hold a shard of the batch (torchrun),
+    ``sum_over_processes`` (a differentiable all-reduce) makes that one norm the whole
+    batch's, so N processes compute what one process would.
 
     A critic with an ``input_gradient`` method (the MLP `Critic`) supplies its input
     gradient in closed form, so no double backward is needed: in fp32 with
@@ -124,7 +127,7 @@ def gradient_penalty(
             mixed = [None if x is None else x.detach() for x in interpolate(real, fake, alpha)]
         with off if full_precision else region():
             grads = [explicit(*mixed)]
-        return _penalty_from(grads, norm, contextlib.nullcontext)
+        return _penalty_from(grads, norm, contextlib.nullcontext, sum_over_processes)
     mixed = interpolate(real, fake, alpha)
     inputs = [x for x in mixed if x is not None]
     with off if full_precision else region():
@@ -136,15 +139,19 @@ def gradient_penalty(
         scaled_grads = torch.autograd.grad(scaled, inputs, create_graph=True)
         inv_scale = 1.0 / scaler.scale(torch.ones((), device=policy.device))
         grads = [g * inv_scale for g in scaled_grads]
-    return _penalty_from(grads, norm, region)
+    return _penalty_from(grads, norm, region, sum_over_processes)
 
 
-def _penalty_from(grads: Sequence[torch.Tensor], norm: str, region) -> torch.Tensor:
+def _penalty_from(
+    grads: Sequence[torch.Tensor], norm: str, region, sum_over_processes
+) -> torch.Tensor:
     """(||gradient|| - 1)^2 from the input gradients of each part, averaged."""
     with region():
         squared = sum(g.flatten(1).float().pow(2).sum(dim=1) for g in grads)  # (B,)
         if norm == "batch":
             squared = squared.sum()
+            if sum_over_processes is not None:  # the whole batch's, not this shard's
+                squared = sum_over_processes(squared)
         # eps keeps the sqrt differentiable at a zero gradient (DoppelGANger uses it too)
         length = torch.sqrt(squared + 1e-12)
         return ((length - 1.0) ** 2).mean()

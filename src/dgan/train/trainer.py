@@ -331,8 +331,9 @@ class Trainer:
         """(Wasserstein estimate + coef x gradient penalty, the penalty) of one critic."""
         with self.policy.autocast():
             real_scores, fake_scores = losses.paired_scores(critic, real, fake)
-        norm = self.config.gradient_penalty_norm
-        penalty = losses.gradient_penalty(critic, real, fake, alpha, self.policy, norm)
+        norm, collective = self.config.gradient_penalty_norm, self.collective
+        total = None if collective is None else collective.differentiable_sum
+        penalty = losses.gradient_penalty(critic, real, fake, alpha, self.policy, norm, total)
         return losses.critic_loss(real_scores, fake_scores) + coef * penalty, penalty
 
     def generator_step(
