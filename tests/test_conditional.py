@@ -84,7 +84,7 @@ def test_the_generator_receives_the_encoded_condition(numpy_model):
     sampler = numpy_model.sampler
     noise = [torch.as_tensor(v, dtype=torch.float32) for v in _noise(3).values()]
     wanted = np.array([[0.0, 0.7], [1.0, 1.5], [2.0, 2.0]])
-    _, condition = sampler._encode_condition(wanted)
+    _, condition = sampler.encode_condition(wanted)
     policy = PrecisionPolicy(numpy_model.device, Precision.FP32)
     encoded = sampler.generate_encoded(*noise, condition, policy)
     np.testing.assert_array_equal(encoded.attributes, condition.numpy())

@@ -32,13 +32,13 @@ from dgan.encoding.encoder import DataEncoder, EncodedData
 from dgan.errors import NotTrainedError, ParameterError
 from dgan.networks import Critic, Generator
 from dgan.planning import TrainingPlan, make_plan
-from dgan.prepare import ArraySource, FrameSource, Source, prepare
+from dgan.prepare import ArraySource, FrameSource, Source, prepare, source_of
 from dgan.sampling import AttributesAndFeatures, Sampler
 from dgan.storage.checkpoint import Checkpointer, ResumePoint, resume_point
 from dgan.storage.model_file import ModelFile, ModelParts, inconsistent_file_errors, loading_device
 from dgan.tabular.columns import Columns
-from dgan.tabular.frames import FrameLayout, arrays_to_dataframe, attributes_frame_to_array
-from dgan.tabular.to_frame import with_example_ids
+from dgan.tabular.frames import FrameLayout, attributes_frame_to_array
+from dgan.tabular.to_frame import generated_frame
 from dgan.train.batch import Batch
 from dgan.train.distributed import training_device
 from dgan.train.loop import ProgressInfo, fit
@@ -239,10 +239,7 @@ class DGAN:
             >>> model.is_built
             False
         """
-        if isinstance(data, pd.DataFrame):
-            source: Source = FrameSource(data, Columns(**how))
-        else:
-            source = ArraySource(data, **how)
+        source = source_of(data, **how)
         return make_plan(self.config, source, warm_up_steps=warm_up_steps, device=self.device)
 
     def preprocess(
@@ -291,7 +288,7 @@ class DGAN:
         collective = trainer.join_processes(data, [self.sampler.rng])  # None in one process
         world = 1 if collective is None else collective.world_size
         start_epoch, offset = 0, len(self.history)
-        point = resume_point(resume_from)
+        point = None if resume_from is None else resume_point(resume_from)
         if point is not None:
             start_epoch, offset = self._restore(point, data, world)
         writer = None
@@ -319,7 +316,7 @@ class DGAN:
         resume_from: str | os.PathLike | None,
     ) -> None:
         """Resume point (if any), then prepare the data, then train on it."""
-        point = resume_point(resume_from)
+        point = None if resume_from is None else resume_point(resume_from)
         if point is not None and not self.is_built:
             # Built around the checkpoint's encoders, so the data is encoded exactly as in
             # the interrupted run (whose config decided large_data from its data).
@@ -397,15 +394,9 @@ class DGAN:
             [(4, 1), (4, 1), (4, 1)]
         """
         self._require_built()
-        generated_attributes, features = self.sampler.generate(
-            n, attribute_noise, feature_noise, attributes, precision
+        return self.sampler.generate(
+            n, attribute_noise, feature_noise, attributes, precision, as_numbers=True
         )
-        # Numbers as numbers, so that np.isnan, arithmetic and allclose work on them.
-        if generated_attributes is not None and self.encoder.numeric_attributes:
-            generated_attributes = generated_attributes.astype(np.float64)
-        if self.encoder.numeric_features:
-            features = [f.astype(np.float64) for f in features]
-        return generated_attributes, features
 
     def generate_dataframe(
         self,
@@ -444,9 +435,7 @@ class DGAN:
         generated_attributes, features = self.sampler.generate(
             n, attribute_noise, feature_noise, given, precision
         )
-        layout = self.data_frame_layout
-        frame = arrays_to_dataframe(generated_attributes, features, layout)
-        return with_example_ids(frame, layout, [len(f) for f in features])  # gretel's, if split
+        return generated_frame(generated_attributes, features, self.data_frame_layout)
 
     def attribute_noise_func(self, n: int) -> torch.Tensor:
         """(n, attribute_noise_dim) noise from the model's generation RNG (gretel's name).

@@ -24,6 +24,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -34,10 +35,11 @@ import pandas as pd
 from dgan.config import DGANConfig, OutputType
 from dgan.encoding.encoder import DataEncoder, EncodedData
 from dgan.errors import DataError, ParameterError, raise_all
-from dgan.tabular.arrays import TrainingArrays, repair_missing, validate_training_arrays
+from dgan.tabular.arrays import TrainingArrays, validate_training_arrays
 from dgan.tabular.columns import Columns
 from dgan.tabular.frames import dataframe_to_arrays
 from dgan.tabular.layout import FrameLayout
+from dgan.tabular.missing import repair_missing_values
 
 logger = logging.getLogger(__name__)
 
@@ -110,6 +112,19 @@ class ArraySource:
             max_sequence_len,
         )
         return Checked(arrays, None, None)
+
+
+def source_of(data: pd.DataFrame | Any, **how: Any) -> FrameSource | ArraySource:
+    """A table and its column roles (gretel's keyword names), or numpy data and its types,
+    as `DGAN.train_dataframe` or `DGAN.train_numpy` take them.
+
+    Example:
+        >>> source_of(pd.DataFrame({"x": [1.0]}), df_style="wide").columns.df_style
+        'wide'
+    """
+    if isinstance(data, pd.DataFrame):
+        return FrameSource(data, Columns(**how))
+    return ArraySource(data, **how)
 
 
 @dataclass
@@ -190,3 +205,26 @@ def settle(config: DGANConfig, n_series: int) -> DGANConfig:
             changed,
         )
     return resolved
+
+
+def repair_missing(arrays: TrainingArrays, config: DGANConfig) -> TrainingArrays:
+    """Interpolate short NaN gaps in continuous features and drop hopeless examples, by the
+    config's thresholds (`dgan.tabular.missing.repair_missing_values`); returns new arrays."""
+    continuous = [i for i, t in enumerate(arrays.feature_types) if t == OutputType.CONTINUOUS]
+    if not continuous:
+        return arrays
+    features, kept, _ = repair_missing_values(
+        arrays.features,
+        continuous,
+        max_nan_fraction=config.max_nan_fraction,
+        max_consecutive_nans=config.max_consecutive_nans,
+        max_dropped_fraction=config.max_dropped_fraction,
+        feature_names=arrays.feature_names,
+        example_names=arrays.example_names,
+    )
+    attributes = None if arrays.attributes is None else arrays.attributes[kept]
+    names = arrays.example_names
+    names = None if names is None else [name for name, k in zip(names, kept, strict=True) if k]
+    return dataclasses.replace(
+        arrays, features=features, attributes=attributes, example_names=names
+    )

@@ -79,15 +79,19 @@ class Sampler:
         feature_noise: np.ndarray | torch.Tensor | None = None,
         attributes: np.ndarray | None = None,
         precision: str | None = None,
+        *,
+        as_numbers: bool = False,
     ) -> AttributesAndFeatures:
         """Decoded ``(attributes, features)``; discrete values as their training categories.
 
         Arguments as in `DGAN.generate_numpy`. Requested continuous attributes come back
-        exactly as given, not as their float32 round trip through the encoder.
+        exactly as given, not as their float32 round trip through the encoder. With
+        ``as_numbers``, an array whose variables are all numbers (numeric categories
+        included) is float64, so that np.isnan, arithmetic and allclose work on it.
         """
         condition = requested = None
         if attributes is not None:
-            requested, condition = self._encode_condition(attributes)
+            requested, condition = self.encode_condition(attributes)
             if n is not None and n != len(condition):
                 raise ParameterError(
                     f"n={n} but {len(condition)} attribute rows were given; omit n or give "
@@ -102,6 +106,10 @@ class Sampler:
             for j, enc in enumerate(self.encoder.attribute_encoders):
                 if isinstance(enc, ContinuousEncoder):
                     generated_attributes[:, j] = requested[:, j]
+        if as_numbers and generated_attributes is not None and self.encoder.numeric_attributes:
+            generated_attributes = generated_attributes.astype(np.float64)
+        if as_numbers and self.encoder.numeric_features:
+            features = [f.astype(np.float64) for f in features]
         return generated_attributes, features
 
     def generate_encoded(
@@ -145,7 +153,7 @@ class Sampler:
             )
         return EncodedData(attrs, additional, feats, self.encoder.lengths_from_flags(feats))
 
-    def _encode_condition(self, attributes) -> tuple[np.ndarray, torch.Tensor]:
+    def encode_condition(self, attributes) -> tuple[np.ndarray, torch.Tensor]:
         """(validated attribute values, their encoding on the device)."""
         if self.encoder.attribute_encoders is None:
             raise ParameterError(

@@ -10,7 +10,6 @@ inf, non-numeric values in continuous variables) are checked by
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -19,7 +18,7 @@ import numpy as np
 from dgan.config import OutputType
 from dgan.errors import DataError, ParameterError, SequenceLengthError, raise_all
 from dgan.tabular.messages import SHOW, float_values, preview
-from dgan.tabular.missing import check_finite, repair_missing_values
+from dgan.tabular.missing import check_finite
 
 
 @dataclass
@@ -387,27 +386,3 @@ def validate_condition_attributes(
         conditioning=True,
     )
     return _convert_attributes(attrs, attribute_types)
-
-
-def repair_missing(arrays: TrainingArrays, config) -> TrainingArrays:
-    """Interpolate short NaN gaps in continuous features and drop hopeless examples, by the
-    config's thresholds (`dgan.tabular.missing.repair_missing_values`); returns new arrays.
-    """
-    continuous = [i for i, t in enumerate(arrays.feature_types) if t == OutputType.CONTINUOUS]
-    if not continuous:
-        return arrays
-    features, kept, _ = repair_missing_values(
-        arrays.features,
-        continuous,
-        max_nan_fraction=config.max_nan_fraction,
-        max_consecutive_nans=config.max_consecutive_nans,
-        max_dropped_fraction=config.max_dropped_fraction,
-        feature_names=arrays.feature_names,
-        example_names=arrays.example_names,
-    )
-    attributes = None if arrays.attributes is None else arrays.attributes[kept]
-    names = arrays.example_names
-    names = None if names is None else [name for name, k in zip(names, kept, strict=True) if k]
-    return dataclasses.replace(
-        arrays, features=features, attributes=attributes, example_names=names
-    )

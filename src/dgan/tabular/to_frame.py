@@ -74,6 +74,15 @@ def arrays_to_dataframe(
     return pd.DataFrame({name: columns[name] for name in layout.column_order})
 
 
+def generated_frame(
+    attributes: np.ndarray | None, features: list[np.ndarray], layout: FrameLayout
+) -> pd.DataFrame:
+    """A generated table shaped like the training one (`arrays_to_dataframe`), with
+    gretel's example ids where the training frame had none (`with_example_ids`)."""
+    frame = arrays_to_dataframe(attributes, features, layout)
+    return with_example_ids(frame, layout, [len(f) for f in features])
+
+
 def with_example_ids(
     frame: pd.DataFrame, layout: FrameLayout, lengths: Sequence[int]
 ) -> pd.DataFrame:
