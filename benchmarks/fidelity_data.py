@@ -18,9 +18,10 @@ in the papers.
   discrete attribute; built from vega_datasets' ``seattle-weather.csv`` (the demo's source),
   found through the ``vega_datasets`` package or ``$DGAN_SEATTLE_WEATHER_CSV``. Unavailable
   offline without it.
-* ``stocks-N`` (e.g. ``stocks-256``): the first N of the shuffled Stocks windows to train
-  on, scored against all 3,661 (the ``reference``): the same data at a smaller size, to
-  see how a setting's effect depends on the number of training series.
+* ``stocks-N`` (e.g. ``stocks-256``) and ``sines-N``: the first N of the shuffled Stocks
+  windows (of the Sines series) to train on, scored against all of them (the
+  ``reference``): the same data at a smaller size, to see how a setting's effect depends
+  on the number of training series.
 
 The data stays outside the package: nothing here is imported by ``dgan``.
 """
@@ -153,13 +154,14 @@ def weather_variable_length() -> Dataset:
     )
 
 
-def stocks_subset(n: int) -> Dataset:
-    """The first ``n`` shuffled Stocks windows for training; all of them as the reference."""
-    full = stocks()
+def subset(family: str, n: int) -> Dataset:
+    """The first ``n`` windows of ``family`` ("stocks" or "sines") to train on; all of them
+    as the reference the protocol scores against."""
+    full = LOADERS[family]()
     if not 2 <= n <= len(full.features):
-        raise ValueError(f"stocks-N takes N from 2 to {len(full.features)}, got {n}")
+        raise ValueError(f"{family}-N takes N from 2 to {len(full.features)}, got {n}")
     return Dataset(
-        f"stocks-{n}",
+        f"{family}-{n}",
         full.features[:n],
         feature_min=full.feature_min,
         feature_max=full.feature_max,
@@ -173,6 +175,7 @@ LOADERS = {
     "weather": weather,
     "weather-var": weather_variable_length,
 }
+SUBSETS = ("stocks", "sines")  # datasets that can be cut to their first N windows
 
 
 def parse_name(name: str) -> tuple[str, int | None]:
@@ -185,12 +188,12 @@ def parse_name(name: str) -> tuple[str, int | None]:
     if name in LOADERS:
         return name, None
     prefix, _, size = name.partition("-")
-    if prefix == "stocks" and size.isdigit():
+    if prefix in SUBSETS and size.isdigit():
         return prefix, int(size)
-    raise ValueError(f"unknown dataset {name!r}: use one of {sorted(LOADERS)} or stocks-N")
+    raise ValueError(f"unknown dataset {name!r}: use one of {sorted(LOADERS)}, stocks-N or sines-N")
 
 
 def load(name: str) -> Dataset:
-    """The dataset called ``name``: a key of `LOADERS`, or ``stocks-N``."""
+    """The dataset called ``name``: a key of `LOADERS`, or ``stocks-N`` / ``sines-N``."""
     family, size = parse_name(name)
-    return LOADERS[family]() if size is None else stocks_subset(size)
+    return LOADERS[family]() if size is None else subset(family, size)
