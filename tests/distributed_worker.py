@@ -129,6 +129,11 @@ def main(rank: int, world: int, port: int, out: Path, fail_rank: int) -> None:
     save_file(weights(model), str(out / f"gpbatch-{rank}.safetensors"))
     save_file(first, str(out / f"gpbatch-grads-{rank}.safetensors"))
 
+    # A time budget spent at once: the processes must agree on where to stop.
+    model = DGAN(plain_config(epochs=3, training_minutes=1e-6))
+    model.train_numpy(plain_data(), progress_bar=False)
+    (out / f"timed-steps-{rank}.txt").write_text(str(model.trainer.steps_done))
+
     model = DGAN(plain_config(epochs=3, checkpoint_dir=checkpoints))
     model.train_numpy(plain_data(), progress_bar=False, resume_from=checkpoints)
     save_file(weights(model), str(out / f"resumed-{rank}.safetensors"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import logging
 import os
 import signal
@@ -21,6 +22,7 @@ from dgan import DGAN, DGANConfig, OutputType
 from dgan.errors import DataError, ParameterError, SerializationError
 from dgan.storage.checkpoint import Checkpointer, find_resume_point, list_checkpoints
 from dgan.storage.model_file import ModelParts
+from dgan.train.loop import Budget
 from tiny import tiny_config
 
 TYPES = [OutputType.DISCRETE, OutputType.CONTINUOUS]
@@ -303,7 +305,8 @@ def test_a_guard_snapshot_older_than_the_weights_is_kept_whole(tmp_path):
     parts = ModelParts(
         model.config, model.encoder, model.data_frame_layout, model.trainer, model.sampler.rng
     )
-    path = Checkpointer(parts, encoded, model.history, history_offset=0).write(1)
+    budget = Budget.of(model.config, len(encoded.features))
+    path = Checkpointer(parts, encoded, model.history, 0, budget).write(1)
 
     resumed = _train(config, resume_from=path)  # 1 of 1 epochs done: only restores
     restored = resumed.trainer.guard.state_dict()
@@ -340,3 +343,41 @@ def test_command_line_checkpoints_and_resumes(tmp_path, capsys):
     assert main([*common, "-o", str(tmp_path / "c.dgan"), "--epochs", "3"]) == 0
     capsys.readouterr()
     _assert_identical(DGAN.load(tmp_path / "b.dgan"), DGAN.load(tmp_path / "c.dgan"))
+
+
+# ----- budgets in steps and time ------------------------------------------------------------
+class _Interrupt(Exception):
+    pass
+
+
+def test_a_budget_in_steps_resumes_bit_identical_through_its_partial_epoch(tmp_path):
+    """A run of 12 steps (5 per epoch: epochs of 5, 5 and 2) interrupted inside its partial
+    last epoch resumes from the checkpoint after epoch 2 and ends as if never stopped."""
+    config = tiny_config(epochs=400, training_steps=12, seed=3)
+    folder = tmp_path / "ckpt"
+    with_checkpoints = dataclasses.replace(config, checkpoint_dir=str(folder), checkpoint_every=1)
+    whole = _train(config)
+    assert [h["steps"] for h in whole.history] == [5, 5, 2]
+
+    def interrupt(info):
+        if info.step == 11:  # the last step of the partial epoch
+            raise _Interrupt
+
+    with pytest.raises(_Interrupt):
+        _train(with_checkpoints, progress_callback=interrupt)
+    assert [n for n, _ in list_checkpoints(folder)] == [1, 2]
+    resumed = _train(with_checkpoints, resume_from=folder)
+    _assert_identical(whole, resumed)
+
+
+def test_a_run_that_spent_its_time_budget_resumes_to_nothing_more(tmp_path):
+    folder = tmp_path / "ckpt"
+    config = tiny_config(epochs=5, training_minutes=1e-6, checkpoint_dir=str(folder))
+    first = _train(config)
+    assert first.history[-1]["time_budget_reached"] and first.trainer.steps_done == 1
+    assert [n for n, _ in list_checkpoints(folder)] == [1]  # written where time ran out
+    again = _train(config, resume_from=folder)
+    assert again.trainer.steps_done == 1 and len(again.history) == 1
+    more_time = dataclasses.replace(config, training_minutes=60.0)
+    longer = _train(more_time, resume_from=folder)  # continues from the next epoch
+    assert len(longer.history) == 5 and longer.history[-1].get("time_budget_reached") is None

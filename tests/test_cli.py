@@ -257,6 +257,20 @@ def test_precision_flag_reaches_the_config_and_the_history(tmp_path, monkeypatch
     assert [h["precision"] for h in model.history] == ["bf16"]
 
 
+def test_budget_flags_reach_the_config_and_the_training(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    long_frame().to_csv("data.csv", index=False)
+    Path("tiny.json").write_text(json.dumps({**TINY, "epochs": 400}))
+    args = ["train", "data.csv", "-o", "m.dgan", "--config", "tiny.json", *LONG_FLAGS]
+    assert main([*args, "--training-steps", "3", "--training-minutes", "30"]) == 0
+    model = DGAN.load("m.dgan")
+    assert (model.config.training_steps, model.config.training_minutes) == (3, 30.0)
+    assert sum(h["steps"] for h in model.history) == 3
+    with pytest.raises(SystemExit):  # argparse's usage error: a positive number
+        main([*args, "--force", "--training-minutes", "0"])
+    assert main([*args, "--force", "--epochs", "2", "--training-steps", "3"]) == 1
+
+
 def test_debug_shows_the_traceback(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     with pytest.raises(DataError, match="No such file"):

@@ -158,6 +158,13 @@ def test_two_processes_train_like_one_with_synchronised_batchnorm(run, kind):
         torch.testing.assert_close(rank0[key], value, rtol=0, atol=atol, msg=key)
 
 
+def test_a_time_budget_stops_every_rank_at_the_same_step(run):
+    """Each process reads its own clock; they decide together at the first sync point (the
+    end of the first 3-step epoch here), or one would wait forever in an all-reduce."""
+    steps = [(run / f"timed-steps-{rank}.txt").read_text() for rank in (0, 1)]
+    assert steps == ["3", "3"]
+
+
 def test_history_losses_are_the_same_on_every_rank(run):
     assert (run / "history-0.txt").read_text() == (run / "history-1.txt").read_text()
 

@@ -31,6 +31,7 @@ import pandas as pd
 import torch
 
 from dgan.config import DfStyle, DGANConfig, OutputType
+from dgan.config.sizing import DEFAULT_EPOCHS, MAX_STEPS, MIN_STEPS
 from dgan.precision import (
     Precision,
     bf16_is_native,
@@ -43,6 +44,7 @@ from dgan.prepare import Checked, Source, prepare
 from dgan.tabular.arrays import TrainingArrays
 from dgan.tabular.layout import FrameLayout
 from dgan.train.batch import Accumulators, Batch
+from dgan.train.loop import Budget
 from dgan.train.trainer import Trainer
 
 GRETEL_BATCH_SIZE = 1024
@@ -91,21 +93,27 @@ class TrainingPlan:
     sample_len: int
     batch_size: int
     steps_per_epoch: int
-    epochs: int
+    epochs: int  # epochs of the budget (the last one may be partial)
+    steps: int  # optimizer steps of the budget
+    budget_reason: str  # where the budget comes from
     precision: str
     precision_reason: str
     device: str
     threads: int
-    large_data: bool = False  # trains with the large-data settings (DGANConfig.large_data)
+    large_data: bool = False  # settings picked for the data's size (DGANConfig.large_data)
+    settings_reason: str = ""  # which settings large_data picked, and why
+    minutes: float | None = None  # the time budget (training_minutes)
     seconds_per_step: float | None = None
     warnings: list[str] = field(default_factory=list)
 
     @property
     def estimated_seconds(self) -> float | None:
-        """Seconds for all epochs at the warm-up's speed (None without a warm-up)."""
+        """Seconds for the budget at the warm-up's speed, at most the time budget (None
+        without a warm-up)."""
         if self.seconds_per_step is None:
             return None
-        return self.seconds_per_step * self.steps_per_epoch * self.epochs
+        seconds = self.seconds_per_step * self.steps
+        return seconds if self.minutes is None else min(seconds, 60 * self.minutes)
 
     def to_json_dict(self) -> dict[str, Any]:
         """The plan as JSON-native values."""
@@ -120,7 +128,6 @@ class TrainingPlan:
         shortest, longest = self.lengths
         lengths = f"length {longest}" if shortest == longest else f"lengths {shortest}..{longest}"
         lines = ["training plan:", f"  {self.n_examples} examples, {lengths}"]
-        total_steps = self.steps_per_epoch * self.epochs
         for c in self.columns:
             kind = f"{c.kind}, {c.detail}" if c.detail else c.kind
             lines.append(f"  {c.name:<{width}}  {c.role:<10}  {kind}".rstrip())
@@ -128,15 +135,9 @@ class TrainingPlan:
             f"  max_sequence_len {self.max_sequence_len}, sample_len {self.sample_len} "
             f"({self.max_sequence_len // self.sample_len} LSTM steps)",
             f"  batch_size {self.batch_size}: {_count(self.steps_per_epoch, 'step')} per "
-            f"epoch, {_count(self.epochs, 'epoch')} ({_count(total_steps, 'step')})",
-            *(
-                [
-                    "  large-data settings: smaller batches, learning rates 1e-4, weight "
-                    "average, feature feedback (large_data=False: gretel's)"
-                ]
-                if self.large_data
-                else []
-            ),
+            f"epoch; training {_count(self.steps, 'step')} ({_epochs(self)}): "
+            f"{self.budget_reason}",
+            *([f"  settings: {self.settings_reason}"] if self.settings_reason else []),
             f"  precision {self.precision}: {self.precision_reason}",
             f"  device {self.device}, {self.threads} CPU threads",
         ]
@@ -150,7 +151,12 @@ class TrainingPlan:
 
 
 def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" + ("" if n == 1 else "s")
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
+
+
+def _epochs(plan: TrainingPlan) -> str:
+    whole, rest = divmod(plan.steps, plan.steps_per_epoch)
+    return _count(whole, "epoch") + (f" and {rest} of {plan.steps_per_epoch} steps" if rest else "")
 
 
 def _duration(seconds: float) -> str:
@@ -179,9 +185,10 @@ def make_plan(
     checked = source.check(config.max_sequence_len)
     arrays, layout = checked.arrays, checked.layout
     n = len(arrays.features)
-    config = config.resolved_for(n)  # as training will: large_data decided by the data
+    asked, config = config, config.resolved_for(n)  # as training will settle it
     lengths = [len(f) for f in arrays.features]
     precision, reason = _precision(config, device)
+    budget = Budget.of(config, n)
     plan = TrainingPlan(
         columns=_columns(arrays, layout),
         n_examples=n,
@@ -189,18 +196,50 @@ def make_plan(
         max_sequence_len=config.max_sequence_len,
         sample_len=config.sample_len,
         batch_size=config.batch_size,
-        steps_per_epoch=max(1, math.ceil(n / config.batch_size)),
-        epochs=config.epochs,
+        steps_per_epoch=budget.steps_per_epoch,
+        epochs=budget.epochs,
+        steps=budget.steps,
+        budget_reason=_budget_reason(asked, config, n),
         precision=precision,
         precision_reason=reason,
         device=torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
         threads=torch.get_num_threads(),
         large_data=bool(config.large_data),
+        settings_reason=_settings_reason(asked, config, n),
+        minutes=config.training_minutes,
     )
     plan.warnings = _warnings(plan, arrays, layout, checked.frame)
     if warm_up_steps > 0:
         plan.seconds_per_step = _warm_up(config, checked, device, warm_up_steps)
     return plan
+
+
+def _budget_reason(asked: DGANConfig, config: DGANConfig, n: int) -> str:
+    """Where the training length comes from, in words (with the time budget)."""
+    if asked.training_steps is not None:
+        why = f"training_steps={asked.training_steps}"
+    elif config.training_steps is not None:
+        why = (
+            f"picked for {n:,} series ({DEFAULT_EPOCHS} epochs' steps, at least {MIN_STEPS:,} "
+            f"and at most {MAX_STEPS:,}; set epochs or training_steps to choose)"
+        )
+    else:
+        why = f"epochs={config.epochs}"
+    if config.training_minutes is not None:
+        why += f", stopping after {config.training_minutes:g} min at most"
+    return why
+
+
+def _settings_reason(asked: DGANConfig, config: DGANConfig, n: int) -> str:
+    """Which settings follow the data's size (large_data), or "" when gretel's apply."""
+    if not config.large_data:
+        return ""
+    how = "picked for" if asked.large_data == "auto" else "large_data=True for"
+    return (
+        f"{how} {n:,} series: learning rates {config.generator_learning_rate:g}, "
+        f"generator weight average {config.generator_ema_decay}, feature feedback "
+        f"{'on' if config.feature_feedback else 'off'} (large_data=False: gretel's)"
+    )
 
 
 def _precision(config: DGANConfig, device: torch.device) -> tuple[str, str]:
@@ -297,7 +336,7 @@ def _warnings(
 ) -> list[str]:
     warnings = []
     n = plan.n_examples
-    if plan.batch_size >= n:
+    if plan.batch_size >= n and not plan.large_data:
         warnings.append(
             f"batch_size {plan.batch_size} >= {n} examples: every epoch is a single "
             "optimizer step, which learns little; set batch_size to "

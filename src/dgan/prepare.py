@@ -18,8 +18,8 @@ Example:
     >>> from dgan import DGANConfig
     >>> config = DGANConfig(max_sequence_len=4, sample_len=2)
     >>> prepared = prepare(ArraySource(np.random.default_rng(0).random((8, 4, 1))), config)
-    >>> prepared.encoded.features.shape, prepared.config.large_data
-    ((8, 4, 1), False)
+    >>> prepared.encoded.features.shape, prepared.config.batch_size
+    ((8, 4, 1), 16)
 """
 
 from __future__ import annotations
@@ -196,11 +196,11 @@ def settle(config: DGANConfig, n_series: int) -> DGANConfig:
     if resolved.large_data and config.large_data == "auto":
         changed = ", ".join(
             f"{name}={getattr(resolved, name)}"
-            for name in ("batch_size", "generator_learning_rate", "generator_ema_decay")
+            for name in ("batch_size", "generator_learning_rate", "training_steps")
         )
         logger.info(
-            "%d series: training with the large-data settings (%s, ...; "
-            "docs/quality.md); large_data=False keeps the defaults.",
+            "%d series: training with the settings picked for that size (%s, ...; "
+            "docs/quality.md); large_data=False keeps gretel's.",
             n_series,
             changed,
         )

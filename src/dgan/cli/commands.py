@@ -169,6 +169,8 @@ def run_demo_command(args: argparse.Namespace) -> None:
 _CONFIG_FLAGS = (
     "precision",
     "epochs",
+    "training_steps",
+    "training_minutes",
     "batch_size",
     "max_sequence_len",
     "sample_len",

@@ -139,6 +139,16 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return value
+
+
 def _column_arguments() -> argparse.ArgumentParser:
     parent = argparse.ArgumentParser(add_help=False)
     group = parent.add_argument_group(
@@ -202,13 +212,32 @@ def _add_train(commands, parents) -> None:
         choices=["fp32", "fp16", "bf16", "auto"],
         help="numeric precision of training",
     )
-    settings.add_argument("--epochs", type=_positive_int, metavar="N", help="passes over the data")
+    settings.add_argument(
+        "--epochs",
+        type=_positive_int,
+        metavar="N",
+        help="passes over the data (default: a budget of steps picked from the number of "
+        "series, shown in the plan)",
+    )
+    settings.add_argument(
+        "--training-steps",
+        type=_positive_int,
+        metavar="N",
+        help="optimizer steps to train for, instead of --epochs",
+    )
+    settings.add_argument(
+        "--training-minutes",
+        type=_positive_float,
+        metavar="M",
+        help="stop after M minutes of training at most (on top of the steps or epochs)",
+    )
     settings.add_argument(
         "--batch-size",
         type=_positive_int,
         metavar="N",
-        help="series per step (default: chosen from the number of series, about "
-        f"{STEPS_PER_EPOCH_WANTED} steps per epoch, {MIN_SUGGESTED_BATCH} to {GRETEL_BATCH_SIZE})",
+        help="series per step (default: picked from the number of series with the other "
+        f"settings; with large_data=false in --config, about {STEPS_PER_EPOCH_WANTED} steps "
+        f"per epoch, {MIN_SUGGESTED_BATCH} to {GRETEL_BATCH_SIZE})",
     )
     settings.add_argument(
         "--max-sequence-len",

@@ -36,6 +36,10 @@ _WORDS = [  # (pattern, replacement), applied in order
     (r"\bmax_sequence_len\b", "--max-sequence-len"),
     (r"\bsample_len\b", "--sample-len"),
     (r"\bbatch_size\b", "--batch-size"),
+    (r"\btraining_steps\b", "--training-steps"),
+    (r"\btraining_minutes\b", "--training-minutes"),
+    (r"\bepochs=(\d)", r"--epochs \1"),
+    (r"\bset epochs or\b", "set --epochs or"),
     (r"\btarget_attribute\b", "--target"),
     (r"\bor pass None\b", "or leave out --target"),
     (r"(--[a-z-]+)=", r"\1 "),  # "--time='t'" reads "--time 't'"

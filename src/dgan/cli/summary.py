@@ -74,7 +74,8 @@ def metrics_table(metrics: dict[str, Any]) -> str:
         tstr                n/a                        No attributes.
         marginals  0.123 ± 0.01  0.1 ± 0.02    lower   close to real
     """
-    names = [n for n in METRIC_DESCRIPTIONS if n in metrics]
+    # Memorisation last, with its own verdict words (it is not part of the fidelity verdict).
+    names = [n for n in [*METRIC_DESCRIPTIONS, "memorisation"] if n in metrics]
     lines = []
     overall = metrics.get("verdict")
     if overall:

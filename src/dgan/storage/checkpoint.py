@@ -56,10 +56,11 @@ from dgan.storage.format import (
     unflatten_state_dict,
     write_model_file,
 )
-from dgan.storage.model_file import ModelFile, ModelParts
+from dgan.storage.model_file import ModelFile, ModelParts, inconsistent_file_errors
 from dgan.tabular.layout import FrameLayout
 
 if TYPE_CHECKING:
+    from dgan.train.loop import Budget
     from dgan.train.trainer import Trainer
 
 logger = logging.getLogger(__name__)
@@ -68,6 +69,8 @@ CHECKPOINT_NAME = re.compile(r"checkpoint-(\d+)\.dgan")
 # Config fields a resumed run may change: how long to train and how to checkpoint.
 RESUMABLE_CHANGES = (
     "epochs",
+    "training_steps",
+    "training_minutes",
     "checkpoint_dir",
     "checkpoint_every",
     "checkpoint_every_minutes",
@@ -115,22 +118,15 @@ class ResumePoint(ModelFile):
 
     def settled_config(self, config: DGANConfig) -> DGANConfig:
         """``config`` (check it with `check_config` first) as the interrupted run used it:
-        that run decided large_data from its data, so the resumed one keeps its choice."""
-        return config.with_large_data(self._saved_large_data())
-
-    def _saved_large_data(self) -> bool:
-        # Files from before the large-data settings (and models built around an encoder
-        # without seeing data, whose config still says "auto") trained without them.
-        return self.state["config"].get("large_data") is True
+        settled for the same number of series (``large_data`` and what it implies)."""
+        return config.resolved_for(self.run["examples"])
 
     def check_config(self, config: DGANConfig) -> None:
         """ParameterError naming every config field (other than `RESUMABLE_CHANGES`) that
-        differs from the checkpoint's (a ``large_data="auto"`` config is compared as the
-        interrupted run decided it)."""
-        saved = {**self.state["config"], "large_data": self._saved_large_data()}
-        if config.large_data == "auto":
-            config = config.with_large_data(self._saved_large_data())
-        current = config.to_json_dict()
+        differs from the checkpoint's, comparing ``config`` as the interrupted run settled
+        it for its data (`settled_config`)."""
+        saved = self.state["config"]
+        current = self.settled_config(config).to_json_dict()
         differ = [
             f"{name}: {saved.get(name)!r} in the checkpoint, {current[name]!r} now"
             for name in current
@@ -180,6 +176,21 @@ class ResumePoint(ModelFile):
                 "processes (e.g. torchrun --nproc-per-node), as each takes its shard of "
                 "every batch."
             )
+
+    def resume(
+        self, parts: ModelParts, data: EncodedData, world_size: int, budget: Budget
+    ) -> tuple[int, int, list[dict[str, Any]]]:
+        """Check that config, columns, data and number of processes match the interrupted
+        run, then `restore` it into ``parts`` (a model built, not yet trained).
+
+        Returns ``(start_epoch, history_offset, history)``: `restore`'s, and the history of
+        the interrupted run.
+        """
+        self.check_config(parts.config)
+        self.check_same(parts.layout, parts.encoder, data, world_size)
+        with inconsistent_file_errors(self.path):
+            start, offset = self.restore(parts.trainer, parts.generation_rng, budget.epochs)
+            return start, offset, list(self.history)
 
     def restore(
         self, trainer: Trainer, generation_rng: torch.Generator, epochs: int
@@ -293,6 +304,7 @@ class Checkpointer:
         history: the model's history when the training call began (with the epochs of
             this call restored from a checkpoint, when it resumes).
         history_offset: the history length when the training call began.
+        budget: the training call's budget (a checkpoint follows its last epoch).
         world_size: number of processes training the model together.
         writes: False on processes other than the first (rank 0 writes for all).
     """
@@ -303,6 +315,7 @@ class Checkpointer:
         data: EncodedData,
         history: list[dict[str, Any]],
         history_offset: int,
+        budget: Budget,
         world_size: int = 1,
         writes: bool = True,
     ):
@@ -310,6 +323,7 @@ class Checkpointer:
         self.config = parts.config
         self.folder = Path(self.config.checkpoint_dir)
         self.history_offset = history_offset
+        self.epochs = budget.epochs
         self.base_history = list(history)
         self.records: list[dict[str, Any]] = []
         self.digest = data.digest()
@@ -341,8 +355,9 @@ class Checkpointer:
         minutes = config.checkpoint_every_minutes
         due = (
             done % config.checkpoint_every == 0
-            or done >= config.epochs
+            or done >= self.epochs
             or record.stopped
+            or record.time_budget_reached
             or (minutes is not None and time.monotonic() - self.last_write >= 60 * minutes)
         )
         if due:

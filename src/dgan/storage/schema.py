@@ -36,6 +36,7 @@ _HISTORY_NUMBERS = (
     "critic_loss_scale",
     "generator_loss_scale",
     "skipped_steps",
+    "steps",
     "peak_memory_bytes",
 )
 
