@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import json
 import logging
 import os
 import signal
@@ -111,10 +112,12 @@ def test_sigkill_mid_epoch_then_resume_is_bit_identical(tmp_path):
     assert returncode == -signal.SIGKILL
     folder = tmp_path / "ckpt"
     assert [n for n, _ in list_checkpoints(folder)] == [1, 2]
+    assert json.loads((folder / "dgan.lock").read_text())["pid"] == killed.pid  # stale now
 
     # Resumed here (one torch thread, as in the killed process): the same as never killed.
     resumed = _train(kill_config(str(folder)), resume_from=folder)
     assert [n for n, _ in list_checkpoints(folder)] == [2, 3, 4]
+    assert not (folder / "dgan.lock").exists()  # taken over, then released
     _assert_identical(_train(kill_config(None)), resumed)
     assert [h["epoch"] for h in resumed.history] == [0, 1, 2, 3]
 
@@ -191,14 +194,27 @@ def test_a_finished_run_can_be_extended_with_more_epochs(tmp_path):
 def test_keeps_the_newest_checkpoints_and_they_load_as_models(tmp_path):
     folder = tmp_path / "ckpt"
     folder.mkdir()
-    stale = folder / ".checkpoint-000009.dgan.x1y2.tmp"  # a killed run's half-written file
-    stale.write_bytes(b"half")
+    foreign = folder / ".checkpoint-000009.dgan.x1y2.tmp"  # another run's half-written file
+    foreign.write_bytes(b"half")
     config = tiny_config(epochs=4, checkpoint_dir=str(folder), checkpoint_every=1)
     model = _train(dataclass_replace(config, checkpoint_keep=2))
     assert [n for n, _ in list_checkpoints(folder)] == [3, 4]
-    assert not stale.exists()
+    assert foreign.exists()  # never another run's
     loaded = DGAN.load(folder / "checkpoint-000004.dgan")
     _assert_identical(model, loaded)
+
+
+def test_a_resumed_run_deletes_its_own_half_written_files_only(tmp_path):
+    folder = tmp_path / "ckpt"
+    _train(tiny_config(epochs=1, checkpoint_dir=str(folder)))
+    run_id = find_resume_point(folder).run["run_id"]
+    own = folder / f".checkpoint-000002.dgan.{run_id}-0a1b2c.tmp"  # its write, killed
+    foreign = folder / ".checkpoint-000002.dgan.feedfacefeedface-0a1b2c.tmp"
+    own.write_bytes(b"half")
+    foreign.write_bytes(b"half")
+    _train(tiny_config(epochs=2, checkpoint_dir=str(folder)), resume_from=folder)
+    assert not own.exists() and foreign.exists()
+    assert find_resume_point(folder).run["run_id"] == run_id  # the same run, continued
 
 
 def dataclass_replace(config: DGANConfig, **changes) -> DGANConfig:
@@ -246,6 +262,76 @@ def test_resume_with_other_columns_is_a_data_error(tmp_path):
 def test_a_fresh_run_refuses_a_folder_with_another_runs_checkpoints(interrupted):
     with pytest.raises(ParameterError, match="resume it with resume_from"):
         _train(tiny_config(epochs=2, checkpoint_dir=str(interrupted)))
+
+
+def _contents(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+@pytest.mark.parametrize("others", [[4, 5, 6], [1, 2, 3]])
+def test_a_resumed_run_never_writes_into_another_runs_folder(tmp_path, others):
+    """--resume A --checkpoint-dir B, B holding another run's checkpoints: refused before
+    training, B untouched (before: checkpoint 3 was written and pruned at once, or it
+    replaced the other run's checkpoint 3)."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    _train(tiny_config(epochs=2, checkpoint_dir=str(a)))
+    other = tiny_config(epochs=others[-1], seed=1, checkpoint_dir=str(b), checkpoint_every=1)
+    _train(other)
+    assert [n for n, _ in list_checkpoints(b)] == others
+    before = _contents(b)
+    with pytest.raises(ParameterError, match="checkpoints of another training run"):
+        _train(tiny_config(epochs=3, checkpoint_dir=str(b)), resume_from=a)
+    assert _contents(b) == before
+
+
+def test_two_runs_cannot_share_a_folder_and_the_refused_one_deletes_nothing(tmp_path):
+    folder = tmp_path / "ckpt"
+    config = tiny_config(epochs=2, checkpoint_dir=str(folder), checkpoint_every=1)
+    refused = []
+
+    def second_run_starts(info):  # while the first run trains, before its first checkpoint
+        if (info.epoch, info.batch) != (0, 0):
+            return
+        writing = folder / ".checkpoint-000001.dgan.0123456789abcdef-ffffff.tmp"
+        writing.write_bytes(b"the first run's checkpoint, half written")
+        with pytest.raises(ParameterError, match="in use by another training run") as e:
+            _train(dataclass_replace(config, seed=1))
+        refused.append(str(e.value))
+        assert writing.exists()
+        writing.unlink()
+
+    first = _train(config, progress_callback=second_run_starts)
+    assert refused and f"process {os.getpid()}" in refused[0]
+    assert [n for n, _ in list_checkpoints(folder)] == [1, 2]
+    _assert_identical(first, DGAN.load(folder / "checkpoint-000002.dgan"))
+
+
+def test_a_loaded_model_trained_again_leaves_the_runs_checkpoints_alone(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # checkpoint_dir is relative, as a config file has it
+    config = tiny_config(epochs=2, checkpoint_dir="ckpt", checkpoint_every=1)
+    path = _train(config).save("model.dgan")
+    before = _contents(tmp_path / "ckpt")
+    features, attributes = _data()
+    with pytest.raises(ParameterError, match="checkpoints of another training run"):
+        DGAN.load(path).train_numpy(features, attributes=attributes, progress_bar=False)
+    assert _contents(tmp_path / "ckpt") == before
+
+
+def test_training_one_model_again_continues_its_own_checkpoints(tmp_path):
+    folder = tmp_path / "ckpt"
+    model = _train(tiny_config(epochs=2, checkpoint_dir=str(folder), checkpoint_every=1))
+    features, attributes = _data()
+    model.train_numpy(features, attributes=attributes, progress_bar=False)  # the same run
+    assert [n for n, _ in list_checkpoints(folder)] == [2, 3, 4]
+
+
+def test_a_checkpoint_dir_that_cannot_be_a_folder_fails_before_training(tmp_path):
+    (tmp_path / "file").write_text("not a folder")
+    for where in (tmp_path / "file", tmp_path / "file" / "below"):
+        epochs = []
+        with pytest.raises(ParameterError, match="cannot hold checkpoints"):
+            _train(tiny_config(checkpoint_dir=str(where)), progress_callback=epochs.append)
+        assert epochs == []  # refused before the first step
 
 
 def test_resume_into_a_trained_model_is_refused(interrupted):
