@@ -24,7 +24,7 @@ from dgan.errors import DataError, ParameterError, SerializationError
 from dgan.storage.checkpoint import Checkpointer, find_resume_point, list_checkpoints
 from dgan.storage.model_file import ModelParts
 from dgan.train.loop import Budget
-from tiny import tiny_config
+from tiny import TINY_NETWORKS, tiny_config
 
 TYPES = [OutputType.DISCRETE, OutputType.CONTINUOUS]
 
@@ -467,3 +467,59 @@ def test_a_run_that_spent_its_time_budget_resumes_to_nothing_more(tmp_path):
     more_time = dataclasses.replace(config, training_minutes=60.0)
     longer = _train(more_time, resume_from=folder)  # continues from the next epoch
     assert len(longer.history) == 5 and longer.history[-1].get("time_budget_reached") is None
+
+
+@pytest.fixture
+def weather_csv(tmp_path) -> Path:
+    from dgan.datasets import load_demo
+
+    data = tmp_path / "weather.csv"
+    load_demo().head(28 * 16).to_csv(data, index=False)  # 16 series of 28 days
+    tiny = "\n".join(f"{k} = {v}" for k, v in TINY_NETWORKS.items())
+    (tmp_path / "tiny.toml").write_text(tiny + "\ncuda = false\n")
+    return data
+
+
+def _cli_train(data: Path, *flags: str) -> list[str]:
+    return [
+        "train", str(data), "--example-id", "example_id", "--time", "day",
+        "--attributes", "month", "--batch-size", "8", "--seed", "0",
+        "--config", str(data.parent / "tiny.toml"), *flags,
+    ]  # fmt: skip
+
+
+def test_command_line_checks_checkpoint_paths_before_reading_the_data(
+    weather_csv, tmp_path, capsys
+):
+    from dgan.cli.main import main
+
+    folder, out = tmp_path / "c1d", str(tmp_path / "a.dgan")
+    misspelt = folder / "checkpoint-00002.dgan"  # one digit short
+    assert main(_cli_train(weather_csv, "-o", out, "--resume", str(misspelt))) == 1
+    out_err = capsys.readouterr()
+    assert f"dgan: error: --resume {str(misspelt)!r}: there is no such checkpoint" in out_err.err
+    assert "inferred" not in out_err.out  # the data was never read
+    assert not misspelt.exists()
+
+    (tmp_path / "file").write_text("")
+    for where in ("file", "file/below"):
+        flags = ["-o", out, "--checkpoint-dir", str(tmp_path / where)]
+        assert main(_cli_train(weather_csv, *flags)) == 1
+        out_err = capsys.readouterr()
+        assert "dgan: error: --checkpoint-dir" in out_err.err and "inferred" not in out_err.out
+
+
+def test_command_line_resumes_from_a_checkpoint_file_into_its_folder(weather_csv, tmp_path):
+    from dgan.cli.main import main
+
+    folder = tmp_path / "ckpt"
+    flags = ["--checkpoint-dir", str(folder), "--checkpoint-every", "1"]
+    first_run = _cli_train(weather_csv, "-o", str(tmp_path / "a.dgan"), "--epochs", "2")
+    assert main([*first_run, *flags]) == 0
+    first = str(folder / "checkpoint-000001.dgan")
+    resumed = _cli_train(weather_csv, "-o", str(tmp_path / "b.dgan"), "--epochs", "2")
+    # checkpoint 2 of the same run is there: resuming from 1 would make a second future
+    assert main([*resumed, "--resume", first]) == 1
+    (folder / "checkpoint-000002.dgan").unlink()
+    assert main([*resumed, "--resume", first]) == 0
+    assert [n for n, _ in list_checkpoints(folder)] == [1, 2]

@@ -19,7 +19,7 @@ from dgan.cli.chunked import write_generated
 from dgan.cli.config_files import check_settings, read_config_file
 from dgan.cli.demo import run_demo
 from dgan.cli.messages import check_not_long, flag_words, hint_long_data, in_flag_words
-from dgan.cli.outputs import check_outputs
+from dgan.cli.outputs import check_checkpoint_paths, check_outputs
 from dgan.cli.summary import metrics_table, training_summary
 from dgan.cli.tables import read_table, require_module
 from dgan.config import DfStyle, DGANConfig
@@ -29,6 +29,7 @@ from dgan.model import DGAN
 from dgan.planning import (
     suggested_batch_size,
 )
+from dgan.storage.folder import resume_folder
 from dgan.tabular.columns import Columns, columns_of_layout
 from dgan.tabular.lengths import infer_lengths
 
@@ -41,6 +42,7 @@ def run_train(args: argparse.Namespace) -> None:
         raise ParameterError("Pass -o MODEL (the model file to write), or --dry-run.")
     outputs = {} if args.dry_run else {"-o": args.output}
     check_outputs(outputs, inputs=[args.data, args.config], force=args.force)
+    check_checkpoint_paths(args.resume, settings.get("checkpoint_dir"))
     df = read_table(args.data)
     with flag_words(), hint_long_data(_style_given(args)):
         notes = infer_lengths(df, columns, settings)  # also checks the column flags
@@ -186,7 +188,8 @@ def _training_settings(args: argparse.Namespace) -> dict[str, Any]:
     check_settings(settings, source=args.config or "the flags")
     settings.update({k: getattr(args, k) for k in _CONFIG_FLAGS if getattr(args, k) is not None})
     if getattr(args, "resume", None) and settings.get("checkpoint_dir") is None:
-        settings["checkpoint_dir"] = args.resume  # a resumed run keeps checkpointing there
+        # a resumed run keeps checkpointing there (into the folder of a checkpoint file)
+        settings["checkpoint_dir"] = str(resume_folder(args.resume))
     check_settings(settings, source=args.config or "the flags")
     return settings
 

@@ -48,7 +48,13 @@ from dgan.config import DGANConfig
 from dgan.encoding.encoder import DataEncoder, EncodedData
 from dgan.errors import DataError, ParameterError, SerializationError
 from dgan.records import EpochRecord
-from dgan.storage.folder import RunFolder, checkpoint_path, list_checkpoints, new_run_id
+from dgan.storage.folder import (
+    RunFolder,
+    check_resume_path,
+    checkpoint_path,
+    list_checkpoints,
+    new_run_id,
+)
 from dgan.storage.format import (
     flatten_state_dict,
     join_optimizer_state,
@@ -220,13 +226,14 @@ def find_resume_point(path: str | os.PathLike) -> ResumePoint | None:
 
     A corrupt newest checkpoint falls back to the one before it, with a warning. A folder
     that holds no checkpoint (or does not exist yet) gives None, with a warning: training
-    then starts from the beginning, so one command both starts and resumes a run.
+    then starts from the beginning, so one command both starts and resumes a run. A
+    missing path ending in ``.dgan`` is a ParameterError (`check_resume_path`).
 
     Example:
         >>> find_resume_point("/no/such/folder") is None
         True
     """
-    path = Path(path)
+    path = check_resume_path(path)
     if path.is_file():
         return _point(ModelFile.read(path))
     candidates = list_checkpoints(path)

@@ -121,6 +121,48 @@ def run_id_of(path: str | os.PathLike) -> str | None:
     return run_id if isinstance(run_id, str) else None
 
 
+def check_resume_path(path: str | os.PathLike) -> Path:
+    """``path`` as a place to resume from: a checkpoint file, or a folder of them (which
+    may not exist yet: the run then starts). ParameterError for a missing file (a path
+    ending in ``.dgan``, e.g. a misspelt checkpoint name, which would otherwise start the
+    run from scratch) and for anything else that is neither a file nor a folder.
+
+    Example:
+        >>> check_resume_path("ckpt/checkpoint-00002.dgan")
+        Traceback (most recent call last):
+        ...
+        dgan.errors.ParameterError: resume_from='ckpt/checkpoint-00002.dgan': there is no such checkpoint file. Give an existing checkpoint (e.g. the newest in its folder) or the checkpoint folder itself.
+    """  # noqa: E501
+    path = Path(path)
+    given = f"resume_from={str(path)!r}"
+    if "\0" in str(path):
+        raise ParameterError(f"{given} contains a NUL character; give a path.")
+    if path.is_file() or path.is_dir():
+        return path
+    if path.exists():
+        raise ParameterError(
+            f"{given} is neither a checkpoint file nor a folder; give either of those."
+        )
+    if path.suffix.lower() == ".dgan":
+        raise ParameterError(
+            f"{given}: there is no such checkpoint file. Give an existing checkpoint (e.g. "
+            "the newest in its folder) or the checkpoint folder itself."
+        )
+    return path
+
+
+def resume_folder(path: str | os.PathLike) -> Path:
+    """The checkpoint folder of a `check_resume_path` path: the folder a checkpoint file
+    is in, else the path itself.
+
+    Example:
+        >>> str(resume_folder("ckpt/checkpoint-000002.dgan")), str(resume_folder("ckpt"))
+        ('ckpt', 'ckpt')
+    """
+    path = Path(path)
+    return path.parent if path.is_file() or path.suffix.lower() == ".dgan" else path
+
+
 class RunFolder:
     """A checkpoint folder as one run holds it: locked, knowing which checkpoints are its
     own (see the module). `open` it before the first epoch; `close` it at the end.
