@@ -247,6 +247,15 @@ def test_resume_with_other_config_names_the_fields(interrupted):
     assert "epochs" not in str(e.value).split("differs in")[1].split(".")[0]
 
 
+@pytest.mark.parametrize("large_data", [True, "auto", False])
+def test_a_run_resumes_with_its_own_config_whatever_large_data_says(tmp_path, large_data):
+    folder = str(tmp_path / "ckpt")
+    _train(tiny_config(epochs=1, large_data=large_data, checkpoint_dir=folder))
+    resumed = _train(tiny_config(epochs=2, large_data=large_data), resume_from=folder)
+    assert resumed.config.generator_ema_decay == (0.999 if large_data is True else None)
+    _assert_identical(resumed, _train(tiny_config(epochs=2, large_data=large_data)))
+
+
 def test_resume_with_other_columns_is_a_data_error(tmp_path):
     folder = str(tmp_path / "ckpt")
     df = pd.DataFrame({"kind": ["a", "b"] * 10, "t0": range(20), "t1": range(20)})
