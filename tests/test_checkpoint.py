@@ -7,6 +7,7 @@ import dataclasses
 import json
 import logging
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -350,6 +351,31 @@ def test_resume_into_a_trained_model_is_refused(interrupted):
         model.train_numpy(
             features, attributes=attributes, progress_bar=False, resume_from=interrupted
         )
+
+
+@pytest.mark.parametrize(
+    "change, field",
+    [
+        ({"run_epochs_done": -5}, "checkpoint.run_epochs_done must be an integer >= 0"),
+        ({"run_epochs_done": "1"}, "checkpoint.run_epochs_done must be an integer >= 0"),
+        ({"run_epochs_done": 2}, "must be the 1 epochs of history"),
+        ({"data_sha256": None}, "checkpoint.data_sha256 is missing"),
+        ({"world_size": "1"}, "checkpoint.world_size must be an integer >= 1"),
+        ({"history_offset": 1.0}, "checkpoint.history_offset must be an integer"),
+        ({"stopped": "no"}, "checkpoint.stopped must be true or false"),
+        ({"run_id": "../*"}, "checkpoint.run_id must be 8 to 64 lowercase hex digits"),
+        ({"guard": {"same_as_model": False, "precision": {}}}, "guard.precision.in_effect"),
+    ],
+)
+def test_a_forged_checkpoint_header_is_refused_naming_the_field(interrupted, change, field):
+    from dgan.storage.format import read_model_file, write_model_file
+
+    path = list_checkpoints(interrupted)[-1][1]
+    tensors, state = read_model_file(path)
+    run = {k: v for k, v in {**state["checkpoint"], **change}.items() if v is not None}
+    write_model_file(path, tensors, {**state, "checkpoint": run})  # a valid checksum again
+    with pytest.raises(SerializationError, match=re.escape(field)):
+        _train(tiny_config(epochs=3), resume_from=interrupted)
 
 
 def test_a_plain_model_file_is_not_a_checkpoint(tmp_path):
