@@ -257,13 +257,25 @@ def test_a_run_resumes_with_its_own_config_whatever_large_data_says(tmp_path, la
     _assert_identical(resumed, _train(tiny_config(epochs=2, large_data=large_data)))
 
 
+def test_resuming_another_models_checkpoints_says_so(interrupted, tmp_path):
+    features, _ = _data()
+    with pytest.raises(DataError, match="this checkpoint belongs to another run") as e:
+        DGAN(tiny_config(epochs=3)).train_numpy(
+            features, progress_bar=False, resume_from=interrupted
+        )  # the interrupted run had attributes
+    assert "trained with attributes, this data has none" in str(e.value)
+    assert "first trained" not in str(e.value)
+    with pytest.raises(DataError, match="this checkpoint belongs to another run"):
+        _train(tiny_config(epochs=3), data=(features[..., :1], _data()[1]), resume_from=interrupted)
+
+
 def test_resume_with_other_columns_is_a_data_error(tmp_path):
     folder = str(tmp_path / "ckpt")
     df = pd.DataFrame({"kind": ["a", "b"] * 10, "t0": range(20), "t1": range(20)})
     config = tiny_config(max_sequence_len=2, sample_len=1, checkpoint_dir=folder)
     DGAN(config).train_dataframe(df, attribute_columns=["kind"], progress_bar=False)
     other = df.rename(columns={"t1": "t9"})
-    with pytest.raises(DataError, match="columns"):
+    with pytest.raises(DataError, match="belongs to another run.*columns"):
         DGAN(config).train_dataframe(
             other, attribute_columns=["kind"], progress_bar=False, resume_from=folder
         )

@@ -335,12 +335,13 @@ class DGAN:
             with inconsistent_file_errors(point.path):
                 self.config = point.settled_config(self.config)
                 self.build(point.encoder(), point.layout())
-        encoded = self._prepare(source)
+        encoded = self._prepare(source, None if point is None else point.path)
         self.train_encoded(encoded, progress_callback, progress_bar=progress_bar, resume_from=point)
 
-    def _prepare(self, source: Source) -> EncodedData:
+    def _prepare(self, source: Source, resuming: Path | None = None) -> EncodedData:
         """Check and encode ``source`` (`dgan.prepare`); the first call builds the model."""
-        prepared = prepare(source, self.config, self.encoder, self.data_frame_layout)
+        layout = self.data_frame_layout
+        prepared = prepare(source, self.config, self.encoder, layout, resuming)
         if not self.is_built:
             self.config = prepared.config
             self.build(prepared.encoder, prepared.layout)
