@@ -275,7 +275,7 @@ def test_resume_with_other_columns_is_a_data_error(tmp_path):
     config = tiny_config(max_sequence_len=2, sample_len=1, checkpoint_dir=folder)
     DGAN(config).train_dataframe(df, attribute_columns=["kind"], progress_bar=False)
     other = df.rename(columns={"t1": "t9"})
-    with pytest.raises(DataError, match="belongs to another run.*columns"):
+    with pytest.raises(DataError, match=r"belongs to another run.*columns"):
         DGAN(config).train_dataframe(
             other, attribute_columns=["kind"], progress_bar=False, resume_from=folder
         )

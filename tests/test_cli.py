@@ -8,12 +8,14 @@ in-process.
 from __future__ import annotations
 
 import base64
+import contextlib
 import io
 import json
 import os
 import re
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import matplotlib.image
@@ -530,6 +532,60 @@ def test_config_fields_and_types_are_checked_before_the_data_is_read(
     err = capsys.readouterr().err
     assert expected in err and "No such file" not in err, err
     assert "valid fields are" not in err  # no list of all 47 fields
+
+
+def _write_config(kind: str) -> str:
+    """A bad config file of the given kind in the current folder; returns its name."""
+    deep = "[" * 100_000 + "]" * 100_000
+    if kind == "deep.json":
+        Path(kind).write_text(f'{{"epochs": {deep}}}')
+    elif kind == "deep.toml":
+        Path(kind).write_text(f"epochs = {deep}\n")
+    elif kind == "latin1.toml":
+        Path(kind).write_bytes("epochs = 5 # réglé\n".encode("latin-1"))
+    elif kind == "twice.json":
+        Path(kind).write_text('{"epochs": 5, "batch_size": 8, "epochs": 50}')
+    elif kind == "zero.json":
+        Path(kind).symlink_to("/dev/zero")
+    elif kind == "huge.json":
+        Path(kind).write_text('{"epochs": 5' + " " * 2_000_000 + "}")
+    elif kind == "fifo.json":
+        os.mkfifo(kind)
+    return kind
+
+
+def _write_quietly(pipe: str) -> None:
+    with contextlib.suppress(BrokenPipeError), open(pipe, "w") as f:
+        f.write("{}")
+
+
+@pytest.mark.parametrize(
+    ("kind", "expected"),
+    [
+        ("deep.json", "nested too deeply"),
+        ("deep.toml", "nested too deeply"),
+        ("latin1.toml", "is not UTF-8 text (byte 0xe9 at position 14)"),
+        ("twice.json", "gives 'epochs' twice"),
+        ("zero.json", "is not a regular file"),
+        ("huge.json", "bytes long"),
+        ("fifo.json", "is not a regular file"),
+    ],
+)
+def test_unreadable_config_files_are_errors_not_crashes_or_hangs(
+    kind, expected, tmp_path, monkeypatch, capsys
+):
+    monkeypatch.chdir(tmp_path)
+    name = _write_config(kind)
+    if kind == "fifo.json":  # a writer, so that a dgan that opens the pipe does not hang
+        writer = threading.Thread(target=_write_quietly, args=(name,), daemon=True)
+        writer.start()
+    assert main(["train", "nodata.csv", "-o", "m.dgan", "--config", name]) == 1
+    if kind == "fifo.json":
+        os.close(os.open(name, os.O_RDONLY | os.O_NONBLOCK))  # lets the writer go
+        writer.join(10)
+    err = capsys.readouterr().err
+    assert err.startswith(f"dgan: error: Config file {name!r}") and expected in err, err
+    assert "No such file" not in err  # before the data is read
 
 
 def test_a_failed_generation_leaves_the_old_output_in_place(trained, monkeypatch, tmp_path):
