@@ -13,9 +13,12 @@ import io
 import json
 import os
 import re
+import resource
+import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import matplotlib.image
@@ -604,3 +607,68 @@ def test_a_failed_generation_leaves_the_old_output_in_place(trained, monkeypatch
     args = ["generate", str(trained / "model.dgan"), "-n", "5", "-o", str(out), "--force"]
     assert main(args) == 130
     assert out.read_text() == "old\n" and [p.name for p in tmp_path.iterdir()] == ["kept.csv"]
+
+
+@pytest.mark.parametrize("command", ["generate", "train", "evaluate"])
+def test_seeds_beyond_the_generators_range_are_refused_by_the_flag(
+    command, trained, tmp_path, capsys
+):
+    args = {
+        "generate": ["generate", str(trained / "model.dgan"), "-n", "2", "-o", "x.csv"],
+        "train": ["train", "nodata.csv", "-o", "m.dgan"],
+        "evaluate": ["evaluate", "a.csv", "b.csv"],
+    }[command]
+    with pytest.raises(SystemExit) as exit_info:
+        main([*args, "--seed", str(2**70)])
+    assert exit_info.value.code == 2  # argparse's usage error, before any work
+    err = capsys.readouterr().err
+    assert "--seed: expected an integer from 0 to 2**63 - 2, got '1180591620717411303424'" in err
+
+
+def test_a_full_disk_while_generating_names_the_output_and_leaves_nothing(
+    trained, tmp_path, capsys
+):
+    out = tmp_path / "synthetic.csv"
+    limit = resource.getrlimit(resource.RLIMIT_FSIZE)
+    handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a failed write, not a kill
+    resource.setrlimit(resource.RLIMIT_FSIZE, (100_000, limit[1]))  # files stop at 100 kB
+    try:
+        status = main(["generate", str(trained / "model.dgan"), "-n", "20000", "-o", str(out)])
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, limit)
+        signal.signal(signal.SIGXFSZ, handler)
+    err = capsys.readouterr().err
+    assert status == 1 and err.startswith(f"dgan: error: File too large: {str(out)!r}"), err
+    assert list(tmp_path.iterdir()) == []  # no output, no hidden .partial file
+
+
+def test_sigterm_while_generating_leaves_no_partial_file(trained, tmp_path):
+    out = tmp_path / "synthetic.csv"
+    command = [sys.executable, "-m", "dgan", "generate", str(trained / "model.dgan")]
+    process = subprocess.Popen(
+        [*command, "-n", "10000000", "-o", str(out)], env=ENV, stderr=subprocess.PIPE, text=True
+    )
+    partial = tmp_path / ".synthetic.csv.partial"
+    try:
+        while not partial.exists():
+            assert process.poll() is None, process.stderr.read()
+            time.sleep(0.05)
+    finally:
+        process.terminate()
+        _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 143, stderr
+    assert stderr.strip().splitlines() == ["dgan: terminated"]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_attributes_table_without_rows_is_an_error_and_keeps_the_output(
+    trained, tmp_path, capsys
+):
+    wanted, out = tmp_path / "wanted.csv", tmp_path / "old.csv"
+    wanted.write_text("kind\n")
+    out.write_text("old contents\n")
+    model = str(trained / "model.dgan")
+    assert main(["generate", model, "--attributes", str(wanted), "-o", str(out), "--force"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"dgan: error: --attributes {str(wanted)!r} has no rows"), err
+    assert out.read_text() == "old contents\n"

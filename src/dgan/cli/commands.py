@@ -82,6 +82,11 @@ def run_generate(args: argparse.Namespace) -> None:
         force=args.force,
     )
     wanted = read_table(args.attributes) if args.attributes else None
+    if wanted is not None and wanted.empty:
+        raise ParameterError(
+            f"--attributes {args.attributes!r} has no rows, so there is nothing to generate; "
+            "give one row of attribute values per series to generate, or use -n N."
+        )
     model = DGAN.load(args.model)
     if model.data_frame_layout is None:
         raise ParameterError(
