@@ -29,7 +29,7 @@ import pytest
 from dgan import DGAN
 from dgan.cli.demo import DEMO_SYNTHETIC_SERIES
 from dgan.cli.main import main
-from dgan.cli.summary import training_summary
+from dgan.cli.summary import metrics_table, training_summary
 from dgan.errors import DataError
 from dgan.tabular.lengths import choose_sample_len
 
@@ -672,3 +672,30 @@ def test_an_attributes_table_without_rows_is_an_error_and_keeps_the_output(
     err = capsys.readouterr().err
     assert err.startswith(f"dgan: error: --attributes {str(wanted)!r} has no rows"), err
     assert out.read_text() == "old contents\n"
+
+
+def test_evaluate_reports_values_near_the_float_limit(trained, tmp_path, capsys):
+    """Synthetic values of 1e307: every metric still prints (before: 'unexpected error:
+    TypeError' in the table printer, as the correlation overflowed to NaN without a
+    reason) and --json is strict JSON."""
+    huge = long_frame()
+    huge["level"] *= 1e307  # finite, but its squares overflow
+    huge.to_csv(tmp_path / "huge.csv", index=False)
+    metrics_json = tmp_path / "metrics.json"
+    args = ["evaluate", str(trained / "data.csv"), str(tmp_path / "huge.csv")]
+    args += ["--model", str(trained / "model.dgan"), "--seeds", "1", "--json", str(metrics_json)]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^feature_correlation\s+[\d.e+-]+\s", out, re.M), out
+    metrics = json.loads(metrics_json.read_text(), parse_constant=pytest.fail)  # no NaN
+    # correlations do not depend on a feature's scale: the same as the real data's
+    assert metrics["feature_correlation"]["score"] < 1e-12
+    assert metrics["autocorrelation"]["score"] < 1e-12
+    assert metrics["marginals"]["score"] > 1e300
+
+
+def test_the_metrics_table_prints_a_score_missing_without_a_reason():
+    table = metrics_table(
+        {"marginals": {"score": None, "reason": None, "better": "lower", "verdict": None}}
+    )
+    assert table.splitlines()[1].split() == ["marginals", "n/a"]

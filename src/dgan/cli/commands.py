@@ -30,6 +30,7 @@ from dgan.planning import (
     suggested_batch_size,
 )
 from dgan.storage.folder import resume_folder
+from dgan.storage.format import json_safe
 from dgan.tabular.columns import Columns, columns_of_layout
 from dgan.tabular.lengths import infer_lengths
 
@@ -154,7 +155,8 @@ def run_evaluate(args: argparse.Namespace) -> None:
         )
     print(in_flag_words(metrics_table(metrics)))
     if args.json:
-        Path(args.json).write_text(json.dumps(metrics, indent=2) + "\n", encoding="utf-8")
+        text = json.dumps(json_safe(metrics), indent=2, allow_nan=False)  # NaN: null
+        Path(args.json).write_text(text + "\n", encoding="utf-8")
         print(f"metrics: {args.json}")
     if args.report:
         title = f"dgan report: {Path(args.synthetic).name} vs {Path(args.real).name}"
