@@ -240,6 +240,18 @@ def test_resume_with_other_data_names_the_difference(interrupted):
         _train(tiny_config(epochs=3), data=_data(n=30), resume_from=interrupted)
 
 
+def test_resuming_with_fewer_epochs_than_done_is_refused_before_any_work(tmp_path, caplog):
+    folder = tmp_path / "ckpt"
+    _train(tiny_config(epochs=3, checkpoint_dir=str(folder)))
+    epochs = []
+    with pytest.raises(ParameterError, match=r"epochs=2 \(2 epochs\): .* trained 3 epochs"):
+        _train(tiny_config(epochs=2), resume_from=folder, progress_callback=epochs.append)
+    assert epochs == []
+    with caplog.at_level(logging.WARNING, logger="dgan.storage.checkpoint"):
+        same = _train(tiny_config(epochs=3), resume_from=folder)  # only restores it
+    assert "nothing left to train" in caplog.text and len(same.history) == 3
+
+
 def test_resume_with_other_config_names_the_fields(interrupted):
     config = tiny_config(epochs=3, generator_learning_rate=0.01, batch_size=4)
     with pytest.raises(ParameterError, match="batch_size: 8 in the checkpoint, 4 now") as e:
@@ -404,6 +416,14 @@ def test_a_plain_model_file_is_not_a_checkpoint(tmp_path):
 def test_checkpoint_settings_are_validated(field, value):
     with pytest.raises(ParameterError, match=field):
         tiny_config(**{field: value})
+
+
+def test_an_empty_checkpoint_dir_is_refused_when_training_starts(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    config = tiny_config(checkpoint_dir="")  # still loads from model files that hold it
+    with pytest.raises(ParameterError, match="checkpoint_dir is empty"):
+        _train(config)
+    assert list(tmp_path.iterdir()) == []  # before: checkpoints in the current folder
 
 
 def test_checkpoint_dir_accepts_a_path(tmp_path):

@@ -563,6 +563,25 @@ def _write_quietly(pipe: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("flags", "config", "expected"),
+    [
+        (["--checkpoint-every", "5"], "", "--checkpoint-every needs --checkpoint-dir"),
+        ([], "checkpoint_keep = 2\n", "checkpoint_keep needs --checkpoint-dir"),
+        (["--checkpoint-dir", ""], "", "--checkpoint-dir is empty"),
+    ],
+)
+def test_checkpoint_settings_without_a_folder_are_refused(
+    flags, config, expected, tmp_path, monkeypatch, capsys
+):
+    monkeypatch.chdir(tmp_path)
+    Path("c.toml").write_text(config)
+    assert main(["train", "nodata.csv", "-o", "m.dgan", "--config", "c.toml", *flags]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("dgan: error: ") and expected in err, err
+    assert "No such file" not in err  # before the data is read
+
+
+@pytest.mark.parametrize(
     ("kind", "expected"),
     [
         ("deep.json", "nested too deeply"),

@@ -198,6 +198,17 @@ def _training_settings(args: argparse.Namespace) -> dict[str, Any]:
         # a resumed run keeps checkpointing there (into the folder of a checkpoint file)
         settings["checkpoint_dir"] = str(resume_folder(args.resume))
     check_settings(settings, source=args.config or "the flags")
+    if settings.get("checkpoint_dir") is None:  # the checkpoint settings would do nothing
+        given = [
+            "--checkpoint-every" if k == "checkpoint_every" and args.checkpoint_every else k
+            for k in ("checkpoint_every", "checkpoint_every_minutes", "checkpoint_keep")
+            if k in settings
+        ]
+        if given:
+            raise ParameterError(
+                f"{', '.join(given)} needs --checkpoint-dir DIR (or --resume DIR): without a "
+                "checkpoint folder no checkpoints are written."
+            )
     return settings
 
 

@@ -112,7 +112,9 @@ def check_checkpoint_paths(resume: str | None, checkpoint_dir: str | None) -> No
             problems.append(in_flag_words(str(error)))
     if checkpoint_dir is not None:
         folder, where = Path(checkpoint_dir), f"--checkpoint-dir {checkpoint_dir!r}"
-        if folder.exists() and not folder.is_dir():
+        if not checkpoint_dir.strip():
+            problems.append("--checkpoint-dir is empty; give a folder ('.' for the current one).")
+        elif folder.exists() and not folder.is_dir():
             problems.append(f"{where} is a file, not a folder; give a folder for the checkpoints.")
         elif (problem := _folder_problem(folder / "checkpoint", where)) is not None:
             problems.append(problem)

@@ -64,9 +64,9 @@ from dgan.storage.format import (
 )
 from dgan.storage.model_file import ModelFile, ModelParts, inconsistent_file_errors
 from dgan.tabular.layout import FrameLayout
+from dgan.train.loop import Budget
 
 if TYPE_CHECKING:
-    from dgan.train.loop import Budget
     from dgan.train.trainer import Trainer
 
 logger = logging.getLogger(__name__)
@@ -99,16 +99,32 @@ class ResumePoint(ModelFile):
         return config.resolved_for(self.run["examples"])
 
     def check_config(self, config: DGANConfig) -> None:
-        """ParameterError naming every config field (other than `RESUMABLE_CHANGES`) that
-        differs from the checkpoint's, comparing ``config`` as the interrupted run settled
-        it for its data (`settled_config`)."""
+        """ParameterError when the budget of ``config`` gives fewer epochs than the run has
+        trained, or naming every config field (other than `RESUMABLE_CHANGES`) that differs
+        from the checkpoint's, comparing ``config`` as the interrupted run settled it for
+        its data (`settled_config`)."""
         saved = self.state["config"]
-        current = self.settled_config(config).to_json_dict()
+        settled = self.settled_config(config)
+        current = settled.to_json_dict()
         differ = [
             f"{name}: {saved.get(name)!r} in the checkpoint, {current[name]!r} now"
             for name in current
             if name not in RESUMABLE_CHANGES and saved.get(name) != current[name]
         ]
+        done, epochs = self.run["run_epochs_done"], Budget.of(settled, self.run["examples"]).epochs
+        if epochs < done:
+            given = (
+                f"epochs={config.epochs}"
+                if settled.training_steps is None
+                else f"training_steps={settled.training_steps}"
+            )
+            raise ParameterError(
+                f"Cannot resume from {str(self.path)!r} with {given} ({epochs} epochs): its "
+                f"run has trained {done} epochs already, so it would train none. The budget "
+                f"counts the whole run, not what to add: give it {done} epochs or more (as "
+                "many only restores the run), or load the checkpoint with DGAN.load to use it "
+                "as it is."
+            )
         if differ:
             raise ParameterError(
                 f"Cannot resume from {str(self.path)!r}: the config differs in "
@@ -190,7 +206,9 @@ class ResumePoint(ModelFile):
             )
             start = max(start, epochs)
         elif start >= epochs:
-            logger.info("%s is at epoch %d of %d: nothing left to train.", self.path, start, epochs)
+            logger.warning(
+                "%s is at epoch %d of %d: nothing left to train.", self.path, start, epochs
+            )
         return start, run["history_offset"]
 
     def _guard_snapshot(self, trainer: Trainer) -> dict[str, Any] | None:
@@ -321,6 +339,11 @@ class Checkpointer:
     ):
         self.parts = parts
         self.config = parts.config
+        if not self.config.checkpoint_dir.strip():  # a config check would stop files loading
+            raise ParameterError(
+                f"checkpoint_dir is empty ({self.config.checkpoint_dir!r}); give a folder for "
+                "the checkpoints ('.' for the current one), or None to write none."
+            )
         self.folder = Path(self.config.checkpoint_dir)
         self.history_offset = history_offset
         self.epochs = budget.epochs
