@@ -411,7 +411,7 @@ def test_a_plain_model_file_is_not_a_checkpoint(tmp_path):
 @pytest.mark.parametrize(
     "field, value",
     [("checkpoint_every", 0), ("checkpoint_keep", -1), ("checkpoint_every_minutes", 0),
-     ("checkpoint_dir", 3)],
+     ("checkpoint_dir", 3), ("checkpoint_dir", "ck\0pt")],
 )  # fmt: skip
 def test_checkpoint_settings_are_validated(field, value):
     with pytest.raises(ParameterError, match=field):

@@ -88,7 +88,7 @@ def _loss_scale_problem(name: str, value: Any, default: Any) -> str | None:
 
 
 def _checkpoint_dir_problem(name: str, value: Any, default: Any) -> str | None:
-    if isinstance(value, str):
+    if isinstance(value, str) and "\0" not in value:  # no path holds a NUL character
         return None
     return f"{name} must be a directory path or None, got {short_repr(value)}."
 
