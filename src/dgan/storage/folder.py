@@ -46,6 +46,7 @@ import os
 import re
 import secrets
 import socket
+import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -343,7 +344,13 @@ class FolderLock:
         cls, fd: int, path: Path, folder: Path, identity: dict[str, Any]
     ) -> FolderLock | None:
         if not _try_lock(fd):
-            raise ParameterError(_in_use(folder, _read(fd)))
+            holder = _read(fd)
+            for _ in range(20):  # a run that has just locked it writes its identity next
+                if holder is not None:
+                    break
+                time.sleep(0.05)
+                holder = _read(fd)
+            raise ParameterError(_in_use(folder, holder))
         with contextlib.suppress(FileNotFoundError):
             if os.path.samestat(os.fstat(fd), os.stat(path)):
                 previous = _read(fd)
