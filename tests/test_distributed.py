@@ -227,6 +227,19 @@ def test_a_hanging_rank_ends_the_job_after_the_timeout(tmp_path):
     assert "DistributedError" in stderr0 and "did not answer within 5 s" in stderr0
 
 
+def test_processes_with_different_configs_are_refused(tmp_path):
+    """Before: rank 1 with another learning rate trained, exited 0, and the ranks ended
+    with different weights (different data was caught, a different config was not)."""
+    processes = _launch(tmp_path, WORKER_CONFIG_DIFFERS="1")
+    for p in processes:
+        _, stderr = p.communicate(timeout=240)
+        assert p.returncode == 0, stderr[-3000:]
+    for rank in (0, 1):
+        error = (tmp_path / f"error-{rank}.txt").read_text()
+        assert "Processes [1] of this distributed run have another config" in error
+        assert "generator_learning_rate" in error and "batch_size" not in error
+
+
 def test_one_process_is_not_distributed():
     assert not launched() and is_main_process()
 

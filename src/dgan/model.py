@@ -17,6 +17,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import os
 from collections.abc import Callable
@@ -75,6 +76,7 @@ class DGAN:
         self.data_frame_layout: FrameLayout | None = None
         self.trainer: Trainer | None = None
         self.sampler: Sampler | None = None
+        self._run_id: str | None = None  # of its training run, in its checkpoints
         self.device = training_device(self.config.cuda)  # under torchrun: GPU LOCAL_RANK
 
     @property
@@ -298,23 +300,23 @@ class DGAN:
                 )
             start_epoch, offset, self.history = point.resume(self._parts(), data, world, budget)
         writer = None
-        if self.config.checkpoint_dir is not None:
+        if self.config.checkpoint_dir is not None:  # the folder is this run's from here on
             main = collective is None or collective.is_main
             writer = Checkpointer(
-                self._parts(), data, self.history, offset, budget, world, writes=main
+                self._parts(), data, self.history, offset, budget, world, main, self._run_id, point
             )
-            if point is None:
-                writer.check_folder()
-        records = fit(
-            trainer,
-            Batch.from_encoded(data, self.device),
-            budget,
-            progress_callback,
-            progress_bar,
-            start_epoch=start_epoch,
-            seconds_used=sum(h.get("wall_time_s") or 0.0 for h in self.history[offset:]),
-            on_epoch_end=None if writer is None else writer.on_epoch_end,
-        )
+        with writer or contextlib.nullcontext():
+            self._run_id = self._run_id if writer is None else writer.run_id
+            records = fit(
+                trainer,
+                Batch.from_encoded(data, self.device),
+                budget,
+                progress_callback,
+                progress_bar,
+                start_epoch=start_epoch,
+                seconds_used=sum(h.get("wall_time_s") or 0.0 for h in self.history[offset:]),
+                on_epoch_end=None if writer is None else writer.on_epoch_end,
+            )
         self.history.extend(r.renumbered(offset).as_dict() for r in records)
 
     def _train(
@@ -333,12 +335,13 @@ class DGAN:
             with inconsistent_file_errors(point.path):
                 self.config = point.settled_config(self.config)
                 self.build(point.encoder(), point.layout())
-        encoded = self._prepare(source)
+        encoded = self._prepare(source, None if point is None else point.path)
         self.train_encoded(encoded, progress_callback, progress_bar=progress_bar, resume_from=point)
 
-    def _prepare(self, source: Source) -> EncodedData:
+    def _prepare(self, source: Source, resuming: Path | None = None) -> EncodedData:
         """Check and encode ``source`` (`dgan.prepare`); the first call builds the model."""
-        prepared = prepare(source, self.config, self.encoder, self.data_frame_layout)
+        layout = self.data_frame_layout
+        prepared = prepare(source, self.config, self.encoder, layout, resuming)
         if not self.is_built:
             self.config = prepared.config
             self.build(prepared.encoder, prepared.layout)

@@ -19,7 +19,7 @@ from dgan.cli.chunked import write_generated
 from dgan.cli.config_files import check_settings, read_config_file
 from dgan.cli.demo import run_demo
 from dgan.cli.messages import check_not_long, flag_words, hint_long_data, in_flag_words
-from dgan.cli.outputs import check_outputs
+from dgan.cli.outputs import check_checkpoint_paths, check_outputs
 from dgan.cli.summary import metrics_table, training_summary
 from dgan.cli.tables import read_table, require_module
 from dgan.config import DfStyle, DGANConfig
@@ -29,6 +29,8 @@ from dgan.model import DGAN
 from dgan.planning import (
     suggested_batch_size,
 )
+from dgan.storage.folder import resume_folder
+from dgan.storage.format import json_safe
 from dgan.tabular.columns import Columns, columns_of_layout
 from dgan.tabular.lengths import infer_lengths
 
@@ -41,6 +43,7 @@ def run_train(args: argparse.Namespace) -> None:
         raise ParameterError("Pass -o MODEL (the model file to write), or --dry-run.")
     outputs = {} if args.dry_run else {"-o": args.output}
     check_outputs(outputs, inputs=[args.data, args.config], force=args.force)
+    check_checkpoint_paths(args.resume, settings.get("checkpoint_dir"))
     df = read_table(args.data)
     with flag_words(), hint_long_data(_style_given(args)):
         notes = infer_lengths(df, columns, settings)  # also checks the column flags
@@ -80,6 +83,11 @@ def run_generate(args: argparse.Namespace) -> None:
         force=args.force,
     )
     wanted = read_table(args.attributes) if args.attributes else None
+    if wanted is not None and wanted.empty:
+        raise ParameterError(
+            f"--attributes {args.attributes!r} has no rows, so there is nothing to generate; "
+            "give one row of attribute values per series to generate, or use -n N."
+        )
     model = DGAN.load(args.model)
     if model.data_frame_layout is None:
         raise ParameterError(
@@ -147,7 +155,8 @@ def run_evaluate(args: argparse.Namespace) -> None:
         )
     print(in_flag_words(metrics_table(metrics)))
     if args.json:
-        Path(args.json).write_text(json.dumps(metrics, indent=2) + "\n", encoding="utf-8")
+        text = json.dumps(json_safe(metrics), indent=2, allow_nan=False)  # NaN: null
+        Path(args.json).write_text(text + "\n", encoding="utf-8")
         print(f"metrics: {args.json}")
     if args.report:
         title = f"dgan report: {Path(args.synthetic).name} vs {Path(args.real).name}"
@@ -186,8 +195,20 @@ def _training_settings(args: argparse.Namespace) -> dict[str, Any]:
     check_settings(settings, source=args.config or "the flags")
     settings.update({k: getattr(args, k) for k in _CONFIG_FLAGS if getattr(args, k) is not None})
     if getattr(args, "resume", None) and settings.get("checkpoint_dir") is None:
-        settings["checkpoint_dir"] = args.resume  # a resumed run keeps checkpointing there
+        # a resumed run keeps checkpointing there (into the folder of a checkpoint file)
+        settings["checkpoint_dir"] = str(resume_folder(args.resume))
     check_settings(settings, source=args.config or "the flags")
+    if settings.get("checkpoint_dir") is None:  # the checkpoint settings would do nothing
+        given = [
+            "--checkpoint-every" if k == "checkpoint_every" and args.checkpoint_every else k
+            for k in ("checkpoint_every", "checkpoint_every_minutes", "checkpoint_keep")
+            if k in settings
+        ]
+        if given:
+            raise ParameterError(
+                f"{', '.join(given)} needs --checkpoint-dir DIR (or --resume DIR): without a "
+                "checkpoint folder no checkpoints are written."
+            )
     return settings
 
 

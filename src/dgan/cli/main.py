@@ -19,15 +19,18 @@ Example:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
+import signal
 import sys
 import textwrap
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
 
 from dgan.cli.commands import run_demo_command, run_evaluate, run_generate, run_train
 from dgan.cli.demo import DEMO_CONFIG
 from dgan.cli.threads import choose_threads
-from dgan.config import DfStyle
+from dgan.config import MAX_SEED, DfStyle
 from dgan.errors import DGANError
 from dgan.planning import (
     GRETEL_BATCH_SIZE,
@@ -43,21 +46,24 @@ _HELP_WIDTH = 80
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``dgan`` command line with ``argv`` (default: ``sys.argv[1:]``).
 
-    Returns the exit status: 0 on success, 1 when a command fails, 130 on Ctrl-C.
+    Returns the exit status: 0 on success, 1 when a command fails, 130 on Ctrl-C and 143
+    on SIGTERM (both clean up what the command was writing first).
     """
     args = build_parser().parse_args(argv)
     debug = getattr(args, "debug", False)
     logging.basicConfig(format="dgan: %(message)s", level=logging.WARNING)
     try:
-        import torch  # here, not at the top: `dgan` sets OpenMP's policy first (launch.py)
+        with _terminate_as_interrupt():
+            import torch  # here, not at the top: `dgan` sets OpenMP's policy first (launch.py)
 
-        torch.set_num_threads(choose_threads(getattr(args, "threads", None)))
-        args.run(args)
-    except KeyboardInterrupt:
+            torch.set_num_threads(choose_threads(getattr(args, "threads", None)))
+            args.run(args)
+    except KeyboardInterrupt as interrupt:
         if debug:
             raise
-        print("dgan: interrupted", file=sys.stderr)
-        return 130
+        terminated = isinstance(interrupt, _Terminated)
+        print(f"dgan: {'terminated' if terminated else 'interrupted'}", file=sys.stderr)
+        return 128 + signal.SIGTERM if terminated else 130
     except (DGANError, OSError, ImportError) as error:
         # Errors we raise on purpose (their messages say the fix), files that cannot be
         # read or written, and missing optional dependencies.
@@ -75,6 +81,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 1
     return 0
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised like Ctrl-C so that every ``with`` block cleans up (temporary and
+    partial files, the checkpoint folder's lock) before the command ends."""
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """While the command runs, SIGTERM raises `_Terminated` (only in the main thread,
+    where Python can install the handler; elsewhere SIGTERM keeps its default)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminate(signum: int, frame: object) -> None:
+        raise _Terminated
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _message(error: BaseException) -> str:
@@ -146,6 +175,19 @@ def _positive_float(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
     if not 0 < value < float("inf"):
         raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return value
+
+
+def _seed(text: str) -> int:
+    """A seed torch's generators take (`dgan.config.MAX_SEED`)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= MAX_SEED:
+        raise argparse.ArgumentTypeError(
+            f"expected an integer from 0 to 2**63 - 2, got {text[:40]!r}"
+        )
     return value
 
 
@@ -253,7 +295,7 @@ def _add_train(commands, parents) -> None:
         help="time steps per LSTM step; must divide max_sequence_len (default: the "
         f"divisor giving about {TARGET_LSTM_STEPS} LSTM steps)",
     )
-    settings.add_argument("--seed", type=int, metavar="N", help="fix all randomness")
+    settings.add_argument("--seed", type=_seed, metavar="N", help="fix all randomness")
     long_runs = p.add_argument_group(
         "long runs", "Checkpoints and resuming (README: 'Long runs and several processes')."
     )
@@ -301,7 +343,7 @@ def _add_generate(commands, parents) -> None:
     )
     p.add_argument(
         "--seed",
-        type=int,
+        type=_seed,
         metavar="N",
         help="draw the same series for the same N and model (default: a fresh draw each run)",
     )
@@ -336,7 +378,7 @@ def _add_evaluate(commands, parents) -> None:
     p.add_argument("--report", metavar="HTML", help="write an HTML report with plots")
     p.add_argument("--json", metavar="FILE", help="write all metrics as JSON")
     p.add_argument("--target", metavar="COL", help="attribute that the TSTR metric predicts")
-    p.add_argument("--seed", type=int, default=0, help="seed of the metrics (default 0)")
+    p.add_argument("--seed", type=_seed, default=0, help="seed of the metrics (default 0)")
     p.add_argument(
         "--seeds",
         type=_positive_int,

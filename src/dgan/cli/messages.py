@@ -41,6 +41,9 @@ _WORDS = [  # (pattern, replacement), applied in order
     (r"\bepochs=(\d)", r"--epochs \1"),
     (r"\bset epochs or\b", "set --epochs or"),
     (r"\btarget_attribute\b", "--target"),
+    (r"\bresume_from\b", "--resume"),
+    (r"\bcheckpoint_dir\b", "--checkpoint-dir"),
+    (r"\bcheckpoint_every\b", "--checkpoint-every"),
     (r"\bor pass None\b", "or leave out --target"),
     (r"(--[a-z-]+)=", r"\1 "),  # "--time='t'" reads "--time 't'"
     (r"\bDataFrame\b", "table"),

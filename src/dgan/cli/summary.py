@@ -90,11 +90,11 @@ def metrics_table(metrics: dict[str, Any]) -> str:
     for name in names:
         entry = metrics[name]
         score = entry.get("score")
-        if score is None:
-            rows.append((name, "n/a", "", "", entry.get("reason", "")))
+        if score is None:  # every cell a string, whatever the entry holds (None included)
+            rows.append((name, "n/a", "", "", str(entry.get("reason") or "")))
             continue
         baseline = entry.get("baseline") or {}
-        verdict = entry.get("verdict", "")
+        verdict = str(entry.get("verdict") or "")
         if entry.get("warning"):
             warnings.append(entry["warning"])
             verdict += " (too little data)"
@@ -103,7 +103,7 @@ def metrics_table(metrics: dict[str, Any]) -> str:
                 name,
                 _spread(score, entry.get("std")),
                 _spread(baseline.get("score"), baseline.get("std")),
-                entry.get("better", ""),
+                str(entry.get("better") or ""),
                 verdict,
             )
         )

@@ -10,13 +10,22 @@ Example:
 
 from dgan.config.checks import short_repr
 from dgan.config.enums import DfStyle, Normalization, OutputType
-from dgan.config.fields import FP16_MAX, MAX_INIT_SCALE, MAX_SEED, DGANConfig
+from dgan.config.fields import (
+    FP16_MAX,
+    MAX_INIT_SCALE,
+    MAX_LAYERS,
+    MAX_ROUNDS,
+    MAX_SEED,
+    DGANConfig,
+)
 from dgan.config.sizing import LARGE_DATA_SETTINGS, size_settings
 
 __all__ = [
     "FP16_MAX",
     "LARGE_DATA_SETTINGS",
     "MAX_INIT_SCALE",
+    "MAX_LAYERS",
+    "MAX_ROUNDS",
     "MAX_SEED",
     "DGANConfig",
     "DfStyle",

@@ -40,6 +40,9 @@ a larger start costs a skipped step."""
 MAX_SEED = 2**63 - 2
 """The largest seed: torch seeds are 64-bit and dgan seeds stream k with ``2 * seed + k + 1``."""
 PRECISIONS = ("fp32", "fp16", "bf16", "auto")
+MAX_LAYERS = MAX_ROUNDS = 100
+"""The most hidden layers of a network, and critic or generator updates per batch: more
+train no better, and each is work in every step (10**6 made ``--dry-run`` run for ever)."""
 
 
 def setting(default: Any = MISSING, check: Check | None = None) -> Any:
@@ -51,6 +54,8 @@ _NONNEGATIVE = Real((0, True), None, "a finite number >= 0")
 _POSITIVE = Real((0, False), None, "a finite number > 0")
 _BETA = Real((0, True), (1, False), "a number in [0, 1)")
 _FRACTION = Real((0, True), (1, True), "a fraction in [0, 1]")
+_LAYERS = PositiveInt(most=MAX_LAYERS, why_most=" (deeper networks train no better here)")
+_ROUNDS = PositiveInt(most=MAX_ROUNDS, why_most=" (each round is a whole update per batch)")
 
 
 def _normalization_problem(name: str, value: Any, default: Any) -> str | None:
@@ -83,7 +88,7 @@ def _loss_scale_problem(name: str, value: Any, default: Any) -> str | None:
 
 
 def _checkpoint_dir_problem(name: str, value: Any, default: Any) -> str | None:
-    if isinstance(value, str):
+    if isinstance(value, str) and "\0" not in value:  # no path holds a NUL character
         return None
     return f"{name} must be a directory path or None, got {short_repr(value)}."
 
@@ -108,11 +113,11 @@ class DGANConfig:
     """Size of the noise vector the attribute generator starts from."""
     feature_noise_dim: int = setting(10, PositiveInt())
     """Size of the per-cell noise vector fed to the feature LSTM."""
-    attribute_num_layers: int = setting(3, PositiveInt())
+    attribute_num_layers: int = setting(3, _LAYERS)
     """Hidden layers of the attribute (and min/max) generator MLPs."""
     attribute_num_units: int = setting(100, PositiveInt())
     """Units per hidden layer of the attribute generator MLPs."""
-    feature_num_layers: int = setting(1, PositiveInt())
+    feature_num_layers: int = setting(1, _LAYERS)
     """Stacked LSTM layers of the feature generator."""
     feature_num_units: int = setting(100, PositiveInt())
     """Hidden units of the feature LSTM."""
@@ -167,9 +172,9 @@ class DGANConfig:
     """Stop training at the first batch end (under torchrun: the first check every
     ``log_every`` steps) after this many minutes, whatever the epochs or steps: a time
     budget on top of the length. Counted over the interruptions of a resumed run."""
-    discriminator_rounds: int = setting(1, PositiveInt())
+    discriminator_rounds: int = setting(1, _ROUNDS)
     """Critic updates per batch."""
-    generator_rounds: int = setting(1, PositiveInt())
+    generator_rounds: int = setting(1, _ROUNDS)
     """Generator updates per batch."""
 
     # --- Privacy (accepted for gretel compatibility; not supported) ---
@@ -186,7 +191,7 @@ class DGANConfig:
     # --- dgan additions ---
     seed: int | None = setting(None, Custom(_seed_problem, optional=True))
     """Fixes all randomness; on CPU training is then bit-for-bit reproducible."""
-    discriminator_num_layers: int = setting(5, PositiveInt())
+    discriminator_num_layers: int = setting(5, _LAYERS)
     """Hidden layers of both critics (gretel hard-codes 5)."""
     discriminator_num_units: int = setting(200, PositiveInt())
     """Units per hidden layer of both critics (gretel hard-codes 200)."""
@@ -474,10 +479,6 @@ class DGANConfig:
 # ----- helpers --------------------------------------------------------------------------
 
 _DIVISOR_SCAN = 64  # divisors looked for: up to this and their cofactors (bounded work)
-
-
-def _check(f: Field) -> Check:
-    return f.metadata["check"]
 
 
 def _default(name: str) -> Any:

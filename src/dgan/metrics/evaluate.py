@@ -177,13 +177,17 @@ def _halves(real: SeriesData, seed: int) -> tuple[SeriesData, SeriesData]:
     return real.subset(np.sort(order[:half])), real.subset(np.sort(order[half : 2 * half]))
 
 
+_NOT_FINITE = "Its value is not a finite number for this data (values too large or not finite)."
+
+
 def _over_seeds(entries: list[dict[str, Any]]) -> dict[str, Any]:
     """The first seed's entry, with the score's mean, std and per-seed values over all."""
     entry = dict(entries[0])
     scores = [e.get("score") for e in entries]
     if any(s is None for s in scores):
         entry["score"], entry["std"], entry["per_seed"] = None, None, scores
-        entry.setdefault("reason", next(e.get("reason") for e in entries if e["score"] is None))
+        reason = next(e.get("reason") for e in entries if e["score"] is None)
+        entry["reason"] = entry.get("reason") or reason or _NOT_FINITE
         return entry
     entry["score"] = _number(np.mean(scores))
     entry["std"] = _number(np.std(scores))
@@ -195,7 +199,7 @@ def _baseline(entries: list[dict[str, Any]]) -> dict[str, Any]:
     scores = [e.get("score") for e in entries]
     if any(s is None for s in scores):
         reason = next(e.get("reason") for e in entries if e.get("score") is None)
-        return {"score": None, "std": None, "per_seed": scores, "reason": reason}
+        return {"score": None, "std": None, "per_seed": scores, "reason": reason or _NOT_FINITE}
     return {
         "score": _number(np.mean(scores)),
         "std": _number(np.std(scores)),
