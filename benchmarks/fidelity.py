@@ -242,6 +242,7 @@ def copying_and_attributes(data: Dataset, attributes, features, seed: int) -> di
     out: dict[str, float] = {}
     copied = memorisation(train, fake, seed=seed)
     out["memorisation"] = copied["score"]
+    out["memorisation_near_fraction"] = copied["near_fraction"]
     out["memorisation_distance_ratio"] = copied["median_distance_ratio"]
     if data.reference is not None and len(data.reference) > len(data.features):
         held_out = SeriesData.from_arrays(list(data.reference[len(data.features) :]))

@@ -328,6 +328,18 @@ def test_memorisation_tells_copies_from_fresh_draws_of_the_same_distribution(met
     assert judge_memorisation(fresh_result, {"score": 0.05, "std": 0.01}) == NO_COPYING
 
 
+def test_memorisation_does_not_count_averages_of_real_series_as_copies():
+    """A series halfway between two training series is nearer to each than real series are
+    to each other, but it copies neither: the nearest-to-second-nearest ratio tells."""
+    rng = np.random.default_rng(0)
+    train = SeriesData.from_arrays(rng.normal(size=(200, 8, 2)))
+    stacked = np.stack(train.features)
+    averages = SeriesData.from_arrays((stacked[0::2] + stacked[1::2]) / 2)
+    result = memorisation(train, averages)
+    assert result["median_distance_ratio"] < 0.9  # close to the training series...
+    assert result["score"] < 0.1  # ...but no single one is copied
+
+
 def test_evaluate_reports_memorisation_of_copied_series(metrics_toy_data):
     train = metrics_toy_data(120)
     result = evaluate(train, train, n_seeds=1)

@@ -6,10 +6,14 @@ real data: every series becomes one vector (continuous values in the training da
 standard deviations, discrete values one-hot, padded to the longest series, with its
 length), and each synthetic series is paired with its nearest training series. The
 yardstick is how close the training series are to *each other*: the distance from each
-training series to its nearest other one. A synthetic series nearer to a training series
-than the closest 5% of those real pairs (``quantile``) is a **near-copy**. Data drawn
-afresh from the real distribution makes about 5% near-copies (real series held out
-from training do); a generator that copies makes far more.
+training series to its nearest other one, and the ratio of that distance to the distance
+to the second nearest. A **near-copy** is a synthetic series both nearer to a training
+series than the closest 5% of those real pairs (``quantile``) and singled out by it: its
+nearest-to-second-nearest ratio below the lowest 5% of the real ones. A copy of one
+series is near it and far from the others; a series close to the average of several
+(a smooth, typical one) is near them all, and is not counted. Data drawn afresh from the
+real distribution makes a few percent of near-copies (real series held out from
+training do); a generator that copies makes far more.
 
 `dgan.metrics.evaluate` reports it beside the same measure between two halves of the
 real data, with its own verdict (`judge_memorisation`): "no sign of copying", "some
@@ -23,7 +27,7 @@ Example:
     >>> fresh = SeriesData.from_arrays(rng.normal(size=(200, 8, 2)))
     >>> copies = SeriesData.from_arrays(np.stack(train.features) + 0.01)
     >>> round(memorisation(train, fresh)["score"], 2), memorisation(train, copies)["score"]
-    (0.07, 1.0)
+    (0.03, 1.0)
 """
 
 from __future__ import annotations
@@ -55,13 +59,16 @@ def memorisation(
 ) -> dict[str, Any]:
     """The fraction of ``synthetic`` series that are near-copies of a ``train`` series.
 
-    Returns ``score`` (that fraction: about ``quantile`` for data that copies nothing,
-    lower is better), ``better``, ``threshold`` (the distance below which a series is a
-    near-copy: the ``quantile`` of the training series' distances to their nearest other
-    training series), ``median_distance_ratio`` (median distance of a synthetic series to
-    its nearest training series over the same median among training series: well below
-    1 means copying), and the counts. Distances are root-mean-square differences per
-    vector entry. At most ``max_examples`` series per side are used (drawn with ``seed``).
+    Returns ``score`` (that fraction: at most about ``quantile`` for data that copies
+    nothing, lower is better), ``better``, ``threshold`` and ``ratio_threshold`` (a
+    near-copy is nearer than the first and its nearest-to-second-nearest ratio below the
+    second: the ``quantile`` of the training series' values among themselves),
+    ``near_fraction`` (the fraction nearer than ``threshold`` alone, copies or not),
+    ``median_distance_ratio`` (median distance of a synthetic series to its nearest
+    training series over the same median among training series: well below 1 means
+    synthetic series sit closer to the training ones than those to each other), and the
+    counts. Distances are root-mean-square differences per vector entry. At most
+    ``max_examples`` series per side are used (drawn with ``seed``).
     """
     check_same_columns(train, synthetic)
     if max_examples is not None:
@@ -72,14 +79,17 @@ def memorisation(
     train = train.subset(_some(train.n_examples, max_examples, rng))
     synthetic = synthetic.subset(_some(synthetic.n_examples, max_examples, rng))
     train_vectors, synthetic_vectors = _vectors(train, synthetic)
-    among_real = _nearest(train_vectors, train_vectors, leave_one_out=True)
-    to_real = _nearest(synthetic_vectors, train_vectors, leave_one_out=False)
+    among_real, real_ratio = _nearest(train_vectors, train_vectors, leave_one_out=True)
+    to_real, ratio = _nearest(synthetic_vectors, train_vectors, leave_one_out=False)
     threshold = float(np.quantile(among_real, quantile))
+    ratio_threshold = float(np.quantile(real_ratio, quantile))
     real_median = float(np.median(among_real))
     return {
-        "score": _number(np.mean(to_real < threshold)),
+        "score": _number(np.mean((to_real < threshold) & (ratio < ratio_threshold))),
         "better": "lower",
         "threshold": _number(threshold),
+        "ratio_threshold": _number(ratio_threshold),
+        "near_fraction": _number(np.mean(to_real < threshold)),
         "quantile": quantile,
         "median_distance_ratio": _number(np.median(to_real) / real_median)
         if real_median > 0
@@ -172,15 +182,21 @@ def _one_hot(codes: list[np.ndarray], width: int, longest: int) -> np.ndarray:
     return out.reshape(len(codes), -1)
 
 
-def _nearest(a: np.ndarray, b: np.ndarray, *, leave_one_out: bool) -> np.ndarray:
-    """Each row of ``a``'s RMS distance per entry to its nearest row of ``b`` (not itself,
-    with ``leave_one_out``, where ``a`` is ``b``)."""
+def _nearest(a: np.ndarray, b: np.ndarray, *, leave_one_out: bool) -> tuple[np.ndarray, np.ndarray]:
+    """For each row of ``a``: the RMS distance per entry to its nearest row of ``b`` (not
+    itself, with ``leave_one_out``, where ``a`` is ``b``), and that distance over the
+    distance to the second nearest (1 where both are 0)."""
     left, right = torch.from_numpy(a), torch.from_numpy(b)
-    nearest = []
+    first, second = [], []
     for start in range(0, len(left), 512):  # bounded memory: 512 x len(b) at a time
         distances = torch.cdist(left[start : start + 512], right)
         if leave_one_out:
             rows = torch.arange(len(distances))
             distances[rows, rows + start] = float("inf")
-        nearest.append(distances.min(dim=1).values)
-    return torch.cat(nearest).numpy() / np.sqrt(max(a.shape[1], 1))
+        two = distances.topk(min(2, distances.shape[1]), dim=1, largest=False).values
+        first.append(two[:, 0])
+        second.append(two[:, -1])
+    nearest, next_nearest = torch.cat(first).numpy(), torch.cat(second).numpy()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratio = np.where(next_nearest > 0, nearest / next_nearest, 1.0)
+    return nearest / np.sqrt(max(a.shape[1], 1)), ratio
