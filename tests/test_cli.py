@@ -534,3 +534,24 @@ def test_a_failed_generation_leaves_the_old_output_in_place(trained, monkeypatch
     args = ["generate", str(trained / "model.dgan"), "-n", "5", "-o", str(out), "--force"]
     assert main(args) == 130
     assert out.read_text() == "old\n" and [p.name for p in tmp_path.iterdir()] == ["kept.csv"]
+
+
+# --------------------------------------------------------------- typos in flags
+
+
+@pytest.mark.parametrize(
+    ("typed", "meant"),
+    [
+        (["--atributes", "kind"], "unrecognized argument --atributes (did you mean --attributes?)"),
+        # argparse alone would take a prefix of a flag as the flag, silently.
+        (["--epoch", "2"], "--epoch is not a flag; did you mean --epochs?"),
+    ],
+)
+def test_a_mistyped_or_shortened_flag_is_an_error_naming_the_flag_meant(typed, meant, tmp_path):
+    long_frame().to_csv(tmp_path / "data.csv", index=False)
+    flags = ["--example-id", "id", "--time", "step", *typed]
+    result = run_dgan("train", "data.csv", "--dry-run", *flags, cwd=tmp_path, ok=False)
+    assert result.returncode == 2, result.stdout
+    assert result.stderr.startswith("usage: dgan train ")  # the usage of the command typed
+    assert f"dgan train: error: {meant}" in result.stderr, result.stderr
+    assert "training plan" not in result.stdout

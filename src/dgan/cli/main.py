@@ -19,6 +19,7 @@ Example:
 from __future__ import annotations
 
 import argparse
+import difflib
 import logging
 import sys
 import textwrap
@@ -88,6 +89,79 @@ def _message(error: BaseException) -> str:
 # --------------------------------------------------------------------------------------
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse that takes flags only in full and says which flag a mistyped one meant.
+
+    argparse would silently read ``--epoch`` as ``--epochs`` (prefix matching): a typo of
+    one flag could become another. Here a flag that is not one is an error, shown with the
+    usage of the command it was given to and the flag meant (`unknown_flag_message`).
+
+    Example:
+        >>> parser = Parser(prog="dgan train")
+        >>> _ = parser.add_argument("--epochs", type=int)
+        >>> parser.allow_abbrev
+        False
+    """
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+        self.commands: dict[str, argparse.ArgumentParser] = {}
+
+    def parse_args(self, args=None, namespace=None):  # type: ignore[override]
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            parser = self.commands.get(getattr(parsed, "command", None) or "", self)
+            parser.error(unknown_flag_message(extras, parser))
+        return parsed
+
+    def error(self, message: str):  # type: ignore[override]
+        if self.commands and "invalid choice" in message:  # a mistyped command
+            given = message.split("invalid choice: ", 1)[1].split(" ", 1)[0].strip("'")
+            close = difflib.get_close_matches(given, list(self.commands), n=1)
+            if close:
+                message += f"; did you mean {close[0]!r}?"
+        super().error(message)
+
+
+def unknown_flag_message(extras: Sequence[str], parser: argparse.ArgumentParser) -> str:
+    """What to say about the arguments ``parser`` did not recognise: each unknown flag with
+    the flag it most likely meant.
+
+    Example:
+        >>> parser = Parser(prog="dgan train")
+        >>> _ = parser.add_argument("--epochs"), parser.add_argument("--attributes")
+        >>> unknown_flag_message(["--atributes", "a"], parser)
+        'unrecognized argument --atributes (did you mean --attributes?)'
+        >>> unknown_flag_message(["--epoch=3"], parser).split("?")[0]
+        '--epoch is not a flag; did you mean --epochs'
+    """
+    flags = sorted(
+        {s for action in parser._actions for s in action.option_strings if s.startswith("--")}
+    )
+    said, after_flag = [], False
+    for extra in extras:
+        if not extra.startswith("-") or extra == "-":
+            if not after_flag:  # else most likely the unknown flag's value
+                said.append(f"unexpected argument {extra!r}")
+            after_flag = False
+            continue
+        name = extra.split("=", 1)[0]
+        after_flag = "=" not in extra
+        longer = [f for f in flags if f.startswith(name) and name.startswith("--")]
+        if longer:
+            said.append(
+                f"{name} is not a flag; did you mean {' or '.join(longer[:3])}? (write flags "
+                "in full: dgan does not guess a shortened one)"
+            )
+            continue
+        close = difflib.get_close_matches(name, flags, n=1, cutoff=0.6)
+        said.append(
+            f"unrecognized argument {name}" + (f" (did you mean {close[0]}?)" if close else "")
+        )
+    return "; ".join(said)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``dgan`` and its subcommands."""
     common = argparse.ArgumentParser(add_help=False)
@@ -105,19 +179,22 @@ def build_parser() -> argparse.ArgumentParser:
         help="CPU threads for torch (default: every usable core; idle threads sleep, so a "
         "busy machine does not slow training down, see the README's Performance section)",
     )
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="dgan",
         description="Train DoppelGANger GANs on time-series tables and generate synthetic data.",
         epilog="Run `dgan COMMAND --help` for a command's options. Start with `dgan demo`.",
         parents=[common],
     )
     parser.add_argument("--version", action="version", version=f"dgan {__version__}")
-    commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
+    commands = parser.add_subparsers(
+        title="commands", metavar="COMMAND", dest="command", required=True
+    )
     columns = _column_arguments()
     _add_train(commands, [common, columns])
     _add_generate(commands, [common])
     _add_evaluate(commands, [common, columns])
     _add_demo(commands, [common])
+    parser.commands = dict(commands.choices)
     return parser
 
 
