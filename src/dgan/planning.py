@@ -138,7 +138,7 @@ class TrainingPlan:
                 else []
             ),
             f"  precision {self.precision}: {self.precision_reason}",
-            f"  device {self.device}, {self.threads} CPU threads",
+            f"  device {self.device}, {_count(self.threads, 'CPU thread')}",
         ]
         if self.seconds_per_step is not None:
             lines.append(

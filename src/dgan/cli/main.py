@@ -176,8 +176,9 @@ def build_parser() -> argparse.ArgumentParser:
         type=_positive_int,
         default=argparse.SUPPRESS,
         metavar="N",
-        help="CPU threads for torch (default: every usable core; idle threads sleep, so a "
-        "busy machine does not slow training down, see the README's Performance section)",
+        help="CPU threads for torch (default: OMP_NUM_THREADS when set, else every usable "
+        "core; idle threads sleep, so a busy machine does not slow training down, see the "
+        "README's Performance section)",
     )
     parser = Parser(
         prog="dgan",
