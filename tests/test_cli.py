@@ -555,3 +555,39 @@ def test_a_mistyped_or_shortened_flag_is_an_error_naming_the_flag_meant(typed, m
     assert result.stderr.startswith("usage: dgan train ")  # the usage of the command typed
     assert f"dgan train: error: {meant}" in result.stderr, result.stderr
     assert "training plan" not in result.stdout
+
+
+# ----------------------------------------------- what the command prints names flags
+
+
+def test_warnings_and_the_plan_name_flags_not_python_parameters(tmp_path):
+    from dgan.precision import cpu_fp16_hardware
+
+    if cpu_fp16_hardware():
+        pytest.skip("this CPU runs fp16 in hardware: no emulation warning to read")
+    long_frame().to_csv(tmp_path / "data.csv", index=False)
+    flags = ["--dry-run", "--epochs", "1", "--precision", "fp16", *LONG_FLAGS]
+    result = run_dgan("train", "data.csv", *flags, cwd=tmp_path)
+    text = result.stdout + result.stderr
+    assert "use --precision 'fp32' (or 'auto') here" in result.stderr, result.stderr
+    assert "precision fp16: --precision 'fp16' was asked for" in result.stdout
+    assert "precision=" not in text and "precision='" not in text, text
+
+
+def test_a_tstr_without_baseline_suggests_another_target_flag(tmp_path):
+    def labelled(seed: int) -> pd.DataFrame:
+        frame = long_frame(seed)
+        # A category per series: held-out categories are never seen in training.
+        frame["label"] = frame["id"].str.replace("s", "L")
+        return frame
+
+    labelled(0).to_csv(tmp_path / "real.csv", index=False)
+    labelled(1).to_csv(tmp_path / "synth.csv", index=False)
+    flags = ["--example-id", "id", "--time", "step", "--attributes", "label,kind"]
+    result = run_dgan(
+        "evaluate", "real.csv", "synth.csv", *flags, "--target", "label", "--seeds", "1",
+        cwd=tmp_path,
+    )  # fmt: skip
+    tstr = next(line for line in result.stdout.splitlines() if line.startswith("tstr"))
+    assert "n/a" in tstr and tstr.endswith("choose another --target ('kind')."), tstr
+    assert "target_attribute" not in result.stdout

@@ -347,4 +347,20 @@ def test_many_categories_are_pooled_for_the_classifiers(metrics_rng):
     result = train_synthetic_test_real(data, data)  # target classes are not pooled
     assert result["task"] == "classification"
     if result["score"] is None:  # 500 classes in 40 series: nothing to learn, and it says so
-        assert result["real_accuracy"] == 0 and "choose another" in result["reason"]
+        assert result["real_accuracy"] == 0 and "no baseline" in result["reason"]
+        assert "choose another" not in result["reason"]  # there is no other attribute
+
+
+def test_tstr_without_a_baseline_suggests_another_target_only_where_there_is_one(metrics_rng):
+    features = metrics_rng.normal(size=(30, 6, 1))
+    # A category per series: the held-out series' categories are never seen in training,
+    # so the model trained on real data predicts none of them right.
+    unique = np.array([f"s{i}" for i in range(30)], dtype=object)[:, None]
+    alone = train_synthetic_test_real(*[SeriesData.from_arrays(features, unique)] * 2)
+    assert alone["real_accuracy"] == 0 and alone["score"] is None
+    assert alone["reason"].startswith("Trained on 21 real series, the model predicts none")
+    assert "choose another" not in alone["reason"]
+    kinds = np.where(np.arange(30) % 2 == 0, "a", "b").astype(object)[:, None]
+    both = SeriesData.from_arrays(features, np.hstack([unique, kinds]))
+    result = train_synthetic_test_real(both, both, target_attribute="attribute_0")
+    assert result["reason"].endswith("; choose another target_attribute ('attribute_1').")

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 
 from dgan.cli.commands import run_demo_command, run_evaluate, run_generate, run_train
 from dgan.cli.demo import DEMO_CONFIG
+from dgan.cli.messages import FlagWordsFormatter
 from dgan.cli.threads import choose_threads
 from dgan.config import DfStyle
 from dgan.errors import DGANError
@@ -48,7 +49,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     args = build_parser().parse_args(argv)
     debug = getattr(args, "debug", False)
-    logging.basicConfig(format="dgan: %(message)s", level=logging.WARNING)
+    handler = logging.StreamHandler()
+    handler.setFormatter(FlagWordsFormatter("dgan: %(message)s"))  # warnings name flags too
+    logging.basicConfig(level=logging.WARNING, handlers=[handler])
     try:
         import torch  # here, not at the top: `dgan` sets OpenMP's policy first (launch.py)
 

@@ -393,13 +393,27 @@ def train_synthetic_test_real(
     train_rows, test_rows = _split(real.n_examples, rng)
     if target is None:
         return _next_step(real_enc, synth_enc, train_rows, test_rows, seed)
-    return _classify(real_enc, synth_enc, target, train_rows, test_rows, seed)
+    result = _classify(real_enc, synth_enc, target, train_rows, test_rows, seed)
+    if result["score"] is None:
+        others = ", ".join(repr(n) for n in _usable_targets(real) if n != target)
+        result["reason"] = (
+            f"Trained on {len(train_rows)} real series, the model predicts none of the "
+            f"{len(test_rows)} held-out series' {target!r} right, so there is no baseline to "
+            "compare with" + (f"; choose another target_attribute ({others})." if others else ".")
+        )
+    return result
+
+
+def _usable_targets(real: SeriesData) -> list[str]:
+    """The discrete attributes with two or more real categories, in column order."""
+    discrete = [n for n, d in _columns_of(real, "attribute") if d]
+    return [n for n in discrete if len(set(map(str, real.attribute_column(n)))) > 1]
 
 
 def _choose_target(real: SeriesData, target_attribute: str | None) -> str | None:
     discrete = [n for n, d in _columns_of(real, "attribute") if d]
     if target_attribute is None:
-        usable = [n for n in discrete if len(set(map(str, real.attribute_column(n)))) > 1]
+        usable = _usable_targets(real)
         return usable[0] if usable else None
     if target_attribute not in discrete:
         raise ParameterError(
@@ -432,11 +446,6 @@ def _classify(real_enc, synth_enc, target, train_rows, test_rows, seed) -> dict[
         "score": _number(synthetic_accuracy / real_accuracy) if real_accuracy > 0 else None,
         "better": "higher",
     }
-    if result["score"] is None:
-        result["reason"] = (
-            f"Trained on real data, the model predicts no held-out {target!r} right, so there "
-            "is no baseline to compare with; choose another target_attribute."
-        )
     return result
 
 
