@@ -591,3 +591,29 @@ def test_a_tstr_without_baseline_suggests_another_target_flag(tmp_path):
     tstr = next(line for line in result.stdout.splitlines() if line.startswith("tstr"))
     assert "n/a" in tstr and tstr.endswith("choose another --target ('kind')."), tstr
     assert "target_attribute" not in result.stdout
+
+
+# ----------------------------------------------------------------------- missing values
+
+
+def test_the_plan_says_how_many_missing_values_are_repaired_and_how(tmp_path):
+    frame = long_frame()
+    frame.loc[[3, 10], "level"] = np.nan  # blank cells inside series s0 and s1
+    frame.to_csv(tmp_path / "data.csv", index=False)
+    out = run_dgan("train", "data.csv", "--dry-run", "--epochs", "1", *LONG_FLAGS, cwd=tmp_path)
+    assert (
+        "  missing values: 2 interpolated in 2 of 24 examples (feature 'level': 2), linearly "
+        "between the neighbouring steps of each series (the nearest value at its ends)."
+    ) in out.stdout.splitlines(), out.stdout
+
+
+def test_a_blank_attribute_cell_is_called_a_missing_value(tmp_path):
+    frame = long_frame()
+    frame.loc[2, "kind"] = np.nan  # one blank cell in series s0's rows
+    frame.to_csv(tmp_path / "data.csv", index=False)
+    result = run_dgan("train", "data.csv", "--dry-run", *LONG_FLAGS, cwd=tmp_path, ok=False)
+    assert result.returncode == 1
+    assert result.stderr.startswith(
+        "dgan: error: Attribute 'kind' is missing (a blank cell) in some rows of example(s) 's0'"
+    ), result.stderr
+    assert "move it to --features" in result.stderr and "not constant" not in result.stderr

@@ -39,7 +39,7 @@ from dgan.precision import (
     resolve_precision,
     runs_in_hardware,
 )
-from dgan.prepare import Checked, Source, prepare
+from dgan.prepare import Checked, Source, prepare, repair_missing
 from dgan.tabular.arrays import TrainingArrays
 from dgan.tabular.layout import FrameLayout
 from dgan.train.batch import Accumulators, Batch
@@ -97,6 +97,7 @@ class TrainingPlan:
     device: str
     threads: int
     large_data: bool = False  # trains with the large-data settings (DGANConfig.large_data)
+    missing_values: str = ""  # what the repair of missing values does ("" when none are)
     seconds_per_step: float | None = None
     warnings: list[str] = field(default_factory=list)
 
@@ -120,6 +121,8 @@ class TrainingPlan:
         shortest, longest = self.lengths
         lengths = f"length {longest}" if shortest == longest else f"lengths {shortest}..{longest}"
         lines = ["training plan:", f"  {self.n_examples} examples, {lengths}"]
+        if self.missing_values:
+            lines.append(f"  {self.missing_values}")
         total_steps = self.steps_per_epoch * self.epochs
         for c in self.columns:
             kind = f"{c.kind}, {c.detail}" if c.detail else c.kind
@@ -197,6 +200,7 @@ def make_plan(
         threads=torch.get_num_threads(),
         large_data=bool(config.large_data),
     )
+    plan.missing_values = repair_missing(arrays, config)[1]  # as training will repair them
     plan.warnings = _warnings(plan, arrays, layout, checked.frame)
     if warm_up_steps > 0:
         plan.seconds_per_step = _warm_up(config, checked, device, warm_up_steps)
