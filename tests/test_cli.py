@@ -617,3 +617,14 @@ def test_a_blank_attribute_cell_is_called_a_missing_value(tmp_path):
         "dgan: error: Attribute 'kind' is missing (a blank cell) in some rows of example(s) 's0'"
     ), result.stderr
     assert "move it to --features" in result.stderr and "not constant" not in result.stderr
+
+
+def test_the_plan_suggests_making_a_per_series_feature_an_attribute(tmp_path):
+    frame = long_frame()
+    frame["site"] = "site-" + frame["id"].str[-1]  # one value per series: an attribute
+    frame.to_csv(tmp_path / "data.csv", index=False)
+    out = run_dgan("train", "data.csv", "--dry-run", "--epochs", "1", *LONG_FLAGS, cwd=tmp_path)
+    warning = next(w for w in out.stdout.splitlines() if "'site'" in w and "warning" in w)
+    assert warning.startswith("warning: feature 'site' never changes within a series"), warning
+    assert "make it an attribute (--attributes)" in warning
+    assert not any("'level'" in w for w in out.stdout.splitlines() if w.startswith("warning"))

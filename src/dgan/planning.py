@@ -346,6 +346,8 @@ def _warnings(
                 "looks like an identifier or free text, which the model cannot learn; leave "
                 "it out (list the features with feature_columns)."
             )
+    if layout is None or layout.df_style is not DfStyle.WIDE:  # WIDE: one feature per row
+        warnings += _per_series_feature_warnings(arrays, feature_names)
     if frame is not None and layout is not None and layout.df_style is DfStyle.WIDE:
         warnings += _wide_column_warnings(frame, layout)
     if frame is not None and layout is not None and layout.time_column is not None:
@@ -357,6 +359,36 @@ def _warnings(
                 "generated series all get the times of the longest training example, which "
                 "say where a row is in its series, not when it happened; keep calendar "
                 "information that matters (month, weekday) in attributes or features."
+            )
+    return warnings
+
+
+def _per_series_feature_warnings(arrays: TrainingArrays, names: list) -> list[str]:
+    """Features that never change within a series but differ between series: attributes
+    left out of the attribute columns, most likely (a site, a class, a device type).
+
+    Example:
+        >>> from dgan.tabular.arrays import validate_training_arrays
+        >>> site = np.repeat([[1.0], [2.0], [3.0]], 4, axis=0).reshape(3, 4, 1)
+        >>> arrays = validate_training_arrays(site, None, None, None, 4)
+        >>> _per_series_feature_warnings(arrays, ["site"])[0].split(":")[0]
+        "feature 'site' never changes within a series (3 values across the 3 series)"
+    """
+    lengths = [len(f) for f in arrays.features]
+    if len(lengths) < 2 or max(lengths, default=0) < 2:
+        return []
+    pooled = pd.DataFrame(_pooled_features(arrays))
+    per_series = pooled.groupby(np.repeat(np.arange(len(lengths)), lengths))
+    constant = per_series.nunique(dropna=False).max(axis=0) <= 1
+    warnings = []
+    for j, name in enumerate(names):
+        across = _distinct(pooled.iloc[:, j].to_numpy())
+        if constant.iloc[j] and across > 1:
+            warnings.append(
+                f"feature {name!r} never changes within a series ({across} values across the "
+                f"{len(lengths)} series): it describes each series rather than following it "
+                "over time; make it an attribute (attribute_columns), which the model learns "
+                "as one value per series, in relation to the features."
             )
     return warnings
 
