@@ -12,8 +12,11 @@ import io
 import json
 import os
 import re
+import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import matplotlib.image
@@ -26,6 +29,7 @@ from dgan.cli.demo import DEMO_SYNTHETIC_SERIES
 from dgan.cli.main import main
 from dgan.cli.summary import training_summary
 from dgan.errors import DataError
+from dgan.storage.checkpoint import list_checkpoints
 from dgan.tabular.lengths import choose_sample_len
 
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -628,3 +632,100 @@ def test_the_plan_suggests_making_a_per_series_feature_an_attribute(tmp_path):
     assert warning.startswith("warning: feature 'site' never changes within a series"), warning
     assert "make it an attribute (--attributes)" in warning
     assert not any("'level'" in w for w in out.stdout.splitlines() if w.startswith("warning"))
+
+
+# ---------------------------------------------------------------------------- resuming
+
+
+@pytest.fixture(scope="module")
+def checkpointed(tmp_path_factory) -> Path:
+    """A folder with data.csv, tiny.toml and ck/, the checkpoints of a 2-epoch run."""
+    folder = tmp_path_factory.mktemp("resume")
+    long_frame().to_csv(folder / "data.csv", index=False)
+    toml = "\n".join(f"{k} = {json.dumps(v).lower()}" for k, v in TINY.items())
+    (folder / "tiny.toml").write_text(toml + "\n")
+    run_dgan(*RESUMED, "-o", "first.dgan", "--epochs", 2, "--checkpoint-dir", "ck",
+             "--checkpoint-every", 1, cwd=folder)  # fmt: skip
+    return folder
+
+
+RESUMED = ["train", "data.csv", "--config", "tiny.toml", *LONG_FLAGS]
+
+
+def copied(checkpointed: Path, tmp_path: Path) -> Path:
+    """A copy of the fixture's folder, for a test that adds checkpoints to it."""
+    shutil.copytree(checkpointed, tmp_path, dirs_exist_ok=True)
+    return tmp_path
+
+
+def test_resume_says_what_it_resumes_and_the_plan_and_summary_count_this_run(
+    checkpointed, tmp_path
+):
+    folder = copied(checkpointed, tmp_path)
+    # Extending the finished 2-epoch run to 3 epochs: one epoch to train.
+    out = run_dgan(*RESUMED, "-o", "more.dgan", "--epochs", 3, "--resume", "ck", cwd=folder)
+    lines = out.stdout.splitlines()
+    assert "resuming from ck/checkpoint-000002.dgan: 2 of 3 epochs trained, 1 left" in lines
+    assert "  resuming after epoch 2: 1 epoch left (3 steps)" in lines
+    estimate = next(line for line in lines if line.startswith("  estimated time"))
+    total, per_step = re.search(
+        r"epochs left ([\d.e-]+) s \(([\d.e-]+) ms per step", estimate
+    ).groups()
+    assert float(total) == pytest.approx(3 * float(per_step) / 1000, rel=0.06), estimate
+    assert any(line.startswith("trained epoch 2 (1 epoch) on 24 series in ") for line in lines)
+    assert any(line.startswith("resumed after 2 epochs: 3 epochs in all, ") for line in lines)
+    assert len(DGAN.load(folder / "more.dgan").history) == 3
+
+
+def test_resuming_with_other_settings_names_the_flags(checkpointed, tmp_path):
+    folder = copied(checkpointed, tmp_path)
+    args = [*RESUMED, "-o", "other.dgan", "--epochs", 3, "--seed", 1, "--resume", "ck"]
+    result = run_dgan(*args, cwd=folder, ok=False)
+    assert result.returncode == 1 and "training plan" not in result.stdout  # said first
+    assert "the config differs in --seed: 0 in the checkpoint, 1 now" in result.stderr
+    assert "or train from the start without --resume." in result.stderr
+    assert "resume_from" not in result.stderr, result.stderr
+
+
+def _interrupted(args: list, folder: Path, ready) -> subprocess.CompletedProcess:
+    """Run ``dgan`` with ``args`` in ``folder``; press Ctrl-C (send SIGINT) once it has
+    printed its plan and ``ready()`` is true."""
+    env = {**ENV, "PYTHONUNBUFFERED": "1"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "dgan", *map(str, args)],
+        cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        for line in process.stdout:  # the plan's last line comes just before training
+            if line.startswith("  estimated time"):
+                break
+        deadline = time.monotonic() + 240
+        while not ready() and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.05)
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=120)
+    finally:
+        process.kill()
+    return subprocess.CompletedProcess(args, process.returncode, out, err)
+
+
+def test_ctrl_c_says_how_to_resume_or_that_nothing_was_saved(checkpointed, tmp_path):
+    folder = copied(checkpointed, tmp_path)
+    long_run = [*RESUMED, "-o", "long.dgan", "--epochs", 100_000]
+    saving = [*long_run, "--checkpoint-dir", "ck2", "--checkpoint-every", 1]
+    result = _interrupted(saving, folder, lambda: len(list_checkpoints(folder / "ck2")) >= 2)
+    assert result.returncode == 130
+    newest = re.fullmatch(
+        r"dgan: interrupted; the newest checkpoint is ck2/checkpoint-(\d+)\.dgan \(after \d+ "
+        r"epochs\); to continue, run the same command with --resume ck2\n",
+        result.stderr,
+    )
+    assert newest and (folder / "ck2" / f"checkpoint-{newest.group(1)}.dgan").exists()
+
+    result = _interrupted(long_run, folder, lambda: True)
+    assert result.returncode == 130
+    assert result.stderr == (
+        "dgan: interrupted; nothing was saved: without --checkpoint-dir no checkpoints are "
+        "written (pass --checkpoint-dir DIR to be able to resume a run)\n"
+    )
+    assert not (folder / "long.dgan").exists()

@@ -98,15 +98,22 @@ class TrainingPlan:
     threads: int
     large_data: bool = False  # trains with the large-data settings (DGANConfig.large_data)
     missing_values: str = ""  # what the repair of missing values does ("" when none are)
+    epochs_done: int = 0  # resuming: epochs the checkpoint has trained (set by the caller)
     seconds_per_step: float | None = None
     warnings: list[str] = field(default_factory=list)
 
     @property
     def estimated_seconds(self) -> float | None:
-        """Seconds for all epochs at the warm-up's speed (None without a warm-up)."""
+        """Seconds for the epochs left (all of them, unless resuming) at the warm-up's
+        speed (None without a warm-up)."""
         if self.seconds_per_step is None:
             return None
-        return self.seconds_per_step * self.steps_per_epoch * self.epochs
+        return self.seconds_per_step * self.steps_per_epoch * self.epochs_left
+
+    @property
+    def epochs_left(self) -> int:
+        """Epochs still to train: all, unless a resumed run has trained some."""
+        return max(0, self.epochs - self.epochs_done)
 
     def to_json_dict(self) -> dict[str, Any]:
         """The plan as JSON-native values."""
@@ -114,6 +121,7 @@ class TrainingPlan:
             **dataclasses.asdict(self),
             "lengths": list(self.lengths),
             "estimated_seconds": self.estimated_seconds,
+            "epochs_left": self.epochs_left,
         }
 
     def __str__(self) -> str:
@@ -140,12 +148,22 @@ class TrainingPlan:
                 if self.large_data
                 else []
             ),
+            *(
+                [
+                    f"  resuming after epoch {self.epochs_done}: "
+                    f"{_count(self.epochs_left, 'epoch')} left "
+                    f"({_count(self.epochs_left * self.steps_per_epoch, 'step')})"
+                ]
+                if self.epochs_done
+                else []
+            ),
             f"  precision {self.precision}: {self.precision_reason}",
             f"  device {self.device}, {_count(self.threads, 'CPU thread')}",
         ]
         if self.seconds_per_step is not None:
+            left = " for the epochs left" if self.epochs_done else ""
             lines.append(
-                f"  estimated time {_duration(self.estimated_seconds)} "
+                f"  estimated time{left} {_duration(self.estimated_seconds)} "
                 f"({self.seconds_per_step * 1000:.3g} ms per step in a warm-up)"
             )
         lines += [f"warning: {w}" for w in self.warnings]

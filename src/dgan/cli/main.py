@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from dgan.cli.commands import run_demo_command, run_evaluate, run_generate, run_train
 from dgan.cli.demo import DEMO_CONFIG
 from dgan.cli.messages import FlagWordsFormatter
+from dgan.cli.resume import TrainingInterrupted
 from dgan.cli.threads import choose_threads
 from dgan.config import DfStyle
 from dgan.errors import DGANError
@@ -57,10 +58,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         torch.set_num_threads(choose_threads(getattr(args, "threads", None)))
         args.run(args)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as interrupt:
         if debug:
             raise
-        print("dgan: interrupted", file=sys.stderr)
+        advice = interrupt.advice if isinstance(interrupt, TrainingInterrupted) else ""
+        print("dgan: interrupted" + (f"; {advice}" if advice else ""), file=sys.stderr)
         return 130
     except (DGANError, OSError, ImportError) as error:
         # Errors we raise on purpose (their messages say the fix), files that cannot be
