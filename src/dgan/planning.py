@@ -43,6 +43,7 @@ from dgan.prepare import Checked, Source, prepare, repair_missing
 from dgan.tabular.arrays import TrainingArrays
 from dgan.tabular.layout import FrameLayout
 from dgan.train.batch import Accumulators, Batch
+from dgan.train.distributed import world_size
 from dgan.train.trainer import Trainer
 
 GRETEL_BATCH_SIZE = 1024
@@ -99,6 +100,7 @@ class TrainingPlan:
     large_data: bool = False  # trains with the large-data settings (DGANConfig.large_data)
     missing_values: str = ""  # what the repair of missing values does ("" when none are)
     epochs_done: int = 0  # resuming: epochs the checkpoint has trained (set by the caller)
+    processes: int = 1  # under torchrun: the processes that train together
     seconds_per_step: float | None = None
     warnings: list[str] = field(default_factory=list)
 
@@ -158,13 +160,17 @@ class TrainingPlan:
                 else []
             ),
             f"  precision {self.precision}: {self.precision_reason}",
-            f"  device {self.device}, {_count(self.threads, 'CPU thread')}",
+            f"  device {self.device}, {_count(self.threads, 'CPU thread')}"
+            if self.processes == 1
+            else f"  device {self.device}, {self.processes} processes (torchrun) of "
+            f"{_count(self.threads, 'CPU thread')} each",
         ]
         if self.seconds_per_step is not None:
             left = " for the epochs left" if self.epochs_done else ""
+            together = f" of the {self.processes} processes" if self.processes > 1 else ""
             lines.append(
                 f"  estimated time{left} {_duration(self.estimated_seconds)} "
-                f"({self.seconds_per_step * 1000:.3g} ms per step in a warm-up)"
+                f"({self.seconds_per_step * 1000:.3g} ms per step in a warm-up{together})"
             )
         lines += [f"warning: {w}" for w in self.warnings]
         return "\n".join(lines)
@@ -217,6 +223,7 @@ def make_plan(
         device=torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
         threads=torch.get_num_threads(),
         large_data=bool(config.large_data),
+        processes=world_size(),
     )
     plan.missing_values = repair_missing(arrays, config)[1]  # as training will repair them
     plan.warnings = _warnings(plan, arrays, layout, checked.frame)
@@ -454,9 +461,12 @@ def _wide_column_warnings(frame: pd.DataFrame, layout: FrameLayout) -> list[str]
 
 
 def _warm_up(config: DGANConfig, data: Checked, device: torch.device, steps: int) -> float:
-    """Seconds per training step of a throwaway trainer built like the real one."""
+    """Seconds per training step of a throwaway trainer built like the real one. Under
+    torchrun it trains with the other processes, as training will (each on its shard of
+    the batch, with the all-reduces), so every process must plan, as every one trains."""
     prepared = prepare(data, config)
     trainer = Trainer.create(prepared.config, prepared.encoder, device)
+    collective = trainer.join_processes(prepared.encoded)  # None in one process
     data = Batch.from_encoded(prepared.encoded, device)
     accumulators = Accumulators(device)
     size = min(prepared.config.batch_size, len(data))
@@ -465,7 +475,11 @@ def _warm_up(config: DGANConfig, data: Checked, device: torch.device, steps: int
             if step == 1:
                 _synchronize(device)
                 start = time.perf_counter()
-            trainer.train_step(trainer.random_batch(data, size), accumulators)
+            index = torch.randperm(len(data), device=device, generator=trainer.rng)[:size]
+            if collective is None:
+                trainer.train_step(data.take(index), accumulators)
+            else:
+                trainer.train_step(data.take(collective.shard(index)), accumulators, size)
         _synchronize(device)
     return (time.perf_counter() - start) / steps
 

@@ -28,10 +28,11 @@ from collections.abc import Sequence
 from dgan.cli.commands import run_demo_command, run_evaluate, run_generate, run_train
 from dgan.cli.demo import DEMO_CONFIG
 from dgan.cli.messages import FlagWordsFormatter
+from dgan.cli.ranks import prints_shared_errors, report, shared_output_on_rank_0
 from dgan.cli.resume import TrainingInterrupted
 from dgan.cli.threads import choose_threads
 from dgan.config import DfStyle
-from dgan.errors import DGANError
+from dgan.errors import DGANError, DistributedError
 from dgan.planning import (
     GRETEL_BATCH_SIZE,
     MIN_SUGGESTED_BATCH,
@@ -48,11 +49,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Returns the exit status: 0 on success, 1 when a command fails, 130 on Ctrl-C.
     """
-    args = build_parser().parse_args(argv)
+    with shared_output_on_rank_0():  # under torchrun, rank 0 alone shows argument errors
+        args = build_parser().parse_args(argv)
     debug = getattr(args, "debug", False)
     handler = logging.StreamHandler()
     handler.setFormatter(FlagWordsFormatter("dgan: %(message)s"))  # warnings name flags too
-    logging.basicConfig(level=logging.WARNING, handlers=[handler])
+    level = logging.WARNING if prints_shared_errors() else logging.ERROR
+    logging.basicConfig(level=level, handlers=[handler])
     try:
         import torch  # here, not at the top: `dgan` sets OpenMP's policy first (launch.py)
 
@@ -62,22 +65,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         if debug:
             raise
         advice = interrupt.advice if isinstance(interrupt, TrainingInterrupted) else ""
-        print("dgan: interrupted" + (f"; {advice}" if advice else ""), file=sys.stderr)
+        report("dgan: interrupted" + (f"; {advice}" if advice else ""), shared=True)
         return 130
     except (DGANError, OSError, ImportError) as error:
         # Errors we raise on purpose (their messages say the fix), files that cannot be
-        # read or written, and missing optional dependencies.
+        # read or written, and missing optional dependencies: under torchrun every process
+        # meets them alike, except a failed collective.
         if debug:
             raise
-        print(f"dgan: error: {_message(error)}", file=sys.stderr)
+        shared = not isinstance(error, DistributedError)
+        report(f"dgan: error: {_message(error)}", shared=shared)
         return 1
     except Exception as error:  # a bug: still one line, and say how to see more
         if debug:
             raise
-        print(
+        report(
             f"dgan: unexpected error: {type(error).__name__}: {_message(error)} "
             "(rerun with --debug for the traceback, and please report it)",
-            file=sys.stderr,
+            shared=False,
         )
         return 1
     return 0
