@@ -358,7 +358,10 @@ def test_tstr_without_a_baseline_suggests_another_target_only_where_there_is_one
     unique = np.array([f"s{i}" for i in range(30)], dtype=object)[:, None]
     alone = train_synthetic_test_real(*[SeriesData.from_arrays(features, unique)] * 2)
     assert alone["real_accuracy"] == 0 and alone["score"] is None
-    assert alone["reason"].startswith("Trained on 21 real series, the model predicts none")
+    assert alone["reason"] == (
+        "Trained on 21 real series, the model predicts none of the 9 held-out series' "
+        "'attribute_0' right: no baseline to compare with."
+    )
     assert "choose another" not in alone["reason"]
     kinds = np.where(np.arange(30) % 2 == 0, "a", "b").astype(object)[:, None]
     both = SeriesData.from_arrays(features, np.hstack([unique, kinds]))

@@ -24,10 +24,6 @@ from dgan.metrics.data import SeriesData, _columns_of, check_same_columns
 from dgan.metrics.distances import factorize_pair
 from dgan.noise import seeded_cpu_rng
 
-# --------------------------------------------------------------------------------------
-# Learned metrics: a small GRU reads the series (discriminative score, TSTR)
-# --------------------------------------------------------------------------------------
-
 _CLIP = 10.0
 """Standardized inputs are clipped to +-_CLIP so wild synthetic outliers cannot blow up
 the small classifiers (they still make the series easy to tell apart)."""
@@ -393,27 +389,13 @@ def train_synthetic_test_real(
     train_rows, test_rows = _split(real.n_examples, rng)
     if target is None:
         return _next_step(real_enc, synth_enc, train_rows, test_rows, seed)
-    result = _classify(real_enc, synth_enc, target, train_rows, test_rows, seed)
-    if result["score"] is None:
-        others = ", ".join(repr(n) for n in _usable_targets(real) if n != target)
-        result["reason"] = (
-            f"Trained on {len(train_rows)} real series, the model predicts none of the "
-            f"{len(test_rows)} held-out series' {target!r} right, so there is no baseline to "
-            "compare with" + (f"; choose another target_attribute ({others})." if others else ".")
-        )
-    return result
-
-
-def _usable_targets(real: SeriesData) -> list[str]:
-    """The discrete attributes with two or more real categories, in column order."""
-    discrete = [n for n, d in _columns_of(real, "attribute") if d]
-    return [n for n in discrete if len(set(map(str, real.attribute_column(n)))) > 1]
+    return _classify(real_enc, synth_enc, target, train_rows, test_rows, seed)
 
 
 def _choose_target(real: SeriesData, target_attribute: str | None) -> str | None:
     discrete = [n for n, d in _columns_of(real, "attribute") if d]
     if target_attribute is None:
-        usable = _usable_targets(real)
+        usable = [n for n in discrete if len(set(map(str, real.attribute_column(n)))) > 1]
         return usable[0] if usable else None
     if target_attribute not in discrete:
         raise ParameterError(
@@ -446,6 +428,13 @@ def _classify(real_enc, synth_enc, target, train_rows, test_rows, seed) -> dict[
         "score": _number(synthetic_accuracy / real_accuracy) if real_accuracy > 0 else None,
         "better": "higher",
     }
+    if result["score"] is None:
+        others = [repr(n) for n, c in real_enc.attribute_labels.items() if n != target and c[1:]]
+        result["reason"] = (
+            f"Trained on {len(train_rows)} real series, the model predicts none of the "
+            f"{len(test_rows)} held-out series' {target!r} right: no baseline to compare with"
+            + (f"; choose another target_attribute ({', '.join(others)})." if others else ".")
+        )
     return result
 
 
