@@ -270,3 +270,4 @@ def test_torchrun_reports_an_error_of_every_process_once(tmp_path):
     ours = [line for line in done.stderr.splitlines() if re.match(r"dgan( \(rank \d\))?:", line)]
     assert len(ours) == 1, done.stderr  # not once per process
     assert ours[0].startswith("dgan: error: --batch-size 3 with 24 examples gives batches of 3 ")
+    assert "read as WIDE" not in ours[0]  # a setting's error, not the table's layout

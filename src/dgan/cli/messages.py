@@ -111,10 +111,11 @@ def check_not_long(df: pd.DataFrame, style_given: bool, example_id: str | None) 
 
 @contextlib.contextmanager
 def hint_long_data(style_given: bool) -> Iterator[None]:
-    """Add "pass --time / --style long" to errors when a table defaulted to WIDE."""
+    """Add "pass --time / --style long" to errors about the data (`DataError`) when a
+    table defaulted to WIDE; other errors (a setting, a process) keep their message."""
     try:
         yield
-    except DGANError as error:
+    except DataError as error:
         if style_given:
             raise
         raise type(error)(
