@@ -578,7 +578,7 @@ def test_warnings_and_the_plan_name_flags_not_python_parameters(tmp_path):
     assert "precision=" not in text and "precision='" not in text, text
 
 
-def test_a_tstr_without_baseline_suggests_another_target_flag(tmp_path):
+def test_evaluate_suggests_another_target_flag_and_what_to_try(tmp_path):
     def labelled(seed: int) -> pd.DataFrame:
         frame = long_frame(seed)
         # A category per series: held-out categories are never seen in training.
@@ -586,7 +586,9 @@ def test_a_tstr_without_baseline_suggests_another_target_flag(tmp_path):
         return frame
 
     labelled(0).to_csv(tmp_path / "real.csv", index=False)
-    labelled(1).to_csv(tmp_path / "synth.csv", index=False)
+    far = labelled(1)
+    far["level"] += 50  # far from real
+    far.to_csv(tmp_path / "synth.csv", index=False)
     flags = ["--example-id", "id", "--time", "step", "--attributes", "label,kind"]
     result = run_dgan(
         "evaluate", "real.csv", "synth.csv", *flags, "--target", "label", "--seeds", "1",
@@ -595,6 +597,9 @@ def test_a_tstr_without_baseline_suggests_another_target_flag(tmp_path):
     tstr = next(line for line in result.stdout.splitlines() if line.startswith("tstr"))
     assert "n/a" in tstr and tstr.endswith("choose another --target ('kind')."), tstr
     assert "target_attribute" not in result.stdout
+    verdict, advice = result.stdout.splitlines()[:2]
+    assert verdict.startswith("verdict: far from real")
+    assert advice.startswith("What to try: a longer training budget (more epochs, --epochs")
 
 
 # ----------------------------------------------------------------------- missing values

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from dgan.metrics import METRIC_DESCRIPTIONS
+from dgan.metrics.verdict import what_to_try
 from dgan.records import EpochRecord, precision_runs
 
 MAX_EVENTS_SHOWN = 5
@@ -120,6 +121,8 @@ def metrics_table(metrics: dict[str, Any]) -> str:
             + (f"; {seeds} seeds" if seeds else "")
             + "; rules: pydoc dgan.metrics.verdict)"
         )
+        if advice := what_to_try(overall["verdict"]):
+            lines.append(advice)
     rows, warnings = [], []
     for name in names:
         entry = metrics[name]

@@ -164,7 +164,15 @@ def _over_seeds(entries: list[dict[str, Any]]) -> dict[str, Any]:
     scores = [e.get("score") for e in entries]
     if any(s is None for s in scores):
         entry["score"], entry["std"], entry["per_seed"] = None, None, scores
-        entry.setdefault("reason", next(e.get("reason") for e in entries if e["score"] is None))
+        failed = [k for k, s in enumerate(scores) if s is None]
+        reason = entries[failed[0]].get("reason")
+        if len(failed) < len(scores):  # the details (the first seed's) may look fine
+            those = "That seed" if len(failed) == 1 else "Those seeds"
+            reason = (
+                f"{len(failed)} of {len(scores)} seeds gave no score (see per_seed), so there "
+                f"is no mean over the seeds. {those}: {reason}"
+            )
+        entry["reason"] = reason
         return entry
     entry["score"] = _number(np.mean(scores))
     entry["std"] = _number(np.std(scores))

@@ -103,6 +103,29 @@ def too_small(name: str, n_real: int, n_synthetic: int) -> str | None:
     return None
 
 
+def what_to_try(verdict: str) -> str:
+    """What to try when the overall ``verdict`` is not "close to real" ("" when it is, or
+    when there was too little data to judge): the one place this advice is written, for
+    ``dgan evaluate``, ``dgan demo`` and the report alike.
+
+    Example:
+        >>> what_to_try(CLOSE)
+        ''
+        >>> what_to_try(FAR).split(":")[0]
+        'What to try'
+    """
+    if verdict not in (DIFFERENT, FAR):
+        return ""
+    return (
+        "What to try: a longer training budget (more epochs, --epochs or DGANConfig.epochs; "
+        "budgets in steps or minutes, --training-steps / --training-minutes, are coming with "
+        "issue 22): on small data much of the gap is too few optimizer steps; more data "
+        "(more series of the same kind); and the settings for small data (below 1,000 "
+        "series dgan trains with gretel's settings; the README's 'Where dgan's defaults "
+        "differ from gretel's' says what else there is). Then evaluate again."
+    )
+
+
 def overall_verdict(metrics: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """The verdict over all metrics: the worst one among those judged.
 
