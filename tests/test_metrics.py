@@ -315,7 +315,7 @@ def test_evaluate_tolerates_categories_present_on_one_side_only(metrics_toy_data
     features[0][:, 2] = 7  # a number among the strings of a discrete feature
     synthetic = _replace(real, features=features, attributes=attributes)
     before = copy.deepcopy((real.features, real.attributes, synthetic.features, attributes))
-    result = evaluate(real, synthetic)
+    result = evaluate(real, synthetic, n_seeds=1)  # one seed: what is checked is not spread
     relation = result["attribute_feature_relation"]["per_attribute"]["kind"]
     assert relation["missing_categories"] == ["spiky"]
     assert result["marginals"]["attributes"]["kind"]["value"] > 0
@@ -325,7 +325,7 @@ def test_evaluate_tolerates_categories_present_on_one_side_only(metrics_toy_data
 
 def test_evaluate_without_attributes_skips_what_needs_them(metrics_rng):
     real = SeriesData.from_arrays(metrics_rng.normal(size=(30, 8, 1)).cumsum(axis=1))
-    result = evaluate(real, real, max_examples=25)
+    result = evaluate(real, real, max_examples=25, n_seeds=1)
     assert result["info"]["n_real"] == 25
     assert result["attribute_feature_relation"]["score"] is None
     assert "discrete attribute" in result["attribute_feature_relation"]["reason"]
