@@ -16,9 +16,10 @@ every run, so an interrupted benchmark keeps what it finished). Datasets are des
 run took on this machine, recorded so an epoch budget can be chosen.
 
 The base config is gretel-synthetics' default DGANConfig with the dataset's
-``max_sequence_len``, ``--sample-len``, ``--epochs`` and ``cuda=False`` (dgan's own default
-``large_data="auto"`` then switches dgan to its large-data settings from 1,000 series on;
-``large_data=False`` runs dgan at gretel's settings); ``key=value``
+``max_sequence_len``, ``--sample-len``, ``--epochs`` and ``cuda=False``. Without
+``--epochs`` each system trains for its own default length: gretel's 400 epochs, and for
+dgan the settings and budget of steps its default ``large_data="auto"`` picks from the
+number of series (``large_data=False`` runs dgan at gretel's settings); ``key=value``
 arguments override any field for both systems (a field gretel lacks, e.g. ``precision``,
 is applied to dgan only and listed under ``not_applied_to_gretel``), so levers can be
 screened without code changes::
@@ -57,7 +58,13 @@ if (REPO / "src" / "dgan").is_dir():
     sys.path.insert(0, str(REPO / "src"))  # measure this checkout, not an installed copy
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from dgan.metrics import SeriesData, evaluate  # noqa: E402
+from dgan.metrics import (  # noqa: E402
+    SeriesData,
+    attribute_feature_relation,
+    evaluate,
+    marginal_distances,
+    memorisation,
+)
 from dgan.metrics.protocol import (  # noqa: E402
     timegan_discriminative_runs,
     timegan_predictive_score,
@@ -116,7 +123,12 @@ def make_config(config_cls, base: dict[str, Any], overrides: dict[str, Any]):
     return config_cls(**kwargs), sorted((set(base) | set(overrides)) - fields)
 
 
-def train_and_generate(system, config, data: Dataset, seed: int) -> tuple[Any, float, Any]:
+def train_and_generate(
+    system, config, data: Dataset, seed: int, curve: Curve | None = None
+) -> tuple[Any, float, Any]:
+    """Train a fresh model, then generate as many series as the real data has. With a
+    ``curve``, the model is scored every ``curve.every`` steps while it trains (the time
+    that takes is not counted as training time)."""
     dgan_cls, _, output_type, _ = system
     torch.manual_seed(seed)
     np.random.seed(seed)  # noqa: NPY002  (a library may draw from the global RNG)
@@ -130,12 +142,61 @@ def train_and_generate(system, config, data: Dataset, seed: int) -> tuple[Any, f
         kwargs["attribute_types"] = [kind] * data.attributes.shape[1]
     if "progress_bar" in model.train_numpy.__code__.co_varnames:
         kwargs["progress_bar"] = False
+    if curve is not None:
+        kwargs["progress_callback"] = curve.callback(model, data, seed)
     start = time.perf_counter()
     model.train_numpy(**kwargs)
-    seconds = time.perf_counter() - start
+    seconds = time.perf_counter() - start - (0.0 if curve is None else curve.paused)
     torch.manual_seed(seed + 10_000)
     attributes, features = model.generate_numpy(len(data.real))
     return (attributes, features), seconds, model
+
+
+class Curve:
+    """Quality over training time: every ``every`` optimizer steps, generate as many series
+    as the real data has and record the protocol's discriminative score (``disc_runs``
+    classifiers) beside the training seconds and steps so far. The clock stops while it
+    scores; the model's random streams are restored afterwards, so training goes on as if
+    nothing happened (dgan's generation uses its own stream; gretel's draws from torch's
+    global one, which is forked)."""
+
+    def __init__(self, every: int, disc_runs: int):
+        self.every, self.disc_runs = every, disc_runs
+        self.points: list[dict[str, float]] = []
+        self.paused = 0.0
+
+    def callback(self, model, data: Dataset, seed: int):
+        start = time.perf_counter()
+        steps = [0]
+
+        def on_batch(info) -> None:
+            steps[0] += 1
+            if steps[0] % self.every:
+                return
+            paused_at = time.perf_counter()
+            trained = paused_at - start - self.paused
+            self.points.append(
+                {"steps": steps[0], "train_seconds": trained, **self._score(model, data, seed)}
+            )
+            print(f"  curve: {self.points[-1]}", flush=True)
+            self.paused += time.perf_counter() - paused_at
+
+        return on_batch
+
+    def _score(self, model, data: Dataset, seed: int) -> dict[str, float]:
+        sampler = getattr(model, "sampler", None)  # dgan: keep its generation stream as is
+        state = None if sampler is None else sampler.rng.get_state()
+        with torch.random.fork_rng(devices=[]):
+            _, features = model.generate_numpy(len(data.real))
+        if sampler is not None:
+            sampler.rng.set_state(state)
+        else:  # gretel generates in eval mode and trains on without switching back
+            model._set_mode(True)
+        synthetic = protocol_windows(data, features)
+        runs = timegan_discriminative_runs(
+            data.scaled(data.real), synthetic, runs=self.disc_runs, seed=seed
+        )
+        return {"discriminative": float(np.mean(runs))}
 
 
 def protocol_windows(data: Dataset, features) -> np.ndarray | list[np.ndarray]:
@@ -158,6 +219,7 @@ def score(
     metrics: dict[str, Any] = {"discriminative": float(np.mean(runs))}
     if args.predictive:
         metrics["predictive"] = timegan_predictive_score(real, synthetic, seed=seed)
+    metrics.update(copying_and_attributes(data, attributes, features, seed))
     if args.own_metrics:
         own = evaluate(
             SeriesData.from_arrays(data.real, data.attributes if data.reference is None else None),
@@ -168,6 +230,29 @@ def score(
             if name != "info" and result.get("score") is not None:
                 metrics[f"own_{name}"] = result["score"]
     return metrics, runs
+
+
+def copying_and_attributes(data: Dataset, attributes, features, seed: int) -> dict[str, float]:
+    """Memorisation of the training series (`dgan.metrics.memorisation`: the fraction of
+    synthetic series that are near-copies of one, and the same for real series held out
+    from training where the dataset has them), and, for data with attributes, the
+    attribute marginals (total variation) and the attribute/feature relation."""
+    train = SeriesData.from_arrays(data.features, data.attributes)
+    fake = SeriesData.from_arrays(features, attributes if data.attributes is not None else None)
+    out: dict[str, float] = {}
+    copied = memorisation(train, fake, seed=seed)
+    out["memorisation"] = copied["score"]
+    out["memorisation_distance_ratio"] = copied["median_distance_ratio"]
+    if data.reference is not None and len(data.reference) > len(data.features):
+        held_out = SeriesData.from_arrays(list(data.reference[len(data.features) :]))
+        out["memorisation_held_out_real"] = memorisation(train, held_out, seed=seed)["score"]
+    if data.attributes is not None:
+        marginals = marginal_distances(train, fake)["attributes"]
+        out["attribute_marginals"] = float(np.mean([v["value"] for v in marginals.values()]))
+        relation = attribute_feature_relation(train, fake)["score"]
+        if relation is not None:
+            out["attribute_feature_relation"] = relation
+    return out
 
 
 def save_samples(synthetic, folder: Path, name: str) -> None:
@@ -208,7 +293,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help=f"comma list of {sorted(LOADERS)} or stocks-N (N training windows)",
     )
     p.add_argument("--seeds", default="3", help="a count k (seeds 0..k-1) or a comma list")
-    p.add_argument("--epochs", type=int, default=100)
+    p.add_argument(
+        "--epochs", type=int, default=None, help="default: each system's own default length"
+    )
     p.add_argument("--sample-len", type=int, default=None, help="default: per dataset (4; 7)")
     p.add_argument("--precision", default=None, help="dgan precision (fp32, bf16, fp16)")
     p.add_argument("--systems", default="dgan,gretel")
@@ -223,6 +310,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="also write each seed's synthetic windows (protocol scaling) to "
         "OUT/samples/TAG-DATASET-SYSTEM-seedN.npy, for benchmarks/window_probe.py",
     )
+    p.add_argument(
+        "--curve-every",
+        type=int,
+        default=0,
+        help="score the model every N optimizer steps while it trains (quality over time)",
+    )
+    p.add_argument("--curve-disc-runs", type=int, default=3, help="classifiers per curve point")
     p.add_argument("--out", default=str(REPO / "benchmarks" / "results"))
     p.add_argument("overrides", nargs="*", help="DGANConfig field=value, for both systems")
     return p.parse_args(argv)
@@ -269,9 +363,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         base = {
             "max_sequence_len": data.max_sequence_len,
             "sample_len": sample_len,
-            "epochs": args.epochs,
             "cuda": False,
         }
+        if args.epochs is not None:
+            base["epochs"] = args.epochs
         entry: dict[str, Any] = {
             "n_series": len(data.features),
             "n_reference": len(data.real),
@@ -296,8 +391,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             for seed in seeds:
                 if sys_name == "dgan":
                     config, _ = make_config(system[1], {**base, "seed": seed}, overrides)
+                curve = None
+                if args.curve_every > 0:
+                    curve = Curve(args.curve_every, args.curve_disc_runs)
                 try:
-                    generated, seconds, model = train_and_generate(system, config, data, seed)
+                    generated, seconds, model = train_and_generate(
+                        system, config, data, seed, curve
+                    )
                 except Exception as exc:  # a system that cannot handle the data: record it
                     result["error"] = f"{type(exc).__name__}: {exc}"
                     print(f"{name} {sys_name}: {result['error']}", flush=True)
@@ -313,6 +413,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                     "metrics": metrics,
                     "discriminative_runs": disc_runs,
                 }
+                if curve is not None:
+                    run["curve"] = curve.points
+                if hasattr(model, "trainer"):  # dgan: the optimizer steps it trained
+                    run["train_steps"] = model.trainer.steps_done
                 # What training used where it differs from the config passed (dgan decides
                 # large_data from the data).
                 passed, used = plain_config(config), plain_config(model.config)

@@ -22,6 +22,7 @@ import torch.distributed as dist
 from safetensors.torch import save_file
 
 from dgan import DGAN, OutputType
+from dgan.errors import ParameterError
 from dgan.train.distributed import Collective
 from tiny import tiny_config
 
@@ -74,7 +75,8 @@ def first_gradients(trainer, optimizers, store: dict[str, torch.Tensor]) -> None
                 store[prefix + k] = p.grad.detach().clone()
 
 
-def main(rank: int, world: int, port: int, out: Path, fail_rank: int) -> None:
+def join_environment(rank: int, world: int, port: int) -> None:
+    """What torchrun sets for each process."""
     torch.set_num_threads(1)
     os.environ.update(
         RANK=str(rank),
@@ -83,6 +85,18 @@ def main(rank: int, world: int, port: int, out: Path, fail_rank: int) -> None:
         MASTER_ADDR="127.0.0.1",
         MASTER_PORT=str(port),
     )
+
+
+def config_differs(rank: int, out: Path) -> None:
+    """Rank 1 passes another learning rate: each process writes the error it got."""
+    config = plain_config(generator_learning_rate=0.001 if rank == 0 else 0.002)
+    try:
+        DGAN(config).train_numpy(plain_data(), progress_bar=False)
+    except ParameterError as error:
+        (out / f"error-{rank}.txt").write_text(str(error))
+
+
+def main(rank: int, world: int, port: int, out: Path, fail_rank: int) -> None:
     # Registered before dgan joins the group, so it runs after dgan's own exit handler
     # (atexit runs last-in first-out): it records whether the group was left in time.
     atexit.register(
@@ -129,6 +143,11 @@ def main(rank: int, world: int, port: int, out: Path, fail_rank: int) -> None:
     save_file(weights(model), str(out / f"gpbatch-{rank}.safetensors"))
     save_file(first, str(out / f"gpbatch-grads-{rank}.safetensors"))
 
+    # A time budget spent at once: the processes must agree on where to stop.
+    model = DGAN(plain_config(epochs=3, training_minutes=1e-6))
+    model.train_numpy(plain_data(), progress_bar=False)
+    (out / f"timed-steps-{rank}.txt").write_text(str(model.trainer.steps_done))
+
     model = DGAN(plain_config(epochs=3, checkpoint_dir=checkpoints))
     model.train_numpy(plain_data(), progress_bar=False, resume_from=checkpoints)
     save_file(weights(model), str(out / f"resumed-{rank}.safetensors"))
@@ -137,4 +156,8 @@ def main(rank: int, world: int, port: int, out: Path, fail_rank: int) -> None:
 if __name__ == "__main__":
     rank, world, port = (int(a) for a in sys.argv[1:4])
     fail_rank = int(sys.argv[5]) if len(sys.argv) > 5 else -1
-    main(rank, world, port, Path(sys.argv[4]), fail_rank)
+    join_environment(rank, world, port)
+    if os.environ.get("WORKER_CONFIG_DIFFERS"):
+        config_differs(rank, Path(sys.argv[4]))
+    else:
+        main(rank, world, port, Path(sys.argv[4]), fail_rank)

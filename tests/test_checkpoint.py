@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
+import json
 import logging
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -21,6 +24,7 @@ from dgan import DGAN, DGANConfig, OutputType
 from dgan.errors import DataError, ParameterError, SerializationError
 from dgan.storage.checkpoint import Checkpointer, find_resume_point, list_checkpoints
 from dgan.storage.model_file import ModelParts
+from dgan.train.loop import Budget
 from tiny import TINY_NETWORKS, tiny_config
 
 TYPES = [OutputType.DISCRETE, OutputType.CONTINUOUS]
@@ -109,10 +113,12 @@ def test_sigkill_mid_epoch_then_resume_is_bit_identical(tmp_path):
     assert returncode == -signal.SIGKILL
     folder = tmp_path / "ckpt"
     assert [n for n, _ in list_checkpoints(folder)] == [1, 2]
+    assert json.loads((folder / "dgan.lock").read_text())["pid"] == killed.pid  # stale now
 
     # Resumed here (one torch thread, as in the killed process): the same as never killed.
     resumed = _train(kill_config(str(folder)), resume_from=folder)
     assert [n for n, _ in list_checkpoints(folder)] == [2, 3, 4]
+    assert not (folder / "dgan.lock").exists()  # taken over, then released
     _assert_identical(_train(kill_config(None)), resumed)
     assert [h["epoch"] for h in resumed.history] == [0, 1, 2, 3]
 
@@ -189,14 +195,27 @@ def test_a_finished_run_can_be_extended_with_more_epochs(tmp_path):
 def test_keeps_the_newest_checkpoints_and_they_load_as_models(tmp_path):
     folder = tmp_path / "ckpt"
     folder.mkdir()
-    stale = folder / ".checkpoint-000009.dgan.x1y2.tmp"  # a killed run's half-written file
-    stale.write_bytes(b"half")
+    foreign = folder / ".checkpoint-000009.dgan.x1y2.tmp"  # another run's half-written file
+    foreign.write_bytes(b"half")
     config = tiny_config(epochs=4, checkpoint_dir=str(folder), checkpoint_every=1)
     model = _train(dataclass_replace(config, checkpoint_keep=2))
     assert [n for n, _ in list_checkpoints(folder)] == [3, 4]
-    assert not stale.exists()
+    assert foreign.exists()  # never another run's
     loaded = DGAN.load(folder / "checkpoint-000004.dgan")
     _assert_identical(model, loaded)
+
+
+def test_a_resumed_run_deletes_its_own_half_written_files_only(tmp_path):
+    folder = tmp_path / "ckpt"
+    _train(tiny_config(epochs=1, checkpoint_dir=str(folder)))
+    run_id = find_resume_point(folder).run["run_id"]
+    own = folder / f".checkpoint-000002.dgan.{run_id}-0a1b2c.tmp"  # its write, killed
+    foreign = folder / ".checkpoint-000002.dgan.feedfacefeedface-0a1b2c.tmp"
+    own.write_bytes(b"half")
+    foreign.write_bytes(b"half")
+    _train(tiny_config(epochs=2, checkpoint_dir=str(folder)), resume_from=folder)
+    assert not own.exists() and foreign.exists()
+    assert find_resume_point(folder).run["run_id"] == run_id  # the same run, continued
 
 
 def dataclass_replace(config: DGANConfig, **changes) -> DGANConfig:
@@ -221,6 +240,18 @@ def test_resume_with_other_data_names_the_difference(interrupted):
         _train(tiny_config(epochs=3), data=_data(n=30), resume_from=interrupted)
 
 
+def test_resuming_with_fewer_epochs_than_done_is_refused_before_any_work(tmp_path, caplog):
+    folder = tmp_path / "ckpt"
+    _train(tiny_config(epochs=3, checkpoint_dir=str(folder)))
+    epochs = []
+    with pytest.raises(ParameterError, match=r"epochs=2 \(2 epochs\): .* trained 3 epochs"):
+        _train(tiny_config(epochs=2), resume_from=folder, progress_callback=epochs.append)
+    assert epochs == []
+    with caplog.at_level(logging.WARNING, logger="dgan.storage.checkpoint"):
+        same = _train(tiny_config(epochs=3), resume_from=folder)  # only restores it
+    assert "nothing left to train" in caplog.text and len(same.history) == 3
+
+
 def test_resume_with_other_config_names_the_fields(interrupted):
     config = tiny_config(epochs=3, generator_learning_rate=0.01, batch_size=4)
     with pytest.raises(ParameterError, match="batch_size: 8 in the checkpoint, 4 now") as e:
@@ -229,13 +260,34 @@ def test_resume_with_other_config_names_the_fields(interrupted):
     assert "epochs" not in str(e.value).split("differs in")[1].split(".")[0]
 
 
+@pytest.mark.parametrize("large_data", [True, "auto", False])
+def test_a_run_resumes_with_its_own_config_whatever_large_data_says(tmp_path, large_data):
+    folder = str(tmp_path / "ckpt")
+    _train(tiny_config(epochs=1, large_data=large_data, checkpoint_dir=folder))
+    resumed = _train(tiny_config(epochs=2, large_data=large_data), resume_from=folder)
+    assert resumed.config.generator_ema_decay == (0.999 if large_data is True else None)
+    _assert_identical(resumed, _train(tiny_config(epochs=2, large_data=large_data)))
+
+
+def test_resuming_another_models_checkpoints_says_so(interrupted, tmp_path):
+    features, _ = _data()
+    with pytest.raises(DataError, match="this checkpoint belongs to another run") as e:
+        DGAN(tiny_config(epochs=3)).train_numpy(
+            features, progress_bar=False, resume_from=interrupted
+        )  # the interrupted run had attributes
+    assert "trained with attributes, this data has none" in str(e.value)
+    assert "first trained" not in str(e.value)
+    with pytest.raises(DataError, match="this checkpoint belongs to another run"):
+        _train(tiny_config(epochs=3), data=(features[..., :1], _data()[1]), resume_from=interrupted)
+
+
 def test_resume_with_other_columns_is_a_data_error(tmp_path):
     folder = str(tmp_path / "ckpt")
     df = pd.DataFrame({"kind": ["a", "b"] * 10, "t0": range(20), "t1": range(20)})
     config = tiny_config(max_sequence_len=2, sample_len=1, checkpoint_dir=folder)
     DGAN(config).train_dataframe(df, attribute_columns=["kind"], progress_bar=False)
     other = df.rename(columns={"t1": "t9"})
-    with pytest.raises(DataError, match="columns"):
+    with pytest.raises(DataError, match=r"belongs to another run.*columns"):
         DGAN(config).train_dataframe(
             other, attribute_columns=["kind"], progress_bar=False, resume_from=folder
         )
@@ -244,6 +296,76 @@ def test_resume_with_other_columns_is_a_data_error(tmp_path):
 def test_a_fresh_run_refuses_a_folder_with_another_runs_checkpoints(interrupted):
     with pytest.raises(ParameterError, match="resume it with resume_from"):
         _train(tiny_config(epochs=2, checkpoint_dir=str(interrupted)))
+
+
+def _contents(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+@pytest.mark.parametrize("others", [[4, 5, 6], [1, 2, 3]])
+def test_a_resumed_run_never_writes_into_another_runs_folder(tmp_path, others):
+    """--resume A --checkpoint-dir B, B holding another run's checkpoints: refused before
+    training, B untouched (before: checkpoint 3 was written and pruned at once, or it
+    replaced the other run's checkpoint 3)."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    _train(tiny_config(epochs=2, checkpoint_dir=str(a)))
+    other = tiny_config(epochs=others[-1], seed=1, checkpoint_dir=str(b), checkpoint_every=1)
+    _train(other)
+    assert [n for n, _ in list_checkpoints(b)] == others
+    before = _contents(b)
+    with pytest.raises(ParameterError, match="checkpoints of another training run"):
+        _train(tiny_config(epochs=3, checkpoint_dir=str(b)), resume_from=a)
+    assert _contents(b) == before
+
+
+def test_two_runs_cannot_share_a_folder_and_the_refused_one_deletes_nothing(tmp_path):
+    folder = tmp_path / "ckpt"
+    config = tiny_config(epochs=2, checkpoint_dir=str(folder), checkpoint_every=1)
+    refused = []
+
+    def second_run_starts(info):  # while the first run trains, before its first checkpoint
+        if (info.epoch, info.batch) != (0, 0):
+            return
+        writing = folder / ".checkpoint-000001.dgan.0123456789abcdef-ffffff.tmp"
+        writing.write_bytes(b"the first run's checkpoint, half written")
+        with pytest.raises(ParameterError, match="in use by another training run") as e:
+            _train(dataclass_replace(config, seed=1))
+        refused.append(str(e.value))
+        assert writing.exists()
+        writing.unlink()
+
+    first = _train(config, progress_callback=second_run_starts)
+    assert refused and f"process {os.getpid()}" in refused[0]
+    assert [n for n, _ in list_checkpoints(folder)] == [1, 2]
+    _assert_identical(first, DGAN.load(folder / "checkpoint-000002.dgan"))
+
+
+def test_a_loaded_model_trained_again_leaves_the_runs_checkpoints_alone(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # checkpoint_dir is relative, as a config file has it
+    config = tiny_config(epochs=2, checkpoint_dir="ckpt", checkpoint_every=1)
+    path = _train(config).save("model.dgan")
+    before = _contents(tmp_path / "ckpt")
+    features, attributes = _data()
+    with pytest.raises(ParameterError, match="checkpoints of another training run"):
+        DGAN.load(path).train_numpy(features, attributes=attributes, progress_bar=False)
+    assert _contents(tmp_path / "ckpt") == before
+
+
+def test_training_one_model_again_continues_its_own_checkpoints(tmp_path):
+    folder = tmp_path / "ckpt"
+    model = _train(tiny_config(epochs=2, checkpoint_dir=str(folder), checkpoint_every=1))
+    features, attributes = _data()
+    model.train_numpy(features, attributes=attributes, progress_bar=False)  # the same run
+    assert [n for n, _ in list_checkpoints(folder)] == [2, 3, 4]
+
+
+def test_a_checkpoint_dir_that_cannot_be_a_folder_fails_before_training(tmp_path):
+    (tmp_path / "file").write_text("not a folder")
+    for where in (tmp_path / "file", tmp_path / "file" / "below"):
+        epochs = []
+        with pytest.raises(ParameterError, match="cannot hold checkpoints"):
+            _train(tiny_config(checkpoint_dir=str(where)), progress_callback=epochs.append)
+        assert epochs == []  # refused before the first step
 
 
 def test_resume_into_a_trained_model_is_refused(interrupted):
@@ -255,6 +377,31 @@ def test_resume_into_a_trained_model_is_refused(interrupted):
         )
 
 
+@pytest.mark.parametrize(
+    "change, field",
+    [
+        ({"run_epochs_done": -5}, "checkpoint.run_epochs_done must be an integer >= 0"),
+        ({"run_epochs_done": "1"}, "checkpoint.run_epochs_done must be an integer >= 0"),
+        ({"run_epochs_done": 2}, "must be the 1 epochs of history"),
+        ({"data_sha256": None}, "checkpoint.data_sha256 is missing"),
+        ({"world_size": "1"}, "checkpoint.world_size must be an integer >= 1"),
+        ({"history_offset": 1.0}, "checkpoint.history_offset must be an integer"),
+        ({"stopped": "no"}, "checkpoint.stopped must be true or false"),
+        ({"run_id": "../*"}, "checkpoint.run_id must be 8 to 64 lowercase hex digits"),
+        ({"guard": {"same_as_model": False, "precision": {}}}, "guard.precision.in_effect"),
+    ],
+)
+def test_a_forged_checkpoint_header_is_refused_naming_the_field(interrupted, change, field):
+    from dgan.storage.format import read_model_file, write_model_file
+
+    path = list_checkpoints(interrupted)[-1][1]
+    tensors, state = read_model_file(path)
+    run = {k: v for k, v in {**state["checkpoint"], **change}.items() if v is not None}
+    write_model_file(path, tensors, {**state, "checkpoint": run})  # a valid checksum again
+    with pytest.raises(SerializationError, match=re.escape(field)):
+        _train(tiny_config(epochs=3), resume_from=interrupted)
+
+
 def test_a_plain_model_file_is_not_a_checkpoint(tmp_path):
     path = _train(tiny_config()).save(tmp_path / "model.dgan")
     with pytest.raises(SerializationError, match="not a training checkpoint"):
@@ -264,11 +411,19 @@ def test_a_plain_model_file_is_not_a_checkpoint(tmp_path):
 @pytest.mark.parametrize(
     "field, value",
     [("checkpoint_every", 0), ("checkpoint_keep", -1), ("checkpoint_every_minutes", 0),
-     ("checkpoint_dir", 3)],
+     ("checkpoint_dir", 3), ("checkpoint_dir", "ck\0pt")],
 )  # fmt: skip
 def test_checkpoint_settings_are_validated(field, value):
     with pytest.raises(ParameterError, match=field):
         tiny_config(**{field: value})
+
+
+def test_an_empty_checkpoint_dir_is_refused_when_training_starts(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    config = tiny_config(checkpoint_dir="")  # still loads from model files that hold it
+    with pytest.raises(ParameterError, match="checkpoint_dir is empty"):
+        _train(config)
+    assert list(tmp_path.iterdir()) == []  # before: checkpoints in the current folder
 
 
 def test_checkpoint_dir_accepts_a_path(tmp_path):
@@ -303,7 +458,8 @@ def test_a_guard_snapshot_older_than_the_weights_is_kept_whole(tmp_path):
     parts = ModelParts(
         model.config, model.encoder, model.data_frame_layout, model.trainer, model.sampler.rng
     )
-    path = Checkpointer(parts, encoded, model.history, history_offset=0).write(1)
+    budget = Budget.of(model.config, len(encoded.features))
+    path = Checkpointer(parts, encoded, model.history, 0, budget).write(1)
 
     resumed = _train(config, resume_from=path)  # 1 of 1 epochs done: only restores
     restored = resumed.trainer.guard.state_dict()
@@ -342,3 +498,97 @@ def test_command_line_checkpoints_and_resumes(tmp_path, capsys):
     assert main([*common, "-o", str(tmp_path / "c.dgan"), "--epochs", "3"]) == 0
     capsys.readouterr()
     _assert_identical(DGAN.load(tmp_path / "b.dgan"), DGAN.load(tmp_path / "c.dgan"))
+
+
+# ----- budgets in steps and time ------------------------------------------------------------
+class _Interrupt(Exception):
+    pass
+
+
+def test_a_budget_in_steps_resumes_bit_identical_through_its_partial_epoch(tmp_path):
+    """A run of 12 steps (5 per epoch: epochs of 5, 5 and 2) interrupted inside its partial
+    last epoch resumes from the checkpoint after epoch 2 and ends as if never stopped."""
+    config = tiny_config(epochs=400, training_steps=12, seed=3)
+    folder = tmp_path / "ckpt"
+    with_checkpoints = dataclasses.replace(config, checkpoint_dir=str(folder), checkpoint_every=1)
+    whole = _train(config)
+    assert [h["steps"] for h in whole.history] == [5, 5, 2]
+
+    def interrupt(info):
+        if info.step == 11:  # the last step of the partial epoch
+            raise _Interrupt
+
+    with pytest.raises(_Interrupt):
+        _train(with_checkpoints, progress_callback=interrupt)
+    assert [n for n, _ in list_checkpoints(folder)] == [1, 2]
+    resumed = _train(with_checkpoints, resume_from=folder)
+    _assert_identical(whole, resumed)
+
+
+def test_a_run_that_spent_its_time_budget_resumes_to_nothing_more(tmp_path):
+    folder = tmp_path / "ckpt"
+    config = tiny_config(epochs=5, training_minutes=1e-6, checkpoint_dir=str(folder))
+    first = _train(config)
+    assert first.history[-1]["time_budget_reached"] and first.trainer.steps_done == 1
+    assert [n for n, _ in list_checkpoints(folder)] == [1]  # written where time ran out
+    again = _train(config, resume_from=folder)
+    assert again.trainer.steps_done == 1 and len(again.history) == 1
+    more_time = dataclasses.replace(config, training_minutes=60.0)
+    longer = _train(more_time, resume_from=folder)  # continues from the next epoch
+    assert len(longer.history) == 5 and longer.history[-1].get("time_budget_reached") is None
+
+
+@pytest.fixture
+def weather_csv(tmp_path) -> Path:
+    from dgan.datasets import load_demo
+
+    data = tmp_path / "weather.csv"
+    load_demo().head(28 * 16).to_csv(data, index=False)  # 16 series of 28 days
+    tiny = "\n".join(f"{k} = {v}" for k, v in TINY_NETWORKS.items())
+    (tmp_path / "tiny.toml").write_text(tiny + "\ncuda = false\n")
+    return data
+
+
+def _cli_train(data: Path, *flags: str) -> list[str]:
+    return [
+        "train", str(data), "--example-id", "example_id", "--time", "day",
+        "--attributes", "month", "--batch-size", "8", "--seed", "0",
+        "--config", str(data.parent / "tiny.toml"), *flags,
+    ]  # fmt: skip
+
+
+def test_command_line_checks_checkpoint_paths_before_reading_the_data(
+    weather_csv, tmp_path, capsys
+):
+    from dgan.cli.main import main
+
+    folder, out = tmp_path / "c1d", str(tmp_path / "a.dgan")
+    misspelt = folder / "checkpoint-00002.dgan"  # one digit short
+    assert main(_cli_train(weather_csv, "-o", out, "--resume", str(misspelt))) == 1
+    out_err = capsys.readouterr()
+    assert f"dgan: error: --resume {str(misspelt)!r}: there is no such checkpoint" in out_err.err
+    assert "inferred" not in out_err.out  # the data was never read
+    assert not misspelt.exists()
+
+    (tmp_path / "file").write_text("")
+    for where in ("file", "file/below"):
+        flags = ["-o", out, "--checkpoint-dir", str(tmp_path / where)]
+        assert main(_cli_train(weather_csv, *flags)) == 1
+        out_err = capsys.readouterr()
+        assert "dgan: error: --checkpoint-dir" in out_err.err and "inferred" not in out_err.out
+
+
+def test_command_line_resumes_from_a_checkpoint_file_into_its_folder(weather_csv, tmp_path):
+    from dgan.cli.main import main
+
+    folder = tmp_path / "ckpt"
+    flags = ["--checkpoint-dir", str(folder), "--checkpoint-every", "1"]
+    first_run = _cli_train(weather_csv, "-o", str(tmp_path / "a.dgan"), "--epochs", "2")
+    assert main([*first_run, *flags]) == 0
+    first = str(folder / "checkpoint-000001.dgan")
+    resumed = _cli_train(weather_csv, "-o", str(tmp_path / "b.dgan"), "--epochs", "2")
+    # checkpoint 2 of the same run is there: resuming from 1 would make a second future
+    assert main([*resumed, "--resume", first]) == 1
+    (folder / "checkpoint-000002.dgan").unlink()
+    assert main([*resumed, "--resume", first]) == 0
+    assert [n for n, _ in list_checkpoints(folder)] == [1, 2]

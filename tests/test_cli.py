@@ -8,14 +8,17 @@ in-process.
 from __future__ import annotations
 
 import base64
+import contextlib
 import io
 import json
 import os
 import re
+import resource
 import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -27,7 +30,7 @@ import pytest
 from dgan import DGAN
 from dgan.cli.demo import DEMO_SYNTHETIC_SERIES
 from dgan.cli.main import main
-from dgan.cli.summary import training_summary
+from dgan.cli.summary import metrics_table, training_summary
 from dgan.errors import DataError
 from dgan.storage.checkpoint import list_checkpoints
 from dgan.tabular.lengths import choose_sample_len
@@ -262,6 +265,20 @@ def test_precision_flag_reaches_the_config_and_the_history(tmp_path, monkeypatch
     model = DGAN.load("m.dgan")
     assert model.config.precision == "bf16"
     assert [h["precision"] for h in model.history] == ["bf16"]
+
+
+def test_budget_flags_reach_the_config_and_the_training(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    long_frame().to_csv("data.csv", index=False)
+    Path("tiny.json").write_text(json.dumps({**TINY, "epochs": 400}))
+    args = ["train", "data.csv", "-o", "m.dgan", "--config", "tiny.json", *LONG_FLAGS]
+    assert main([*args, "--training-steps", "3", "--training-minutes", "30"]) == 0
+    model = DGAN.load("m.dgan")
+    assert (model.config.training_steps, model.config.training_minutes) == (3, 30.0)
+    assert sum(h["steps"] for h in model.history) == 3
+    with pytest.raises(SystemExit):  # argparse's usage error: a positive number
+        main([*args, "--force", "--training-minutes", "0"])
+    assert main([*args, "--force", "--epochs", "2", "--training-steps", "3"]) == 1
 
 
 def test_debug_shows_the_traceback(tmp_path, monkeypatch):
@@ -525,6 +542,79 @@ def test_config_fields_and_types_are_checked_before_the_data_is_read(
     assert "valid fields are" not in err  # no list of all 47 fields
 
 
+def _write_config(kind: str) -> str:
+    """A bad config file of the given kind in the current folder; returns its name."""
+    deep = "[" * 100_000 + "]" * 100_000
+    if kind == "deep.json":
+        Path(kind).write_text(f'{{"epochs": {deep}}}')
+    elif kind == "deep.toml":
+        Path(kind).write_text(f"epochs = {deep}\n")
+    elif kind == "latin1.toml":
+        Path(kind).write_bytes("epochs = 5 # réglé\n".encode("latin-1"))
+    elif kind == "twice.json":
+        Path(kind).write_text('{"epochs": 5, "batch_size": 8, "epochs": 50}')
+    elif kind == "zero.json":
+        Path(kind).symlink_to("/dev/zero")
+    elif kind == "huge.json":
+        Path(kind).write_text('{"epochs": 5' + " " * 2_000_000 + "}")
+    elif kind == "fifo.json":
+        os.mkfifo(kind)
+    return kind
+
+
+def _write_quietly(pipe: str) -> None:
+    with contextlib.suppress(BrokenPipeError), open(pipe, "w") as f:
+        f.write("{}")
+
+
+@pytest.mark.parametrize(
+    ("flags", "config", "expected"),
+    [
+        (["--checkpoint-every", "5"], "", "--checkpoint-every needs --checkpoint-dir"),
+        ([], "checkpoint_keep = 2\n", "checkpoint_keep needs --checkpoint-dir"),
+        (["--checkpoint-dir", ""], "", "--checkpoint-dir is empty"),
+    ],
+)
+def test_checkpoint_settings_without_a_folder_are_refused(
+    flags, config, expected, tmp_path, monkeypatch, capsys
+):
+    monkeypatch.chdir(tmp_path)
+    Path("c.toml").write_text(config)
+    assert main(["train", "nodata.csv", "-o", "m.dgan", "--config", "c.toml", *flags]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("dgan: error: ") and expected in err, err
+    assert "No such file" not in err  # before the data is read
+
+
+@pytest.mark.parametrize(
+    ("kind", "expected"),
+    [
+        ("deep.json", "nested too deeply"),
+        ("deep.toml", "nested too deeply"),
+        ("latin1.toml", "is not UTF-8 text (byte 0xe9 at position 14)"),
+        ("twice.json", "gives 'epochs' twice"),
+        ("zero.json", "is not a regular file"),
+        ("huge.json", "bytes long"),
+        ("fifo.json", "is not a regular file"),
+    ],
+)
+def test_unreadable_config_files_are_errors_not_crashes_or_hangs(
+    kind, expected, tmp_path, monkeypatch, capsys
+):
+    monkeypatch.chdir(tmp_path)
+    name = _write_config(kind)
+    if kind == "fifo.json":  # a writer, so that a dgan that opens the pipe does not hang
+        writer = threading.Thread(target=_write_quietly, args=(name,), daemon=True)
+        writer.start()
+    assert main(["train", "nodata.csv", "-o", "m.dgan", "--config", name]) == 1
+    if kind == "fifo.json":
+        os.close(os.open(name, os.O_RDONLY | os.O_NONBLOCK))  # lets the writer go
+        writer.join(10)
+    err = capsys.readouterr().err
+    assert err.startswith(f"dgan: error: Config file {name!r}") and expected in err, err
+    assert "No such file" not in err  # before the data is read
+
+
 def test_a_failed_generation_leaves_the_old_output_in_place(trained, monkeypatch, tmp_path):
     out = tmp_path / "kept.csv"
     out.write_text("old\n")
@@ -602,7 +692,7 @@ def test_evaluate_suggests_another_target_flag_and_what_to_try(tmp_path):
     assert "target_attribute" not in result.stdout
     verdict, advice = result.stdout.splitlines()[:2]
     assert verdict.startswith("verdict: far from real")
-    assert advice.startswith("What to try: a longer training budget (more epochs, --epochs")
+    assert advice.startswith("What to try: a longer training budget (--training-steps or ")
 
 
 # ----------------------------------------------------------------------- missing values
@@ -734,3 +824,95 @@ def test_ctrl_c_says_how_to_resume_or_that_nothing_was_saved(checkpointed, tmp_p
         "written (pass --checkpoint-dir DIR to be able to resume a run)\n"
     )
     assert not (folder / "long.dgan").exists()
+
+
+@pytest.mark.parametrize("command", ["generate", "train", "evaluate"])
+def test_seeds_beyond_the_generators_range_are_refused_by_the_flag(
+    command, trained, tmp_path, capsys
+):
+    args = {
+        "generate": ["generate", str(trained / "model.dgan"), "-n", "2", "-o", "x.csv"],
+        "train": ["train", "nodata.csv", "-o", "m.dgan"],
+        "evaluate": ["evaluate", "a.csv", "b.csv"],
+    }[command]
+    with pytest.raises(SystemExit) as exit_info:
+        main([*args, "--seed", str(2**70)])
+    assert exit_info.value.code == 2  # argparse's usage error, before any work
+    err = capsys.readouterr().err
+    assert "--seed: expected an integer from 0 to 2**63 - 2, got '1180591620717411303424'" in err
+
+
+def test_a_full_disk_while_generating_names_the_output_and_leaves_nothing(
+    trained, tmp_path, capsys
+):
+    out = tmp_path / "synthetic.csv"
+    limit = resource.getrlimit(resource.RLIMIT_FSIZE)
+    handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a failed write, not a kill
+    resource.setrlimit(resource.RLIMIT_FSIZE, (100_000, limit[1]))  # files stop at 100 kB
+    try:
+        status = main(["generate", str(trained / "model.dgan"), "-n", "20000", "-o", str(out)])
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, limit)
+        signal.signal(signal.SIGXFSZ, handler)
+    err = capsys.readouterr().err
+    assert status == 1 and err.startswith(f"dgan: error: File too large: {str(out)!r}"), err
+    assert list(tmp_path.iterdir()) == []  # no output, no hidden .partial file
+
+
+def test_sigterm_while_generating_leaves_no_partial_file(trained, tmp_path):
+    out = tmp_path / "synthetic.csv"
+    command = [sys.executable, "-m", "dgan", "generate", str(trained / "model.dgan")]
+    process = subprocess.Popen(
+        [*command, "-n", "10000000", "-o", str(out)], env=ENV, stderr=subprocess.PIPE, text=True
+    )
+    partial = tmp_path / ".synthetic.csv.partial"
+    try:
+        while not partial.exists():
+            assert process.poll() is None, process.stderr.read()
+            time.sleep(0.05)
+    finally:
+        process.terminate()
+        _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 143, stderr
+    assert stderr.strip().splitlines() == ["dgan: terminated"]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_attributes_table_without_rows_is_an_error_and_keeps_the_output(
+    trained, tmp_path, capsys
+):
+    wanted, out = tmp_path / "wanted.csv", tmp_path / "old.csv"
+    wanted.write_text("kind\n")
+    out.write_text("old contents\n")
+    model = str(trained / "model.dgan")
+    assert main(["generate", model, "--attributes", str(wanted), "-o", str(out), "--force"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"dgan: error: --attributes {str(wanted)!r} has no rows"), err
+    assert out.read_text() == "old contents\n"
+
+
+def test_evaluate_reports_values_near_the_float_limit(trained, tmp_path, capsys):
+    """Synthetic values of 1e307: every metric still prints (before: 'unexpected error:
+    TypeError' in the table printer, as the correlation overflowed to NaN without a
+    reason) and --json is strict JSON."""
+    huge = long_frame()
+    huge["level"] *= 1e307  # finite, but its squares overflow
+    huge.to_csv(tmp_path / "huge.csv", index=False)
+    metrics_json = tmp_path / "metrics.json"
+    args = ["evaluate", str(trained / "data.csv"), str(tmp_path / "huge.csv")]
+    args += ["--model", str(trained / "model.dgan"), "--seeds", "1", "--json", str(metrics_json)]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^feature_correlation\s+[\d.e+-]+\s", out, re.M), out
+    metrics = json.loads(metrics_json.read_text(), parse_constant=pytest.fail)  # no NaN
+    # correlations do not depend on a feature's scale: the same as the real data's
+    assert metrics["feature_correlation"]["score"] < 1e-12
+    assert metrics["autocorrelation"]["score"] < 1e-12
+    assert metrics["marginals"]["score"] > 1e300
+
+
+def test_the_metrics_table_prints_a_score_missing_without_a_reason():
+    table = metrics_table(
+        {"marginals": {"score": None, "reason": None, "better": "lower", "verdict": None}}
+    )
+    assert table.splitlines()[1].split() == ["marginals", "n/a"]

@@ -239,3 +239,49 @@ def test_config_file_values_are_checked_the_same_way():
 def test_a_config_table_that_is_not_a_table_is_a_clear_error():
     with pytest.raises(ParameterError, match=r"from a table of fields .*not \[4, 2\]"):
         DGANConfig.from_json_dict([4, 2])
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "attribute_num_layers",
+        "feature_num_layers",
+        "discriminator_num_layers",
+        "discriminator_rounds",
+        "generator_rounds",
+    ],
+)
+def test_layers_and_rounds_have_an_upper_bound(name):
+    """A million layers or rounds was accepted, and --dry-run's warm-up then ran until
+    killed; the bound answers when the config is made."""
+    from dgan.config import MAX_LAYERS, MAX_ROUNDS
+
+    most = MAX_ROUNDS if name.endswith("rounds") else MAX_LAYERS
+    assert getattr(tiny_config(**{name: most}), name) == most
+    for huge in (most + 1, 1_000_000_000):
+        with pytest.raises(ParameterError, match=f"^{name} must be at most {most:,}, got"):
+            tiny_config(**{name: huge})
+
+
+def test_a_model_header_with_too_many_layers_is_refused_before_building(tmp_path):
+    from dgan.errors import SerializationError
+    from dgan.storage.format import read_model_file, write_model_file
+
+    model = DGAN(tiny_config())
+    model.train_numpy(np.random.default_rng(0).random((8, 6, 1)), progress_bar=False)
+    path = model.save(tmp_path / "m.dgan")
+    tensors, state = read_model_file(path)
+    forged = {**state, "config": {**state["config"], "feature_num_layers": 1_000}}
+    write_model_file(path, tensors, forged)  # with a valid checksum
+    with pytest.raises(SerializationError, match="feature_num_layers must be at most"):
+        DGAN.load(path)
+
+
+def test_a_dry_run_with_a_billion_rounds_answers_at_once(tmp_path, monkeypatch, capsys):
+    from dgan.cli.main import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c.toml").write_text("discriminator_rounds = 1_000_000_000\n")
+    assert main(["train", "nodata.csv", "--dry-run", "--config", "c.toml"]) == 1
+    err = capsys.readouterr().err
+    assert "discriminator_rounds must be at most" in err and "No such file" not in err, err

@@ -161,6 +161,13 @@ def test_two_processes_train_like_one_with_synchronised_batchnorm(run, kind):
         torch.testing.assert_close(rank0[key], value, rtol=0, atol=atol, msg=key)
 
 
+def test_a_time_budget_stops_every_rank_at_the_same_step(run):
+    """Each process reads its own clock; they decide together at the first sync point (the
+    end of the first 3-step epoch here), or one would wait forever in an all-reduce."""
+    steps = [(run / f"timed-steps-{rank}.txt").read_text() for rank in (0, 1)]
+    assert steps == ["3", "3"]
+
+
 def test_history_losses_are_the_same_on_every_rank(run):
     assert (run / "history-0.txt").read_text() == (run / "history-1.txt").read_text()
 
@@ -221,6 +228,19 @@ def test_a_hanging_rank_ends_the_job_after_the_timeout(tmp_path):
         rank1.communicate()
     assert rank0.returncode != 0
     assert "DistributedError" in stderr0 and "did not answer within 5 s" in stderr0
+
+
+def test_processes_with_different_configs_are_refused(tmp_path):
+    """Before: rank 1 with another learning rate trained, exited 0, and the ranks ended
+    with different weights (different data was caught, a different config was not)."""
+    processes = _launch(tmp_path, WORKER_CONFIG_DIFFERS="1")
+    for p in processes:
+        _, stderr = p.communicate(timeout=240)
+        assert p.returncode == 0, stderr[-3000:]
+    for rank in (0, 1):
+        error = (tmp_path / f"error-{rank}.txt").read_text()
+        assert "Processes [1] of this distributed run have another config" in error
+        assert "generator_learning_rate" in error and "batch_size" not in error
 
 
 def test_one_process_is_not_distributed():

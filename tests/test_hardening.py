@@ -202,3 +202,9 @@ def test_occasional_skips_are_not_divergence(rng):
     model = DGAN(tiny_config(epochs=2, log_every=2, precision="fp16", loss_scale=1024.0))
     model.train_numpy(features, attributes=attributes, attribute_types=TYPES, progress_bar=False)
     assert [e for h in model.history for e in h["guard_events"]] == []
+
+
+@pytest.mark.parametrize("seed", [2**70, -1, 1.5, "3"])
+def test_reseeding_outside_the_generators_range_is_a_parameter_error(trained, seed):
+    with pytest.raises(ParameterError, match="seed must be None or an integer from 0"):
+        trained.sampler.reseed(seed)

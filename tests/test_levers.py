@@ -330,16 +330,39 @@ def _untouched_config(**kw) -> DGANConfig:
     return DGANConfig(**{**base, **TINY_NETWORKS, **kw})
 
 
-def test_auto_takes_the_large_data_settings_from_1000_series_on():
-    from dgan.config import LARGE_DATA_MIN_SERIES, LARGE_DATA_SETTINGS
+def test_auto_picks_the_settings_and_the_budget_from_the_number_of_series():
+    """One rule for every size (dgan.config.sizing), no switch at a threshold."""
+    from dgan.config.sizing import MAX_STEPS, MIN_STEPS, SIZE_SETTINGS
 
-    config = _untouched_config()
-    small, large = config.resolved_for(LARGE_DATA_MIN_SERIES - 1), config.resolved_for(1000)
-    assert small.large_data is False and small.batch_size == 1024
-    assert small.generator_ema_decay is None and not small.feature_feedback
-    assert large.large_data is True
-    assert {k: getattr(large, k) for k in LARGE_DATA_SETTINGS} == LARGE_DATA_SETTINGS
+    config = _untouched_config(epochs=400)  # epochs at its default: the rule picks the length
+    picked = {n: config.resolved_for(n) for n in (48, 256, 1000, 3661, 10**6)}
+    assert {n: c.batch_size for n, c in picked.items()} == {
+        48: 16,
+        256: 32,
+        1000: 64,
+        3661: 128,
+        10**6: 128,
+    }
+    assert {n: c.training_steps for n, c in picked.items()} == {
+        48: MIN_STEPS,
+        256: MIN_STEPS,
+        1000: MIN_STEPS,
+        3661: 400 * 29,  # 400 epochs of 29 batches of 128
+        10**6: MAX_STEPS,
+    }
+    for resolved in picked.values():
+        assert resolved.large_data is True
+        assert {k: getattr(resolved, k) for k in SIZE_SETTINGS} == SIZE_SETTINGS
     assert config.large_data == "auto" and config.batch_size == 1024  # a new object
+    assert config.training_steps is None
+
+
+def test_a_length_you_set_is_kept_and_epochs_and_steps_are_not_both_set():
+    assert _untouched_config(epochs=7).resolved_for(256).training_steps is None
+    chosen = _untouched_config(epochs=400, training_steps=123).resolved_for(256)
+    assert chosen.training_steps == 123 and chosen.batch_size == 32
+    with pytest.raises(ParameterError, match="set one of them"):
+        _untouched_config(epochs=7, training_steps=123)
 
 
 def test_a_large_data_field_you_set_keeps_auto_off_and_true_keeps_your_field():
@@ -354,27 +377,27 @@ def test_a_large_data_field_you_set_keeps_auto_off_and_true_keeps_your_field():
         _untouched_config(large_data="yes")
 
 
-def test_training_on_1000_series_uses_the_large_data_settings_and_keeps_them(rng, tmp_path, caplog):
+def test_training_uses_the_settings_picked_for_its_size_and_keeps_them(rng, tmp_path, caplog):
     config = _untouched_config()
-    features = rng.random((1000, 4, 1))
+    features = rng.random((256, 4, 1))
     model = DGAN(config)
     plan = model.plan(features, warm_up_steps=0)
-    assert plan.large_data and plan.batch_size == 128 and "large-data settings" in str(plan)
+    assert plan.large_data and plan.batch_size == 32 and "picked for 256 series" in str(plan)
     with caplog.at_level("INFO", logger="dgan.prepare"):
         model.train_numpy(features, progress_bar=False)
-    assert "large-data settings" in caplog.text
-    assert model.config.large_data is True and model.config.batch_size == 128
+    assert "settings picked for that size" in caplog.text
+    assert model.config.large_data is True and model.config.batch_size == 32
     assert model.trainer.generator_ema is not None and model.generator.feature_feedback
     assert config.large_data == "auto" and config.batch_size == 1024  # the caller's object
-    loaded = DGAN.load(model.save(tmp_path / "large.dgan"))
-    assert loaded.config.large_data is True and loaded.generator.feature_feedback
+    loaded = DGAN.load(model.save(tmp_path / "sized.dgan"))
+    assert loaded.config.batch_size == 32 and loaded.generator.feature_feedback
 
 
-def test_resuming_an_auto_run_continues_with_its_large_data_choice(rng, tmp_path):
+def test_resuming_an_auto_run_continues_with_the_settings_picked_for_its_size(rng, tmp_path):
     features = rng.random((1000, 4, 1))
     folder = tmp_path / "checkpoints"
     first = DGAN(_untouched_config(epochs=1, checkpoint_dir=str(folder)))
     first.train_numpy(features, progress_bar=False)
     resumed = DGAN(_untouched_config(epochs=2, checkpoint_dir=str(folder)))
     resumed.train_numpy(features, progress_bar=False, resume_from=folder)
-    assert len(resumed.history) == 2 and resumed.config.batch_size == 128
+    assert len(resumed.history) == 2 and resumed.config.batch_size == 64

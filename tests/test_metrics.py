@@ -22,13 +22,16 @@ from dgan.metrics import (
     evaluate,
     factorize_pair,
     feature_correlation_distance,
+    judge_memorisation,
     marginal_distances,
     mean_autocorrelation,
+    memorisation,
     total_variation_distance,
     train_synthetic_test_real,
     wasserstein_1d,
 )
 from dgan.metrics.learned import _encode_pair  # the one private helper tested: memory bound
+from dgan.metrics.memorisation import COPIES, NO_COPYING, SOME
 
 CONTINUOUS = ["level", "flow"]
 
@@ -297,14 +300,48 @@ def test_tstr_rejects_a_target_that_is_not_a_discrete_attribute(metrics_toy_data
 def test_evaluate_returns_plain_json_with_a_reading_for_every_metric(metrics_toy_evaluation):
     _, _, result = metrics_toy_evaluation
     json.dumps(result, allow_nan=False)  # no numpy types, no NaN
-    assert set(result) == {"info", "verdict", *METRIC_DESCRIPTIONS}
+    assert set(result) == {"info", "verdict", "memorisation", *METRIC_DESCRIPTIONS}
     assert result["info"] == {"n_real": 60, "n_synthetic": 50, "seed": 0}
+    assert "memorisation" not in result["verdict"]["counted"]  # its own verdict
+    assert result["memorisation"]["verdict"] in (NO_COPYING, SOME, COPIES)
     for name in METRIC_DESCRIPTIONS:
         assert isinstance(result[name]["score"], float), name
         assert result[name]["better"] in ("lower", "higher")
         assert ("lower is better" in METRIC_DESCRIPTIONS[name]) == (
             result[name]["better"] == "lower"
         )
+
+
+# ----- memorisation -------------------------------------------------------------------------
+def test_memorisation_tells_copies_from_fresh_draws_of_the_same_distribution(metrics_toy_data):
+    """Series drawn afresh are near-copies about as often as real series of each other (the
+    5% quantile); series copied from the training data, with a little noise, always are."""
+    train, fresh = metrics_toy_data(300), metrics_toy_data(300)  # two draws
+    noisy = [x.copy() for x in train.features]
+    for x in noisy:
+        x[:, 0] = x[:, 0].astype(float) + 1e-3  # the continuous feature, nudged
+    copies = _replace(train, features=noisy)
+    fresh_result, copied = memorisation(train, fresh), memorisation(train, copies)
+    assert fresh_result["score"] < 0.15 and fresh_result["median_distance_ratio"] > 0.8
+    assert copied["score"] == 1.0 and copied["median_distance_ratio"] < 0.1
+    assert judge_memorisation(copied, {"score": 0.05, "std": 0.01}) == COPIES
+    assert judge_memorisation(fresh_result, {"score": 0.05, "std": 0.01}) == NO_COPYING
+
+
+def test_evaluate_reports_memorisation_of_copied_series(metrics_toy_data):
+    train = metrics_toy_data(120)
+    result = evaluate(train, train, n_seeds=1)
+    assert result["memorisation"]["score"] == 1.0
+    assert result["memorisation"]["baseline"]["score"] < 0.2
+    assert result["memorisation"]["verdict"] == COPIES
+
+
+def test_memorisation_handles_variable_lengths_and_too_little_data():
+    rng = np.random.default_rng(0)
+    series = [rng.normal(size=(int(n), 1)) for n in rng.integers(2, 9, 50)]
+    data = SeriesData.from_arrays(series)
+    assert memorisation(data, data)["score"] == 1.0
+    assert memorisation(data.subset(np.arange(2)), data)["score"] is None
 
 
 def test_evaluate_tolerates_categories_present_on_one_side_only(metrics_toy_data):

@@ -160,3 +160,40 @@ def test_the_weight_average_generates_with_the_live_batchnorm_statistics(rng):
     assert any("running_mean" in name for name in live)
     for name, buffer in live.items():
         assert torch.equal(average[name], buffer), name
+
+
+# ----- the training budget ------------------------------------------------------------------
+def test_a_budget_in_steps_ends_with_a_partial_epoch(rng):
+    """20 examples in batches of 8: 3 steps per epoch; 7 steps are 2 epochs and 1 step."""
+    features, attributes = _data(rng)
+    seen: list[ProgressInfo] = []
+    model = _model(epochs=400, training_steps=7)  # epochs at its default: steps decide
+    model.train_numpy(
+        features,
+        attributes=attributes,
+        attribute_types=TYPES,
+        progress_callback=seen.append,
+        progress_bar=False,
+    )
+    assert [h["steps"] for h in model.history] == [3, 3, 1]
+    assert model.trainer.steps_done == 7 == len(seen)
+    assert [p.step for p in seen] == list(range(7)) and seen[-1].total_steps == 7
+    assert seen[-1].frac_completed == 6 / 7  # gretel's convention: batches before this one
+    assert [p.epoch for p in seen] == [0, 0, 0, 1, 1, 1, 2]
+
+
+def test_a_time_budget_stops_at_the_first_batch_end_after_it(rng):
+    features, attributes = _data(rng)
+    model = _model(epochs=5, training_minutes=1e-6)  # 60 microseconds: less than a step
+    model.train_numpy(features, attributes=attributes, attribute_types=TYPES, progress_bar=False)
+    (record,) = model.history
+    assert record["steps"] == 1 and record["time_budget_reached"] is True
+    assert model.trainer.steps_done == 1
+    assert record["discriminator_loss"] is not None  # the guard checked, the losses are read
+
+
+def test_budget_fields_are_checked():
+    with pytest.raises(dgan.errors.ParameterError, match="training_steps must be a positive"):
+        _model(training_steps=0)
+    with pytest.raises(dgan.errors.ParameterError, match="training_minutes must be None or a"):
+        _model(training_minutes=-1.0)

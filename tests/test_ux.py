@@ -118,7 +118,7 @@ def test_plan_lists_columns_batches_precision_and_an_estimate():
     assert plan.precision == "fp32" and "default" in plan.precision_reason
     assert plan.seconds_per_step > 0 and plan.estimated_seconds == plan.seconds_per_step * 9
     text = str(plan)
-    assert "batch_size 10: 3 steps per epoch, 3 epochs (9 steps)" in text
+    assert "batch_size 10: 3 steps per epoch; training 9 steps (3 epochs): epochs=3" in text
     assert "estimated time" in text and plan.warnings == []
 
 
@@ -137,7 +137,7 @@ def test_plan_leaves_the_model_its_weights_and_random_streams_alone():
 
 
 def test_plan_warns_about_one_step_epochs_and_suggests_a_batch_size():
-    plan = DGAN(small_config(batch_size=1024)).plan(
+    plan = DGAN(small_config(batch_size=1024, large_data=False)).plan(  # gretel's settings
         long_frame(), df_style="long", warm_up_steps=0, **LONG
     )
     assert plan.steps_per_epoch == 1
@@ -185,8 +185,8 @@ def test_cli_dry_run_prints_the_plan_and_chooses_the_batch_size(tmp_path, capsys
     flags = ["--example-id", "id", "--time", "step", "--attributes", "kind", "--epochs", "1"]
     assert cli(["train", str(data), "--dry-run", *flags]) == 0
     out = capsys.readouterr().out
-    assert "batch_size=16 (for 200 series)" in out
     assert "training plan:" in out and "--batch-size 16: 13 steps per epoch" in out
+    assert "settings: picked for 200 series" in out
     assert "kind   attribute   discrete, 2 categories" in out
     assert list(tmp_path.iterdir()) == [data]  # nothing written
     model_path = tmp_path / "m.dgan"
@@ -195,14 +195,24 @@ def test_cli_dry_run_prints_the_plan_and_chooses_the_batch_size(tmp_path, capsys
     assert DGAN.load(model_path).config.batch_size == 64  # a given batch size is kept
 
 
-def test_cli_dry_run_on_1000_series_plans_the_large_data_settings(tmp_path, capsys):
+def test_cli_dry_run_plans_the_settings_and_budget_picked_for_the_size(tmp_path, capsys):
     data = tmp_path / "data.csv"
     long_frame(n_series=1000, n_steps=4).to_csv(data, index=False)
-    flags = ["--example-id", "id", "--time", "step", "--attributes", "kind", "--epochs", "1"]
+    flags = ["--example-id", "id", "--time", "step", "--attributes", "kind"]
     assert cli(["train", str(data), "--dry-run", *flags]) == 0
     out = capsys.readouterr().out
-    assert "(for 1000 series)" not in out  # no suggested batch size: the settings bring 128
-    assert "--batch-size 128: 8 steps per epoch" in out and "large-data settings" in out
+    assert "(for 1000 series)" not in out  # no suggested batch size: the rule picks 64
+    assert "--batch-size 64: 16 steps per epoch; training 10,000 steps (625 epochs)" in out
+    assert "picked for 1,000 series" in out
+    config = tmp_path / "gretel.toml"
+    config.write_text("large_data = false\n")
+    assert cli(["train", str(data), "--dry-run", "--config", str(config), *flags]) == 0
+    out = capsys.readouterr().out  # gretel's settings: the CLI suggests a batch size
+    assert "batch_size=64 (for 1000 series)" in out and "(400 epochs): --epochs 400" in out
+    assert cli(["train", str(data), "--dry-run", "--training-steps", "50", *flags]) == 0
+    assert "training 50 steps (3 epochs and 2 of 16 steps): --training-steps 50" in (
+        capsys.readouterr().out
+    )
 
 
 def test_cli_train_without_output_or_dry_run_says_what_to_pass(tmp_path, capsys):

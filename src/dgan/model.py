@@ -17,6 +17,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import os
 from collections.abc import Callable
@@ -41,7 +42,7 @@ from dgan.tabular.frames import FrameLayout, attributes_frame_to_array
 from dgan.tabular.to_frame import generated_frame
 from dgan.train.batch import Batch
 from dgan.train.distributed import training_device
-from dgan.train.loop import ProgressInfo, fit
+from dgan.train.loop import Budget, ProgressInfo, fit
 from dgan.train.trainer import Trainer
 
 
@@ -75,6 +76,7 @@ class DGAN:
         self.data_frame_layout: FrameLayout | None = None
         self.trainer: Trainer | None = None
         self.sampler: Sampler | None = None
+        self._run_id: str | None = None  # of its training run, in its checkpoints
         self.device = training_device(self.config.cuda)  # under torchrun: GPU LOCAL_RANK
 
     @property
@@ -235,7 +237,7 @@ class DGAN:
             >>> model = DGAN(DGANConfig(max_sequence_len=2, sample_len=1, cuda=False))
             >>> plan = model.plan(df, attribute_columns=["kind"], warm_up_steps=1)
             >>> plan.n_examples, plan.steps_per_epoch, [c.role for c in plan.columns]
-            (20, 1, ['attribute', 'feature'])
+            (20, 2, ['attribute', 'feature'])
             >>> model.is_built
             False
         """
@@ -277,7 +279,7 @@ class DGAN:
         progress_bar: bool | None = None,
         resume_from: str | os.PathLike | ResumePoint | None = None,
     ) -> None:
-        """Train ``config.epochs`` epochs on data encoded by `preprocess` (see there).
+        """Train on data encoded by `preprocess` (see there) for the config's budget.
 
         The data goes to the training device once; batches are drawn there. With
         ``config.checkpoint_dir`` it writes checkpoints; ``resume_from`` as in `train_numpy`.
@@ -287,25 +289,34 @@ class DGAN:
         trainer = self.trainer
         collective = trainer.join_processes(data, [self.sampler.rng])  # None in one process
         world = 1 if collective is None else collective.world_size
+        budget = Budget.of(self.config, len(data.features))
         start_epoch, offset = 0, len(self.history)
         point = None if resume_from is None else resume_point(resume_from)
         if point is not None:
-            start_epoch, offset = self._restore(point, data, world)
+            if self.history or trainer.steps_done:
+                raise ParameterError(
+                    "resume_from restores a training run into a new model, but this model "
+                    "has trained already; create a new DGAN with the same config to resume."
+                )
+            start_epoch, offset, self.history = point.resume(self._parts(), data, world, budget)
         writer = None
-        if self.config.checkpoint_dir is not None:
+        if self.config.checkpoint_dir is not None:  # the folder is this run's from here on
             main = collective is None or collective.is_main
-            writer = Checkpointer(self._parts(), data, self.history, offset, world, writes=main)
-            if point is None:
-                writer.check_folder()
-        records = fit(
-            trainer,
-            Batch.from_encoded(data, self.device),
-            self.config.epochs,
-            progress_callback,
-            progress_bar,
-            start_epoch=start_epoch,
-            on_epoch_end=None if writer is None else writer.on_epoch_end,
-        )
+            writer = Checkpointer(
+                self._parts(), data, self.history, offset, budget, world, main, self._run_id, point
+            )
+        with writer or contextlib.nullcontext():
+            self._run_id = self._run_id if writer is None else writer.run_id
+            records = fit(
+                trainer,
+                Batch.from_encoded(data, self.device),
+                budget,
+                progress_callback,
+                progress_bar,
+                start_epoch=start_epoch,
+                seconds_used=sum(h.get("wall_time_s") or 0.0 for h in self.history[offset:]),
+                on_epoch_end=None if writer is None else writer.on_epoch_end,
+            )
         self.history.extend(r.renumbered(offset).as_dict() for r in records)
 
     def _train(
@@ -324,33 +335,19 @@ class DGAN:
             with inconsistent_file_errors(point.path):
                 self.config = point.settled_config(self.config)
                 self.build(point.encoder(), point.layout())
-        encoded = self._prepare(source)
+        encoded = self._prepare(source, None if point is None else point.path)
         self.train_encoded(encoded, progress_callback, progress_bar=progress_bar, resume_from=point)
 
-    def _prepare(self, source: Source) -> EncodedData:
+    def _prepare(self, source: Source, resuming: Path | None = None) -> EncodedData:
         """Check and encode ``source`` (`dgan.prepare`); the first call builds the model."""
-        prepared = prepare(source, self.config, self.encoder, self.data_frame_layout)
+        layout = self.data_frame_layout
+        prepared = prepare(source, self.config, self.encoder, layout, resuming)
         if not self.is_built:
             self.config = prepared.config
             self.build(prepared.encoder, prepared.layout)
         elif self.data_frame_layout is None:  # first trained with train_numpy
             self.data_frame_layout = prepared.layout
         return prepared.encoded
-
-    def _restore(self, point: ResumePoint, data: EncodedData, world_size: int) -> tuple[int, int]:
-        """Load the checkpoint into this model (built, not yet trained) after checking that
-        config, columns, data and number of processes match the interrupted run."""
-        if self.history or self.trainer.steps_done:
-            raise ParameterError(
-                "resume_from restores a training run into a new model, but this model has "
-                "trained already; create a new DGAN with the same config to resume."
-            )
-        point.check_config(self.config)
-        point.check_same(self.data_frame_layout, self.encoder, data, world_size)
-        with inconsistent_file_errors(point.path):
-            restored = point.restore(self.trainer, self.sampler.rng, self.config.epochs)
-            self.history = list(point.history)
-        return restored
 
     def _parts(self) -> ModelParts:
         return ModelParts(

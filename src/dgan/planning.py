@@ -31,6 +31,7 @@ import pandas as pd
 import torch
 
 from dgan.config import DfStyle, DGANConfig, OutputType
+from dgan.config.sizing import DEFAULT_EPOCHS, MAX_STEPS, MIN_STEPS
 from dgan.precision import (
     Precision,
     bf16_is_native,
@@ -42,8 +43,16 @@ from dgan.precision import (
 from dgan.prepare import Checked, Source, prepare, repair_missing
 from dgan.tabular.arrays import TrainingArrays
 from dgan.tabular.layout import FrameLayout
+from dgan.tabular.suspicious import (
+    distinct,
+    few_integers,
+    per_series_feature_warnings,
+    pooled_features,
+    wide_column_warnings,
+)
 from dgan.train.batch import Accumulators, Batch
 from dgan.train.distributed import world_size
+from dgan.train.loop import Budget
 from dgan.train.trainer import Trainer
 
 GRETEL_BATCH_SIZE = 1024
@@ -92,12 +101,16 @@ class TrainingPlan:
     sample_len: int
     batch_size: int
     steps_per_epoch: int
-    epochs: int
+    epochs: int  # epochs of the budget (the last one may be partial)
+    steps: int  # optimizer steps of the budget
+    budget_reason: str  # where the budget comes from
     precision: str
     precision_reason: str
     device: str
     threads: int
-    large_data: bool = False  # trains with the large-data settings (DGANConfig.large_data)
+    large_data: bool = False  # settings picked for the data's size (DGANConfig.large_data)
+    settings_reason: str = ""  # which settings large_data picked, and why
+    minutes: float | None = None  # the time budget (training_minutes)
     missing_values: str = ""  # what the repair of missing values does ("" when none are)
     epochs_done: int = 0  # resuming: epochs the checkpoint has trained (set by the caller)
     processes: int = 1  # under torchrun: the processes that train together
@@ -106,16 +119,22 @@ class TrainingPlan:
 
     @property
     def estimated_seconds(self) -> float | None:
-        """Seconds for the epochs left (all of them, unless resuming) at the warm-up's
-        speed (None without a warm-up)."""
+        """Seconds for the budget's steps left (all, unless resuming) at the warm-up's
+        speed, at most the time budget (None without a warm-up)."""
         if self.seconds_per_step is None:
             return None
-        return self.seconds_per_step * self.steps_per_epoch * self.epochs_left
+        seconds = self.seconds_per_step * self.steps_left
+        return seconds if self.minutes is None else min(seconds, 60 * self.minutes)
 
     @property
     def epochs_left(self) -> int:
         """Epochs still to train: all, unless a resumed run has trained some."""
         return max(0, self.epochs - self.epochs_done)
+
+    @property
+    def steps_left(self) -> int:
+        """Optimizer steps still to train: all, unless a resumed run has trained some."""
+        return max(0, self.steps - self.epochs_done * self.steps_per_epoch)
 
     def to_json_dict(self) -> dict[str, Any]:
         """The plan as JSON-native values."""
@@ -133,7 +152,6 @@ class TrainingPlan:
         lines = ["training plan:", f"  {self.n_examples} examples, {lengths}"]
         if self.missing_values:
             lines.append(f"  {self.missing_values}")
-        total_steps = self.steps_per_epoch * self.epochs
         for c in self.columns:
             kind = f"{c.kind}, {c.detail}" if c.detail else c.kind
             lines.append(f"  {c.name:<{width}}  {c.role:<10}  {kind}".rstrip())
@@ -141,20 +159,14 @@ class TrainingPlan:
             f"  max_sequence_len {self.max_sequence_len}, sample_len {self.sample_len} "
             f"({self.max_sequence_len // self.sample_len} LSTM steps)",
             f"  batch_size {self.batch_size}: {_count(self.steps_per_epoch, 'step')} per "
-            f"epoch, {_count(self.epochs, 'epoch')} ({_count(total_steps, 'step')})",
-            *(
-                [
-                    "  large-data settings: smaller batches, learning rates 1e-4, weight "
-                    "average, feature feedback (large_data=False: gretel's)"
-                ]
-                if self.large_data
-                else []
-            ),
+            f"epoch; training {_count(self.steps, 'step')} ({_epochs(self)}): "
+            f"{self.budget_reason}",
+            *([f"  settings: {self.settings_reason}"] if self.settings_reason else []),
             *(
                 [
                     f"  resuming after epoch {self.epochs_done}: "
                     f"{_count(self.epochs_left, 'epoch')} left "
-                    f"({_count(self.epochs_left * self.steps_per_epoch, 'step')})"
+                    f"({_count(self.steps_left, 'step')})"
                 ]
                 if self.epochs_done
                 else []
@@ -177,7 +189,12 @@ class TrainingPlan:
 
 
 def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" + ("" if n == 1 else "s")
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
+
+
+def _epochs(plan: TrainingPlan) -> str:
+    whole, rest = divmod(plan.steps, plan.steps_per_epoch)
+    return _count(whole, "epoch") + (f" and {rest} of {plan.steps_per_epoch} steps" if rest else "")
 
 
 def _duration(seconds: float) -> str:
@@ -206,9 +223,10 @@ def make_plan(
     checked = source.check(config.max_sequence_len)
     arrays, layout = checked.arrays, checked.layout
     n = len(arrays.features)
-    config = config.resolved_for(n)  # as training will: large_data decided by the data
+    asked, config = config, config.resolved_for(n)  # as training will settle it
     lengths = [len(f) for f in arrays.features]
     precision, reason = _precision(config, device)
+    budget = Budget.of(config, n)
     plan = TrainingPlan(
         columns=_columns(arrays, layout),
         n_examples=n,
@@ -216,13 +234,17 @@ def make_plan(
         max_sequence_len=config.max_sequence_len,
         sample_len=config.sample_len,
         batch_size=config.batch_size,
-        steps_per_epoch=max(1, math.ceil(n / config.batch_size)),
-        epochs=config.epochs,
+        steps_per_epoch=budget.steps_per_epoch,
+        epochs=budget.epochs,
+        steps=budget.steps,
+        budget_reason=_budget_reason(asked, config, n),
         precision=precision,
         precision_reason=reason,
         device=torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
         threads=torch.get_num_threads(),
         large_data=bool(config.large_data),
+        settings_reason=_settings_reason(asked, config, n),
+        minutes=config.training_minutes,
         processes=world_size(),
     )
     plan.missing_values = repair_missing(arrays, config)[1]  # as training will repair them
@@ -230,6 +252,34 @@ def make_plan(
     if warm_up_steps > 0:
         plan.seconds_per_step = _warm_up(config, checked, device, warm_up_steps)
     return plan
+
+
+def _budget_reason(asked: DGANConfig, config: DGANConfig, n: int) -> str:
+    """Where the training length comes from, in words (with the time budget)."""
+    if asked.training_steps is not None:
+        why = f"training_steps={asked.training_steps}"
+    elif config.training_steps is not None:
+        why = (
+            f"picked for {n:,} series ({DEFAULT_EPOCHS} epochs' steps, at least {MIN_STEPS:,} "
+            f"and at most {MAX_STEPS:,}; set epochs or training_steps to choose)"
+        )
+    else:
+        why = f"epochs={config.epochs}"
+    if config.training_minutes is not None:
+        why += f", stopping after {config.training_minutes:g} min at most"
+    return why
+
+
+def _settings_reason(asked: DGANConfig, config: DGANConfig, n: int) -> str:
+    """Which settings follow the data's size (large_data), or "" when gretel's apply."""
+    if not config.large_data:
+        return ""
+    how = "picked for" if asked.large_data == "auto" else "large_data=True for"
+    return (
+        f"{how} {n:,} series: learning rates {config.generator_learning_rate:g}, "
+        f"generator weight average {config.generator_ema_decay}, feature feedback "
+        f"{'on' if config.feature_feedback else 'off'} (large_data=False: gretel's)"
+    )
 
 
 def _precision(config: DGANConfig, device: torch.device) -> tuple[str, str]:
@@ -282,7 +332,7 @@ def _columns(arrays: TrainingArrays, layout: FrameLayout | None) -> list[ColumnP
     for j, name in enumerate(attribute_names):
         values = arrays.attributes[:, j]
         columns.append(_column(str(name), "attribute", arrays.attribute_types[j], values))
-    pooled = _pooled_features(arrays)
+    pooled = pooled_features(arrays)
     for j, name in enumerate(feature_names):
         column = _column(str(name), "feature", arrays.feature_types[j], pooled[:, j])
         if layout is not None and layout.df_style is DfStyle.WIDE:
@@ -295,24 +345,14 @@ def _columns(arrays: TrainingArrays, layout: FrameLayout | None) -> list[ColumnP
     return columns
 
 
-def _pooled_features(arrays: TrainingArrays) -> np.ndarray:
-    if not arrays.features:
-        return np.empty((0, len(arrays.feature_types)))
-    return np.concatenate(arrays.features)
-
-
 def _column(name: str, role: str, kind: OutputType, values: np.ndarray) -> ColumnPlan:
     if kind is OutputType.DISCRETE:
-        count = _distinct(values)
+        count = distinct(values)
         return ColumnPlan(name, role, "discrete", f"{count} categor{'y' if count == 1 else 'ies'}")
     numbers = np.asarray(values, dtype=np.float64)
     finite = numbers[np.isfinite(numbers)]
     detail = f"range {finite.min():.4g} .. {finite.max():.4g}" if finite.size else "no values"
     return ColumnPlan(name, role, "continuous", detail)
-
-
-def _distinct(values: np.ndarray) -> int:
-    return int(pd.Series(values, dtype=object).nunique(dropna=False))
 
 
 # ----------------------------------------------------------------------------- warnings
@@ -326,7 +366,7 @@ def _warnings(
 ) -> list[str]:
     warnings = []
     n = plan.n_examples
-    if plan.batch_size >= n:
+    if plan.batch_size >= n and not plan.large_data:
         warnings.append(
             f"batch_size {plan.batch_size} >= {n} examples: every epoch is a single "
             "optimizer step, which learns little; set batch_size to "
@@ -336,7 +376,7 @@ def _warnings(
     for j, name in enumerate(attribute_names):
         if arrays.attribute_types[j] is not OutputType.DISCRETE:
             continue
-        count = _distinct(arrays.attributes[:, j])
+        count = distinct(arrays.attributes[:, j])
         if count == n and n >= 10:
             warnings.append(
                 f"attribute {name!r} has a different value for every example, like an "
@@ -349,22 +389,22 @@ def _warnings(
                 f"{MIN_EXAMPLES_PER_CATEGORY} per category): rare categories cannot be "
                 "learned; merge them or leave the attribute out."
             )
-    pooled = _pooled_features(arrays)
+    pooled = pooled_features(arrays)
     for role, names, types, matrix in [
         ("attribute", attribute_names, arrays.attribute_types or [], arrays.attributes),
         ("feature", feature_names, arrays.feature_types, pooled),
     ]:
         for j, name in enumerate(names):
-            if types[j] is OutputType.CONTINUOUS and _few_integers(matrix[:, j]):
+            if types[j] is OutputType.CONTINUOUS and few_integers(matrix[:, j]):
                 warnings.append(
                     f"{role} {name!r} is continuous but holds only a few whole numbers "
-                    f"({_distinct(matrix[:, j])} distinct): if they are codes or classes, "
+                    f"({distinct(matrix[:, j])} distinct): if they are codes or classes, "
                     "list it in discrete_columns."
                 )
     for j, name in enumerate(feature_names):
         if arrays.feature_types[j] is not OutputType.DISCRETE:
             continue
-        count, rows = _distinct(pooled[:, j]), len(pooled)
+        count, rows = distinct(pooled[:, j]), len(pooled)
         if count > 20 and count > rows / 2:
             warnings.append(
                 f"feature {name!r} is discrete with {count} distinct values in {rows} rows: it "
@@ -372,88 +412,19 @@ def _warnings(
                 "it out (list the features with feature_columns)."
             )
     if layout is None or layout.df_style is not DfStyle.WIDE:  # WIDE: one feature per row
-        warnings += _per_series_feature_warnings(arrays, feature_names)
+        warnings += per_series_feature_warnings(arrays, feature_names)
     if frame is not None and layout is not None and layout.df_style is DfStyle.WIDE:
-        warnings += _wide_column_warnings(frame, layout)
+        warnings += wide_column_warnings(frame, layout)
     if frame is not None and layout is not None and layout.time_column is not None:
-        distinct = frame[layout.time_column].nunique()
-        if distinct > plan.lengths[1]:
+        times = frame[layout.time_column].nunique()
+        if times > plan.lengths[1]:
             warnings.append(
                 f"the series have different times in time_column {layout.time_column!r} "
-                f"({distinct} distinct values, at most {plan.lengths[1]} steps per series): "
+                f"({times} distinct values, at most {plan.lengths[1]} steps per series): "
                 "generated series all get the times of the longest training example, which "
                 "say where a row is in its series, not when it happened; keep calendar "
                 "information that matters (month, weekday) in attributes or features."
             )
-    return warnings
-
-
-def _per_series_feature_warnings(arrays: TrainingArrays, names: list) -> list[str]:
-    """Features that never change within a series but differ between series: attributes
-    left out of the attribute columns, most likely (a site, a class, a device type).
-
-    Example:
-        >>> from dgan.tabular.arrays import validate_training_arrays
-        >>> site = np.repeat([[1.0], [2.0], [3.0]], 4, axis=0).reshape(3, 4, 1)
-        >>> arrays = validate_training_arrays(site, None, None, None, 4)
-        >>> _per_series_feature_warnings(arrays, ["site"])[0].split(":")[0]
-        "feature 'site' never changes within a series (3 values across the 3 series)"
-    """
-    lengths = [len(f) for f in arrays.features]
-    if len(lengths) < 2 or max(lengths, default=0) < 2:
-        return []
-    pooled = pd.DataFrame(_pooled_features(arrays))
-    per_series = pooled.groupby(np.repeat(np.arange(len(lengths)), lengths))
-    constant = per_series.nunique(dropna=False).max(axis=0) <= 1
-    warnings = []
-    for j, name in enumerate(names):
-        across = _distinct(pooled.iloc[:, j].to_numpy())
-        if constant.iloc[j] and across > 1:
-            warnings.append(
-                f"feature {name!r} never changes within a series ({across} values across the "
-                f"{len(lengths)} series): it describes each series rather than following it "
-                "over time; make it an attribute (attribute_columns), which the model learns "
-                "as one value per series, in relation to the features."
-            )
-    return warnings
-
-
-def _few_integers(values: np.ndarray, most: int = 10) -> bool:
-    numbers = np.asarray(values, dtype=np.float64)
-    numbers = numbers[np.isfinite(numbers)]
-    if numbers.size < 2 * most or not np.all(numbers == np.round(numbers)):
-        return False
-    return 1 < len(np.unique(numbers)) <= most
-
-
-def _wide_column_warnings(frame: pd.DataFrame, layout: FrameLayout) -> list[str]:
-    """WIDE time-step columns that look like an identifier or a year, not a time step."""
-    columns = list(layout.feature_columns)
-    if len(columns) < 2:
-        return []
-    numbers = {c: pd.to_numeric(frame[c], errors="coerce").to_numpy(np.float64) for c in columns}
-    medians = {c: np.nanmedian(v) if np.isfinite(v).any() else np.nan for c, v in numbers.items()}
-    warnings = []
-    for c, values in numbers.items():
-        finite = values[np.isfinite(values)]
-        if finite.size < 2 or not np.all(finite == np.round(finite)):
-            continue
-        others = [m for k, m in medians.items() if k != c and np.isfinite(m)]
-        typical = np.median(others) if others else np.nan
-        if np.all((finite >= 1800) & (finite <= 2100)) and not 1800 <= typical <= 2100:
-            looks = "a year"
-        elif len(np.unique(finite)) == finite.size >= 10 and (
-            np.all(np.diff(finite) > 0) or np.all(np.diff(finite) < 0)
-        ):
-            looks = "an identifier (distinct, sorted integers)"
-        else:
-            continue
-        warnings.append(
-            f"WIDE column {c!r} looks like {looks}, yet it is used as one time step of the "
-            f"feature (its values {finite.min():.0f}..{finite.max():.0f}, other steps' "
-            f"typical value {typical:.3g}); make it an attribute (attribute_columns) or "
-            "list the time steps with feature_columns."
-        )
     return warnings
 
 

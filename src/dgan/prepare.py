@@ -18,14 +18,15 @@ Example:
     >>> from dgan import DGANConfig
     >>> config = DGANConfig(max_sequence_len=4, sample_len=2)
     >>> prepared = prepare(ArraySource(np.random.default_rng(0).random((8, 4, 1))), config)
-    >>> prepared.encoded.features.shape, prepared.config.large_data
-    ((8, 4, 1), False)
+    >>> prepared.encoded.features.shape, prepared.config.batch_size
+    ((8, 4, 1), 16)
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -149,16 +150,23 @@ def prepare(
     config: DGANConfig,
     encoder: DataEncoder | None = None,
     layout: FrameLayout | None = None,
+    resuming: str | os.PathLike | None = None,
 ) -> Prepared:
     """Check, repair and encode ``source`` for training with ``config``.
 
     Without ``encoder`` (a model's first training call) the config is settled for the
     data's size and the encoders are fitted on the data; with one (continuing training,
-    or resuming), the data must fit it (and a table must have ``layout``'s columns).
+    or resuming from the checkpoint ``resuming``, whose encoder it is), the data must fit
+    it (and a table must have ``layout``'s columns).
     """
     checked = source.check(config.max_sequence_len)
     new = checked.layout
     if layout is not None and new is not None and new.column_order != layout.column_order:
+        if resuming is not None:
+            raise _other_run(
+                resuming, f"it was trained on columns {layout.column_order}, this call "
+                f"passes {new.column_order}"
+            )  # fmt: skip
         raise DataError(
             f"This model was trained on columns {layout.column_order}; "
             f"continue training with the same columns, not {new.column_order}."
@@ -177,16 +185,30 @@ def prepare(
             attribute_names=arrays.attribute_names,
         )
     elif (arrays.attributes is None) != (encoder.attribute_encoders is None):
+        trained = "without" if encoder.attribute_encoders is None else "with"
+        if resuming is not None:
+            now = "has none" if arrays.attributes is None else "has some"
+            raise _other_run(resuming, f"it was trained {trained} attributes, this data {now}")
         raise DataError(
-            "This model was first trained "
-            f"{'without' if encoder.attribute_encoders is None else 'with'} "
-            "attributes; continue training with data of the same shape."
+            f"This model was first trained {trained} attributes; continue training with "
+            "data of the same shape."
         )
     else:
         problems = encoder.mismatch_problems(arrays.features, arrays.attributes)
+        if problems and resuming is not None:
+            raise _other_run(resuming, "; ".join(problems))
         raise_all(problems, DataError, "the data to continue training on")
     encoded = encoder.transform(arrays.features, arrays.attributes)
     return Prepared(encoded, encoder, config, layout)
+
+
+def _other_run(checkpoint: str | os.PathLike, detail: str) -> DataError:
+    return DataError(
+        f"Cannot resume from {str(checkpoint)!r}: this checkpoint belongs to another run, "
+        f"or the data changed ({detail}). Resume with the data and columns of the run that "
+        "wrote it, or train this data as a new run (without resume_from, into another "
+        "checkpoint_dir)."
+    )
 
 
 def settle(config: DGANConfig, n_series: int) -> DGANConfig:
@@ -196,11 +218,11 @@ def settle(config: DGANConfig, n_series: int) -> DGANConfig:
     if resolved.large_data and config.large_data == "auto":
         changed = ", ".join(
             f"{name}={getattr(resolved, name)}"
-            for name in ("batch_size", "generator_learning_rate", "generator_ema_decay")
+            for name in ("batch_size", "generator_learning_rate", "training_steps")
         )
         logger.info(
-            "%d series: training with the large-data settings (%s, ...; "
-            "docs/quality.md); large_data=False keeps the defaults.",
+            "%d series: training with the settings picked for that size (%s, ...; "
+            "docs/quality.md); large_data=False keeps gretel's.",
             n_series,
             changed,
         )

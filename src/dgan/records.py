@@ -69,6 +69,11 @@ class EpochRecord:
         guard_events: the divergence guard's interventions in this epoch.
         peak_memory_bytes: peak CUDA memory allocated, or the process's peak RSS on CPU.
         stopped: True when the guard stopped training in this epoch.
+        steps: optimizer steps (batches) trained in the epoch; fewer than the others in
+            the last epoch of a budget in steps, or at the time budget. None in histories
+            written before budgets existed.
+        time_budget_reached: True when training stopped in this epoch because its time
+            budget (``training_minutes``) was spent.
     """
 
     epoch: int
@@ -87,16 +92,19 @@ class EpochRecord:
     guard_events: tuple[GuardEvent, ...] = field(default_factory=tuple)
     peak_memory_bytes: int | None = None
     stopped: bool = False
+    steps: int | None = None
+    time_budget_reached: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         """The record as a plain, JSON-ready dict: one entry of `DGAN.history`.
 
-        ``stopped`` appears only when True, as in earlier versions of the history.
+        ``stopped`` and ``time_budget_reached`` appear only when True.
         """
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         out["guard_events"] = [e.as_dict() for e in self.guard_events]
-        if not self.stopped:
-            del out["stopped"]
+        for flag in ("stopped", "time_budget_reached"):
+            if not out[flag]:
+                del out[flag]
         return out
 
     @classmethod
@@ -111,6 +119,7 @@ class EpochRecord:
             GuardEvent.from_dict(e) for e in data.get("guard_events") or ()
         )
         values["stopped"] = bool(data.get("stopped", False))
+        values["time_budget_reached"] = bool(data.get("time_budget_reached", False))
         return cls(**values)
 
     def renumbered(self, offset: int) -> EpochRecord:

@@ -11,7 +11,8 @@ import logging
 import numpy as np
 import torch
 
-from dgan.config import DGANConfig
+from dgan.config import MAX_SEED, DGANConfig, short_repr
+from dgan.config.checks import is_int
 from dgan.encoding.encoder import ContinuousEncoder, DataEncoder, EncodedData
 from dgan.errors import DataError, DGANError, ParameterError, raise_all
 from dgan.networks import Generator
@@ -259,4 +260,9 @@ class Sampler:
             >>> np.array_equal(first, model.generate_numpy(2)[1])
             True
         """
+        if seed is not None and not (is_int(seed) and 0 <= seed <= MAX_SEED):
+            raise ParameterError(
+                f"seed must be None or an integer from 0 to 2**63 - 2 (what torch's "
+                f"generators take), got {short_repr(seed)}."
+            )
         self.rng = make_rng(seed, 1, self.device)

@@ -19,8 +19,8 @@ from dgan.cli.chunked import write_generated
 from dgan.cli.config_files import check_settings, read_config_file
 from dgan.cli.demo import run_demo
 from dgan.cli.messages import check_not_long, flag_words, hint_long_data, in_flag_words
-from dgan.cli.outputs import check_outputs
-from dgan.cli.resume import TrainingInterrupted, epochs_done, interrupted_advice, resume_note
+from dgan.cli.outputs import check_checkpoint_paths, check_outputs
+from dgan.cli.resume import epochs_done, interrupted_advice, resume_note
 from dgan.cli.summary import metrics_table, training_summary
 from dgan.cli.tables import read_table, require_module
 from dgan.config import DfStyle, DGANConfig
@@ -29,6 +29,8 @@ from dgan.metrics import evaluate, frames_to_series
 from dgan.model import DGAN
 from dgan.planning import suggested_batch_size
 from dgan.storage.checkpoint import ResumePoint, find_resume_point
+from dgan.storage.folder import resume_folder
+from dgan.storage.format import json_safe
 from dgan.tabular.columns import Columns, columns_of_layout
 from dgan.tabular.lengths import infer_lengths
 
@@ -41,13 +43,14 @@ def run_train(args: argparse.Namespace) -> None:
         raise ParameterError("Pass -o MODEL (the model file to write), or --dry-run.")
     outputs = {} if args.dry_run else {"-o": args.output}
     check_outputs(outputs, inputs=[args.data, args.config], force=args.force)
+    check_checkpoint_paths(args.resume, settings.get("checkpoint_dir"))
     point = find_resume_point(args.resume) if args.resume else None  # read once, here
     df = read_table(args.data)
     try:
         model, seconds = _plan_and_train(args, columns, settings, df, point)
-    except KeyboardInterrupt as interrupt:
-        advice = interrupted_advice(settings.get("checkpoint_dir"), args.resume)
-        raise TrainingInterrupted(advice) from interrupt
+    except KeyboardInterrupt as interrupt:  # Ctrl-C (or SIGTERM): say what is left
+        interrupt.advice = interrupted_advice(settings.get("checkpoint_dir"), args.resume)
+        raise
     if model is None:  # --dry-run
         return
     path = model.save(args.output)
@@ -84,9 +87,9 @@ def _plan_and_train(
             point.check_config(config)  # before the plan: a mismatch is the first thing said
         model = DGAN(config)
         plan = model.plan(df, **columns.as_arguments())
-        plan.epochs_done = epochs_done(point, config.epochs)
+        plan.epochs_done = epochs_done(point, plan.epochs)  # of the budget's epochs
         if point is not None:
-            print(resume_note(point, config.epochs))
+            print(resume_note(point, plan.epochs))
         print(in_flag_words(str(plan)))
         if args.dry_run:
             return None, 0.0
@@ -106,6 +109,11 @@ def run_generate(args: argparse.Namespace) -> None:
         force=args.force,
     )
     wanted = read_table(args.attributes) if args.attributes else None
+    if wanted is not None and wanted.empty:
+        raise ParameterError(
+            f"--attributes {args.attributes!r} has no rows, so there is nothing to generate; "
+            "give one row of attribute values per series to generate, or use -n N."
+        )
     model = DGAN.load(args.model)
     if model.data_frame_layout is None:
         raise ParameterError(
@@ -173,7 +181,8 @@ def run_evaluate(args: argparse.Namespace) -> None:
         )
     print(in_flag_words(metrics_table(metrics)))
     if args.json:
-        Path(args.json).write_text(json.dumps(metrics, indent=2) + "\n", encoding="utf-8")
+        text = json.dumps(json_safe(metrics), indent=2, allow_nan=False)  # NaN: null
+        Path(args.json).write_text(text + "\n", encoding="utf-8")
         print(f"metrics: {args.json}")
     if args.report:
         title = f"dgan report: {Path(args.synthetic).name} vs {Path(args.real).name}"
@@ -195,6 +204,8 @@ def run_demo_command(args: argparse.Namespace) -> None:
 _CONFIG_FLAGS = (
     "precision",
     "epochs",
+    "training_steps",
+    "training_minutes",
     "batch_size",
     "max_sequence_len",
     "sample_len",
@@ -210,8 +221,20 @@ def _training_settings(args: argparse.Namespace) -> dict[str, Any]:
     check_settings(settings, source=args.config or "the flags")
     settings.update({k: getattr(args, k) for k in _CONFIG_FLAGS if getattr(args, k) is not None})
     if getattr(args, "resume", None) and settings.get("checkpoint_dir") is None:
-        settings["checkpoint_dir"] = args.resume  # a resumed run keeps checkpointing there
+        # a resumed run keeps checkpointing there (into the folder of a checkpoint file)
+        settings["checkpoint_dir"] = str(resume_folder(args.resume))
     check_settings(settings, source=args.config or "the flags")
+    if settings.get("checkpoint_dir") is None:  # the checkpoint settings would do nothing
+        given = [
+            "--checkpoint-every" if k == "checkpoint_every" and args.checkpoint_every else k
+            for k in ("checkpoint_every", "checkpoint_every_minutes", "checkpoint_keep")
+            if k in settings
+        ]
+        if given:
+            raise ParameterError(
+                f"{', '.join(given)} needs --checkpoint-dir DIR (or --resume DIR): without a "
+                "checkpoint folder no checkpoints are written."
+            )
     return settings
 
 

@@ -1,6 +1,7 @@
 """`DGANConfig` settings from a TOML or JSON file, checked before any data is read.
 
-`read_config_file` reads the table of fields; `check_settings` rejects unknown fields
+`read_config_file` reads the table of fields (from a regular file of at most 1 MiB of
+UTF-8, each key once); `check_settings` rejects unknown fields
 (suggesting the closest valid name) and values of the wrong type, by building a
 `DGANConfig` from them, so that ``batch_size = "64"`` fails in a second, not after the
 data has loaded.
@@ -16,11 +17,16 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import json
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
 from dgan.config import DGANConfig
 from dgan.errors import ParameterError
+
+MAX_CONFIG_BYTES = 1 << 20
+"""The longest config file read (1 MiB; a table of every DGANConfig field is ~2 KB)."""
 
 
 def read_config_file(path: str | Path) -> dict[str, Any]:
@@ -39,9 +45,19 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
         raise ParameterError(
             f"Config file {str(path)!r} must end in .toml or .json, so dgan knows how to read it."
         )
-    text = path.read_text(encoding="utf-8")
+    text = _read_text(path)
     try:
-        data = _toml_module(path).loads(text) if suffix == ".toml" else json.loads(text)
+        if suffix == ".toml":
+            data = _toml_module(path).loads(text)
+        else:
+            data = json.loads(text, object_pairs_hook=lambda pairs: _table(path, pairs))
+    except RecursionError:
+        raise ParameterError(
+            f"Config file {str(path)!r} is nested too deeply to read; a config file is a "
+            'table of DGANConfig fields and their values, like {"epochs": 100}.'
+        ) from None
+    except ParameterError:
+        raise
     except ValueError as error:  # TOMLDecodeError and JSONDecodeError are ValueErrors
         raise ParameterError(
             f"Config file {str(path)!r} is not valid {suffix[1:].upper()}: {error}."
@@ -52,6 +68,45 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
             f'{{"epochs": 100}}), not a {type(data).__name__}.'
         )
     return data
+
+
+def _read_text(path: Path) -> str:
+    """The text of a config file: a regular file (a device or a pipe could give endless
+    bytes, or none and block), at most `MAX_CONFIG_BYTES` long, in UTF-8 (a BOM allowed)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a pipe: no waiting
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ParameterError(
+                f"Config file {str(path)!r} is not a regular file (it is a device, a pipe or "
+                "a folder, or a link to one); give a TOML or JSON file."
+            )
+        raw = f.read(MAX_CONFIG_BYTES + 1)
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ParameterError(
+            f"Config file {str(path)!r} is more than {MAX_CONFIG_BYTES:,} bytes long; a "
+            "config file is a short table of DGANConfig fields. Check that it is the "
+            "right file."
+        )
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise ParameterError(
+            f"Config file {str(path)!r} is not UTF-8 text (byte {raw[error.start]:#04x} at "
+            f"position {error.start}); save it as UTF-8, as TOML and JSON require."
+        ) from None
+
+
+def _table(path: Path, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object, refusing a key given twice (json keeps the last silently; TOML
+    refuses it too)."""
+    table: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in table:
+            raise ParameterError(
+                f"Config file {str(path)!r} gives {key!r} twice; keep the one you mean."
+            )
+        table[key] = value
+    return table
 
 
 def _toml_module(path: Path):

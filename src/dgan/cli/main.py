@@ -19,19 +19,21 @@ Example:
 from __future__ import annotations
 
 import argparse
-import difflib
+import contextlib
 import logging
+import signal
 import sys
 import textwrap
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
 
 from dgan.cli.commands import run_demo_command, run_evaluate, run_generate, run_train
 from dgan.cli.demo import DEMO_CONFIG
+from dgan.cli.flags import Parser
 from dgan.cli.messages import FlagWordsFormatter
 from dgan.cli.ranks import prints_shared_errors, report, shared_output_on_rank_0
-from dgan.cli.resume import TrainingInterrupted
 from dgan.cli.threads import choose_threads
-from dgan.config import DfStyle
+from dgan.config import MAX_SEED, DfStyle
 from dgan.errors import DGANError, DistributedError
 from dgan.planning import (
     GRETEL_BATCH_SIZE,
@@ -47,7 +49,8 @@ _HELP_WIDTH = 80
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``dgan`` command line with ``argv`` (default: ``sys.argv[1:]``).
 
-    Returns the exit status: 0 on success, 1 when a command fails, 130 on Ctrl-C.
+    Returns the exit status: 0 on success, 1 when a command fails, 130 on Ctrl-C and 143
+    on SIGTERM (both clean up what the command was writing first).
     """
     with shared_output_on_rank_0():  # under torchrun, rank 0 alone shows argument errors
         args = build_parser().parse_args(argv)
@@ -57,16 +60,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     level = logging.WARNING if prints_shared_errors() else logging.ERROR
     logging.basicConfig(level=level, handlers=[handler])
     try:
-        import torch  # here, not at the top: `dgan` sets OpenMP's policy first (launch.py)
+        with _terminate_as_interrupt():
+            import torch  # here, not at the top: `dgan` sets OpenMP's policy first (launch.py)
 
-        torch.set_num_threads(choose_threads(getattr(args, "threads", None)))
-        args.run(args)
+            torch.set_num_threads(choose_threads(getattr(args, "threads", None)))
+            args.run(args)
     except KeyboardInterrupt as interrupt:
         if debug:
             raise
-        advice = interrupt.advice if isinstance(interrupt, TrainingInterrupted) else ""
-        report("dgan: interrupted" + (f"; {advice}" if advice else ""), shared=True)
-        return 130
+        terminated = isinstance(interrupt, _Terminated)
+        advice = getattr(interrupt, "advice", "")  # what to do next (dgan.cli.resume)
+        said = f"dgan: {'terminated' if terminated else 'interrupted'}"
+        report(said + (f"; {advice}" if advice else ""), shared=True)
+        return 128 + signal.SIGTERM if terminated else 130
     except (DGANError, OSError, ImportError) as error:
         # Errors we raise on purpose (their messages say the fix), files that cannot be
         # read or written, and missing optional dependencies: under torchrun every process
@@ -88,6 +94,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised like Ctrl-C so that every ``with`` block cleans up (temporary and
+    partial files, the checkpoint folder's lock) before the command ends."""
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """While the command runs, SIGTERM raises `_Terminated` (only in the main thread,
+    where Python can install the handler; elsewhere SIGTERM keeps its default)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminate(signum: int, frame: object) -> None:
+        raise _Terminated
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def _message(error: BaseException) -> str:
     if isinstance(error, OSError) and error.filename is not None and error.strerror:
         return f"{error.strerror}: {str(error.filename)!r}"
@@ -97,79 +126,6 @@ def _message(error: BaseException) -> str:
 # --------------------------------------------------------------------------------------
 # Arguments
 # --------------------------------------------------------------------------------------
-
-
-class Parser(argparse.ArgumentParser):
-    """argparse that takes flags only in full and says which flag a mistyped one meant.
-
-    argparse would silently read ``--epoch`` as ``--epochs`` (prefix matching): a typo of
-    one flag could become another. Here a flag that is not one is an error, shown with the
-    usage of the command it was given to and the flag meant (`unknown_flag_message`).
-
-    Example:
-        >>> parser = Parser(prog="dgan train")
-        >>> _ = parser.add_argument("--epochs", type=int)
-        >>> parser.allow_abbrev
-        False
-    """
-
-    def __init__(self, *args, **kwargs):
-        kwargs.setdefault("allow_abbrev", False)
-        super().__init__(*args, **kwargs)
-        self.commands: dict[str, argparse.ArgumentParser] = {}
-
-    def parse_args(self, args=None, namespace=None):  # type: ignore[override]
-        parsed, extras = self.parse_known_args(args, namespace)
-        if extras:
-            parser = self.commands.get(getattr(parsed, "command", None) or "", self)
-            parser.error(unknown_flag_message(extras, parser))
-        return parsed
-
-    def error(self, message: str):  # type: ignore[override]
-        if self.commands and "invalid choice" in message:  # a mistyped command
-            given = message.split("invalid choice: ", 1)[1].split(" ", 1)[0].strip("'")
-            close = difflib.get_close_matches(given, list(self.commands), n=1)
-            if close:
-                message += f"; did you mean {close[0]!r}?"
-        super().error(message)
-
-
-def unknown_flag_message(extras: Sequence[str], parser: argparse.ArgumentParser) -> str:
-    """What to say about the arguments ``parser`` did not recognise: each unknown flag with
-    the flag it most likely meant.
-
-    Example:
-        >>> parser = Parser(prog="dgan train")
-        >>> _ = parser.add_argument("--epochs"), parser.add_argument("--attributes")
-        >>> unknown_flag_message(["--atributes", "a"], parser)
-        'unrecognized argument --atributes (did you mean --attributes?)'
-        >>> unknown_flag_message(["--epoch=3"], parser).split("?")[0]
-        '--epoch is not a flag; did you mean --epochs'
-    """
-    flags = sorted(
-        {s for action in parser._actions for s in action.option_strings if s.startswith("--")}
-    )
-    said, after_flag = [], False
-    for extra in extras:
-        if not extra.startswith("-") or extra == "-":
-            if not after_flag:  # else most likely the unknown flag's value
-                said.append(f"unexpected argument {extra!r}")
-            after_flag = False
-            continue
-        name = extra.split("=", 1)[0]
-        after_flag = "=" not in extra
-        longer = [f for f in flags if f.startswith(name) and name.startswith("--")]
-        if longer:
-            said.append(
-                f"{name} is not a flag; did you mean {' or '.join(longer[:3])}? (write flags "
-                "in full: dgan does not guess a shortened one)"
-            )
-            continue
-        close = difflib.get_close_matches(name, flags, n=1, cutoff=0.6)
-        said.append(
-            f"unrecognized argument {name}" + (f" (did you mean {close[0]}?)" if close else "")
-        )
-    return "; ".join(said)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -224,6 +180,29 @@ def _positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return value
+
+
+def _seed(text: str) -> int:
+    """A seed torch's generators take (`dgan.config.MAX_SEED`)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= MAX_SEED:
+        raise argparse.ArgumentTypeError(
+            f"expected an integer from 0 to 2**63 - 2, got {text[:40]!r}"
+        )
     return value
 
 
@@ -290,13 +269,32 @@ def _add_train(commands, parents) -> None:
         choices=["fp32", "fp16", "bf16", "auto"],
         help="numeric precision of training",
     )
-    settings.add_argument("--epochs", type=_positive_int, metavar="N", help="passes over the data")
+    settings.add_argument(
+        "--epochs",
+        type=_positive_int,
+        metavar="N",
+        help="passes over the data (default: a budget of steps picked from the number of "
+        "series, shown in the plan)",
+    )
+    settings.add_argument(
+        "--training-steps",
+        type=_positive_int,
+        metavar="N",
+        help="optimizer steps to train for, instead of --epochs",
+    )
+    settings.add_argument(
+        "--training-minutes",
+        type=_positive_float,
+        metavar="M",
+        help="stop after M minutes of training at most (on top of the steps or epochs)",
+    )
     settings.add_argument(
         "--batch-size",
         type=_positive_int,
         metavar="N",
-        help="series per step (default: chosen from the number of series, about "
-        f"{STEPS_PER_EPOCH_WANTED} steps per epoch, {MIN_SUGGESTED_BATCH} to {GRETEL_BATCH_SIZE})",
+        help="series per step (default: picked from the number of series with the other "
+        f"settings; with large_data=false in --config, about {STEPS_PER_EPOCH_WANTED} steps "
+        f"per epoch, {MIN_SUGGESTED_BATCH} to {GRETEL_BATCH_SIZE})",
     )
     settings.add_argument(
         "--max-sequence-len",
@@ -312,7 +310,7 @@ def _add_train(commands, parents) -> None:
         help="time steps per LSTM step; must divide max_sequence_len (default: the "
         f"divisor giving about {TARGET_LSTM_STEPS} LSTM steps)",
     )
-    settings.add_argument("--seed", type=int, metavar="N", help="fix all randomness")
+    settings.add_argument("--seed", type=_seed, metavar="N", help="fix all randomness")
     long_runs = p.add_argument_group(
         "long runs", "Checkpoints and resuming (README: 'Long runs and several processes')."
     )
@@ -360,7 +358,7 @@ def _add_generate(commands, parents) -> None:
     )
     p.add_argument(
         "--seed",
-        type=int,
+        type=_seed,
         metavar="N",
         help="draw the same series for the same N and model (default: a fresh draw each run)",
     )
@@ -395,7 +393,7 @@ def _add_evaluate(commands, parents) -> None:
     p.add_argument("--report", metavar="HTML", help="write an HTML report with plots")
     p.add_argument("--json", metavar="FILE", help="write all metrics as JSON")
     p.add_argument("--target", metavar="COL", help="attribute that the TSTR metric predicts")
-    p.add_argument("--seed", type=int, default=0, help="seed of the metrics (default 0)")
+    p.add_argument("--seed", type=_seed, default=0, help="seed of the metrics (default 0)")
     p.add_argument(
         "--seeds",
         type=_positive_int,

@@ -25,8 +25,10 @@ import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from dgan.cli.messages import in_flag_words
 from dgan.cli.tables import check_table_format
 from dgan.errors import ParameterError, raise_all
+from dgan.storage.folder import check_resume_path
 
 
 def check_outputs(
@@ -88,6 +90,35 @@ def check_outputs(
     for path in given.values():
         path.parent.mkdir(parents=True, exist_ok=True)
     return given
+
+
+def check_checkpoint_paths(resume: str | None, checkpoint_dir: str | None) -> None:
+    """Check ``--resume`` and the checkpoint folder before any work, as outputs are: a
+    resume path must be a checkpoint file or a folder (`check_resume_path`), the
+    checkpoint folder a folder that exists or can be created, and writable. (Training
+    then takes the folder for its run before the first epoch: `dgan.storage.folder`.)
+
+    Example:
+        >>> check_checkpoint_paths("ckpt/checkpoint-00002.dgan", None)
+        Traceback (most recent call last):
+        ...
+        dgan.errors.ParameterError: --resume 'ckpt/checkpoint-00002.dgan': there is no such checkpoint file. Give an existing checkpoint (e.g. the newest in its folder) or the checkpoint folder itself.
+    """  # noqa: E501
+    problems = []
+    if resume is not None:
+        try:
+            check_resume_path(resume)
+        except ParameterError as error:
+            problems.append(in_flag_words(str(error)))
+    if checkpoint_dir is not None:
+        folder, where = Path(checkpoint_dir), f"--checkpoint-dir {checkpoint_dir!r}"
+        if not checkpoint_dir.strip():
+            problems.append("--checkpoint-dir is empty; give a folder ('.' for the current one).")
+        elif folder.exists() and not folder.is_dir():
+            problems.append(f"{where} is a file, not a folder; give a folder for the checkpoints.")
+        elif (problem := _folder_problem(folder / "checkpoint", where)) is not None:
+            problems.append(problem)
+    raise_all(problems, ParameterError, "the checkpoint paths")
 
 
 def _same_file(a: Path, b: Path) -> bool:

@@ -1,5 +1,6 @@
 """Resuming, in the command line's words: what ``--resume`` found, and what to do after
-Ctrl-C (continue from the newest checkpoint, or know that nothing was saved).
+Ctrl-C or SIGTERM (continue from the newest checkpoint, or know that nothing was saved;
+`dgan.cli.commands.run_train` puts it on the interrupt as ``advice``).
 
 Example:
     >>> interrupted_advice(None, None)
@@ -12,20 +13,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from dgan.storage.checkpoint import ResumePoint, list_checkpoints
-
-
-class TrainingInterrupted(KeyboardInterrupt):
-    """Ctrl-C during ``dgan train``, with what the user can do next (``advice``).
-
-    Example:
-        >>> str(TrainingInterrupted("nothing was saved"))
-        'nothing was saved'
-    """
-
-    def __init__(self, advice: str):
-        super().__init__(advice)
-        self.advice = advice
+from dgan.storage.checkpoint import ResumePoint
+from dgan.storage.folder import list_checkpoints, resume_folder
 
 
 def epochs_done(point: ResumePoint | None, epochs: int) -> int:
@@ -46,7 +35,8 @@ def epochs_done(point: ResumePoint | None, epochs: int) -> int:
 
 def resume_note(point: ResumePoint, epochs: int) -> str:
     """The line ``dgan train --resume`` prints: the checkpoint, and the epochs done and left
-    of ``epochs`` (``--epochs``).
+    of the ``epochs`` of the training budget (``--epochs``, ``--training-steps`` or the
+    budget picked for the data).
 
     Example:
         >>> point = ResumePoint(Path("ck/checkpoint-000080.dgan"), {},
@@ -62,8 +52,8 @@ def resume_note(point: ResumePoint, epochs: int) -> str:
         )
     if done >= epochs:
         return (
-            f"resuming from {path}: it has trained {done} epochs, and --epochs is {epochs}; "
-            "nothing is left to train (a larger --epochs trains further)"
+            f"resuming from {path}: it has trained all {epochs} epochs of the budget; nothing "
+            "is left to train (a larger --epochs or --training-steps trains further)"
         )
     return f"resuming from {path}: {done} of {epochs} epochs trained, {epochs - done} left"
 
@@ -89,7 +79,7 @@ def interrupted_advice(checkpoint_dir: str | None, resume: str | None) -> str:
             "every --checkpoint-every epochs, and after the last)"
         )
     epochs, path = found[-1]
-    same = resume is not None and _same_place(resume, checkpoint_dir)
+    same = resume is not None and _same_place(resume_folder(resume), checkpoint_dir)
     again = "again" if same else f"with --resume {checkpoint_dir}"
     return (
         f"the newest checkpoint is {path} (after {epochs} epochs); to continue, run the same "

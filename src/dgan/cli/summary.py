@@ -110,7 +110,8 @@ def metrics_table(metrics: dict[str, Any]) -> str:
         tstr                n/a                        No attributes.
         marginals  0.123 ± 0.01  0.1 ± 0.02    lower   close to real
     """
-    names = [n for n in METRIC_DESCRIPTIONS if n in metrics]
+    # Memorisation last, with its own verdict words (it is not part of the fidelity verdict).
+    names = [n for n in [*METRIC_DESCRIPTIONS, "memorisation"] if n in metrics]
     lines = []
     overall = metrics.get("verdict")
     if overall:
@@ -127,11 +128,11 @@ def metrics_table(metrics: dict[str, Any]) -> str:
     for name in names:
         entry = metrics[name]
         score = entry.get("score")
-        if score is None:
-            rows.append((name, "n/a", "", "", entry.get("reason", "")))
+        if score is None:  # every cell a string, whatever the entry holds (None included)
+            rows.append((name, "n/a", "", "", str(entry.get("reason") or "")))
             continue
         baseline = entry.get("baseline") or {}
-        verdict = entry.get("verdict", "")
+        verdict = str(entry.get("verdict") or "")
         if entry.get("warning"):
             warnings.append(entry["warning"])
             verdict += " (too little data)"
@@ -140,7 +141,7 @@ def metrics_table(metrics: dict[str, Any]) -> str:
                 name,
                 _spread(score, entry.get("std")),
                 _spread(baseline.get("score"), baseline.get("std")),
-                entry.get("better", ""),
+                str(entry.get("better") or ""),
                 verdict,
             )
         )

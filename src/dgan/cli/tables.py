@@ -152,15 +152,24 @@ class TableWriter:
         else:
             df.to_csv(self._csv, index=False, header=False)
 
-    def __exit__(self, *exc) -> None:
-        if self._parquet is not None:
-            self._parquet.close()
-        if self._csv is not None:
-            self._csv.close()
-        if exc[0] is None and self._partial.exists():
-            os.replace(self._partial, self.path)
-        else:
-            self._partial.unlink(missing_ok=True)
+    def __exit__(self, exc_type, exc, traceback) -> None:
+        try:
+            for handle in (self._parquet, self._csv):
+                if handle is not None:
+                    handle.close()  # writes what is buffered: can fail (a full disk)
+            if exc_type is None and self._partial.exists():
+                os.replace(self._partial, self.path)
+        except OSError as error:
+            raise self._named(error) from error
+        finally:
+            self._parquet = self._csv = None
+            self._partial.unlink(missing_ok=True)  # gone already after a success
+        if isinstance(exc, OSError) and exc.filename is None:  # e.g. a failed write
+            raise self._named(exc) from exc
+
+    def _named(self, error: OSError) -> OSError:
+        """``error`` naming the output (the user's path, not the hidden partial file)."""
+        return OSError(error.errno, error.strerror or str(error), str(self.path))
 
 
 def _open_text(path: Path, name: str):
@@ -205,5 +214,7 @@ class _ClosingText:
         return self._text.write(data)
 
     def close(self) -> None:
-        self._text.close()
-        self._outer.close()
+        try:
+            self._text.close()
+        finally:
+            self._outer.close()

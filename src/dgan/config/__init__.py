@@ -10,18 +10,27 @@ Example:
 
 from dgan.config.checks import short_repr
 from dgan.config.enums import DfStyle, Normalization, OutputType
-from dgan.config.fields import FP16_MAX, MAX_INIT_SCALE, MAX_SEED, DGANConfig
-from dgan.config.sizing import LARGE_DATA_MIN_SERIES, LARGE_DATA_SETTINGS
+from dgan.config.fields import (
+    FP16_MAX,
+    MAX_INIT_SCALE,
+    MAX_LAYERS,
+    MAX_ROUNDS,
+    MAX_SEED,
+    DGANConfig,
+)
+from dgan.config.sizing import LARGE_DATA_SETTINGS, size_settings
 
 __all__ = [
     "FP16_MAX",
-    "LARGE_DATA_MIN_SERIES",
     "LARGE_DATA_SETTINGS",
     "MAX_INIT_SCALE",
+    "MAX_LAYERS",
+    "MAX_ROUNDS",
     "MAX_SEED",
     "DGANConfig",
     "DfStyle",
     "Normalization",
     "OutputType",
     "short_repr",
+    "size_settings",
 ]

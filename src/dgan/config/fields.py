@@ -29,7 +29,7 @@ from dgan.config.checks import (
     short_repr,
 )
 from dgan.config.enums import Normalization
-from dgan.config.sizing import LARGE_DATA_SETTINGS, large_data_applies
+from dgan.config.sizing import LARGE_DATA_SETTINGS, size_settings
 from dgan.errors import ParameterError, raise_all
 
 FP16_MAX = 65504.0
@@ -40,6 +40,9 @@ a larger start costs a skipped step."""
 MAX_SEED = 2**63 - 2
 """The largest seed: torch seeds are 64-bit and dgan seeds stream k with ``2 * seed + k + 1``."""
 PRECISIONS = ("fp32", "fp16", "bf16", "auto")
+MAX_LAYERS = MAX_ROUNDS = 100
+"""The most hidden layers of a network, and critic or generator updates per batch: more
+train no better, and each is work in every step (10**6 made ``--dry-run`` run for ever)."""
 
 
 def setting(default: Any = MISSING, check: Check | None = None) -> Any:
@@ -51,6 +54,8 @@ _NONNEGATIVE = Real((0, True), None, "a finite number >= 0")
 _POSITIVE = Real((0, False), None, "a finite number > 0")
 _BETA = Real((0, True), (1, False), "a number in [0, 1)")
 _FRACTION = Real((0, True), (1, True), "a fraction in [0, 1]")
+_LAYERS = PositiveInt(most=MAX_LAYERS, why_most=" (deeper networks train no better here)")
+_ROUNDS = PositiveInt(most=MAX_ROUNDS, why_most=" (each round is a whole update per batch)")
 
 
 def _normalization_problem(name: str, value: Any, default: Any) -> str | None:
@@ -83,7 +88,7 @@ def _loss_scale_problem(name: str, value: Any, default: Any) -> str | None:
 
 
 def _checkpoint_dir_problem(name: str, value: Any, default: Any) -> str | None:
-    if isinstance(value, str):
+    if isinstance(value, str) and "\0" not in value:  # no path holds a NUL character
         return None
     return f"{name} must be a directory path or None, got {short_repr(value)}."
 
@@ -108,11 +113,11 @@ class DGANConfig:
     """Size of the noise vector the attribute generator starts from."""
     feature_noise_dim: int = setting(10, PositiveInt())
     """Size of the per-cell noise vector fed to the feature LSTM."""
-    attribute_num_layers: int = setting(3, PositiveInt())
+    attribute_num_layers: int = setting(3, _LAYERS)
     """Hidden layers of the attribute (and min/max) generator MLPs."""
     attribute_num_units: int = setting(100, PositiveInt())
     """Units per hidden layer of the attribute generator MLPs."""
-    feature_num_layers: int = setting(1, PositiveInt())
+    feature_num_layers: int = setting(1, _LAYERS)
     """Stacked LSTM layers of the feature generator."""
     feature_num_units: int = setting(100, PositiveInt())
     """Hidden units of the feature LSTM."""
@@ -149,17 +154,27 @@ class DGANConfig:
     attribute_discriminator_learning_rate: float = setting(0.001, _POSITIVE)
     attribute_discriminator_beta1: float = setting(0.5, _BETA)
     batch_size: int = setting(1024, PositiveInt())
-    """Examples per training batch (and per generation batch). 1024 is gretel's default and
-    stays the default here below 1,000 series (from there on ``large_data="auto"`` trains
-    at 128); with fewer examples than that every epoch is one optimizer step,
-    which learns little. ``DGAN.plan`` then warns and suggests
-    `dgan.planning.suggested_batch_size` (about 10 steps per epoch, 16 to 1024), which
-    ``dgan train`` uses when neither ``--batch-size`` nor ``--config`` sets one."""
+    """Examples per training batch (and per generation batch). Left at gretel's 1024 (the
+    default), ``large_data="auto"`` picks it from the data's size (`dgan.config.sizing`).
+    Set it yourself and gretel's settings apply (``large_data``): with fewer examples than
+    the batch every epoch is one optimizer step, which learns little; ``DGAN.plan`` then
+    warns and suggests `dgan.planning.suggested_batch_size`."""
     epochs: int = setting(400, PositiveInt())
-    """Passes over the training data."""
-    discriminator_rounds: int = setting(1, PositiveInt())
+    """Passes over the training data. Left at 400 (the default), ``large_data="auto"``
+    trains for the budget of ``training_steps`` it picks from the data's size instead; set
+    it (or ``training_steps``) to choose the length yourself."""
+    training_steps: int | None = setting(None, PositiveInt(optional=True))
+    """Train for this many optimizer steps (batches) instead of ``epochs``; the last epoch
+    may be partial. None: ``epochs`` epochs, or the budget ``large_data="auto"`` picks."""
+    training_minutes: float | None = setting(
+        None, Real((0, False), None, "None or a number of minutes > 0", optional=True)
+    )
+    """Stop training at the first batch end (under torchrun: the first check every
+    ``log_every`` steps) after this many minutes, whatever the epochs or steps: a time
+    budget on top of the length. Counted over the interruptions of a resumed run."""
+    discriminator_rounds: int = setting(1, _ROUNDS)
     """Critic updates per batch."""
-    generator_rounds: int = setting(1, PositiveInt())
+    generator_rounds: int = setting(1, _ROUNDS)
     """Generator updates per batch."""
 
     # --- Privacy (accepted for gretel compatibility; not supported) ---
@@ -176,7 +191,7 @@ class DGANConfig:
     # --- dgan additions ---
     seed: int | None = setting(None, Custom(_seed_problem, optional=True))
     """Fixes all randomness; on CPU training is then bit-for-bit reproducible."""
-    discriminator_num_layers: int = setting(5, PositiveInt())
+    discriminator_num_layers: int = setting(5, _LAYERS)
     """Hidden layers of both critics (gretel hard-codes 5)."""
     discriminator_num_units: int = setting(200, PositiveInt())
     """Units per hidden layer of both critics (gretel hard-codes 200)."""
@@ -239,14 +254,17 @@ class DGANConfig:
     smoothly. Runs the LSTM one step at a time (slower for long series). Part of the
     large-data settings (``large_data``); docs/quality.md measures it."""
     large_data: bool | str = setting("auto", OneOf((True, False, "auto")))
-    """Train with the large-data settings (`LARGE_DATA_SETTINGS`: batch 128, learning
-    rates 1e-4, a 0.999 generator weight average, feature feedback; docs/quality.md says
-    where they win). "auto": when the data has
-    at least `LARGE_DATA_MIN_SERIES` (1,000) series and none of those six fields was
-    changed from its default (a field set to its default value counts as unchanged);
-    True: always, for the fields left at their defaults; False:
-    never (gretel's behaviour). Decided when training first sees the data: the trained
-    model's config shows the settings used, with large_data True or False."""
+    """How the training settings follow the data's size. "auto" (the default): when none of
+    ``batch_size``, the three learning rates, ``generator_ema_decay`` and
+    ``feature_feedback`` was changed from its default (a field set to its default value
+    counts as unchanged), they and the training budget are picked from the number of
+    series by one rule (`dgan.config.sizing`: batch about an eighth of the series, 16 to
+    128, learning rates 1e-4, a 0.999 weight average, feature feedback, 10,000 to 20,000
+    steps unless ``epochs`` or ``training_steps`` is set); docs/quality.md measures it.
+    True: the rule's settings at batch 128 (`LARGE_DATA_SETTINGS`), for the fields left at
+    their defaults, trained for ``epochs``. False: gretel's settings at any size. Decided
+    when training first sees the data: the trained model's config shows the settings
+    used, with large_data True or False."""
     reuse_fakes: bool = setting(False, Flag())
     """Generate once per batch: the critic rounds train on these fakes and the first
     generator round backpropagates through the same ones (as gretel-synthetics does),
@@ -311,6 +329,12 @@ class DGANConfig:
             and self.max_sequence_len % self.sample_len != 0
         ):
             problems.append(_divisibility_problem(self.max_sequence_len, self.sample_len))
+        if self.training_steps is not None and self.epochs != _default("epochs"):
+            problems.append(
+                f"epochs={short_repr(self.epochs)} and training_steps="
+                f"{short_repr(self.training_steps)} both set the training length; set one "
+                "of them (training_steps counts optimizer steps, epochs passes over the data)."
+            )
         if self.dp_enabled is True:
             problems.append(
                 "dp_enabled=True (differential privacy) is not supported by dgan; "
@@ -397,21 +421,25 @@ class DGANConfig:
 
     def resolved_for(self, n_series: int) -> DGANConfig:
         """This config as training on ``n_series`` series uses it: ``large_data`` decided
-        (True or False) and, when True, `LARGE_DATA_SETTINGS` in the fields left at their
-        defaults. A new object; this one is unchanged.
+        (True or False) and the settings it implies in the fields left at their defaults
+        (`large_data`). A new object; this one is unchanged.
 
         Example:
             >>> config = DGANConfig(max_sequence_len=24, sample_len=4)
-            >>> config.resolved_for(48).batch_size, config.resolved_for(5000).batch_size
-            (1024, 128)
+            >>> [(c.batch_size, c.training_steps) for c in map(config.resolved_for, (64, 5000))]
+            [(16, 10000), (128, 16000)]
             >>> DGANConfig(max_sequence_len=24, sample_len=4, batch_size=256).resolved_for(
             ...     5000).large_data
             False
         """
-        if self.large_data == "auto":
-            untouched = all(getattr(self, k) == _default(k) for k in LARGE_DATA_SETTINGS)
-            return self.with_large_data(untouched and large_data_applies(n_series))
-        return self.with_large_data(bool(self.large_data))
+        if self.large_data != "auto":
+            return self.with_large_data(bool(self.large_data))
+        if not all(getattr(self, k) == _default(k) for k in LARGE_DATA_SETTINGS):
+            return replace(self, large_data=False)  # the user's settings, gretel's otherwise
+        rule = size_settings(n_series)
+        if self.epochs != _default("epochs") or self.training_steps is not None:
+            del rule["training_steps"]  # the length the user chose
+        return replace(self, large_data=True, **rule)
 
     def with_large_data(self, use: bool) -> DGANConfig:
         """A copy with ``large_data=use``; when True, with `LARGE_DATA_SETTINGS` in the
@@ -451,10 +479,6 @@ class DGANConfig:
 # ----- helpers --------------------------------------------------------------------------
 
 _DIVISOR_SCAN = 64  # divisors looked for: up to this and their cofactors (bounded work)
-
-
-def _check(f: Field) -> Check:
-    return f.metadata["check"]
 
 
 def _default(name: str) -> Any:

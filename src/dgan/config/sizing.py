@@ -1,33 +1,79 @@
-"""Settings that follow the training data's size (``DGANConfig.large_data``).
+"""Settings that follow the training data's size: one rule for every number of series.
 
-A pure rule of the data's size, separate from the config's fields: `DGANConfig` applies it
-(`DGANConfig.resolved_for`) when training first sees the data. Measurements behind it are
-in docs/quality.md.
+At the defaults (``large_data="auto"``) dgan trains with more, smaller steps than
+gretel's settings, sampling from a moving average of the generator's weights, with
+feature feedback, for a budget of optimizer steps chosen from the data's size:
+
+* ``batch_size``: the power of two nearest below an eighth of the series, between
+  `MIN_BATCH` and `MAX_BATCH` (8 or more steps per epoch; 16 for 64 series, 32 for 256,
+  128 from 1,024 on);
+* learning rates 1e-4, ``generator_ema_decay=0.999``, ``feature_feedback=True``;
+* ``training_steps``: what `DEFAULT_EPOCHS` epochs take at that batch size, but at least
+  `MIN_STEPS` and at most `MAX_STEPS` optimizer steps: small data gets more passes, large
+  data fewer than 400 (a million series would otherwise train for days).
+
+`DGANConfig.resolved_for` applies the rule to a config when training first sees the data;
+the measurements behind it are in docs/quality.md ("Settings by data size").
 
 Example:
-    >>> large_data_applies(5000), large_data_applies(48)
-    (True, False)
+    >>> rule = size_settings(256)
+    >>> rule["batch_size"], rule["training_steps"], rule["generator_learning_rate"]
+    (32, 10000, 0.0001)
+    >>> size_settings(3661)["training_steps"]  # 400 epochs of 29 steps
+    11600
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
-LARGE_DATA_MIN_SERIES = 1000
-"""From this many training series on, ``large_data="auto"`` trains with the large-data
-settings (docs/quality.md, "The defaults choose their settings from the data's size")."""
-LARGE_DATA_SETTINGS: dict[str, Any] = {
-    "batch_size": 128,
+DEFAULT_EPOCHS = 400
+"""gretel's (and `DGANConfig`'s) default number of epochs."""
+MIN_BATCH, MAX_BATCH = 16, 128
+"""The smallest and largest batch the rule picks."""
+SERIES_PER_STEP = 8
+"""The rule's batch is the power of two nearest below n / this (about this many steps per
+epoch)."""
+MIN_STEPS, MAX_STEPS = 10_000, 20_000
+"""The budget the rule picks: at least and at most this many optimizer steps."""
+SIZE_SETTINGS: dict[str, Any] = {
     "generator_learning_rate": 1e-4,
     "discriminator_learning_rate": 1e-4,
     "attribute_discriminator_learning_rate": 1e-4,
     "generator_ema_decay": 0.999,
     "feature_feedback": True,
 }
-"""The large-data settings: more, smaller steps, sampling from a weight average, feature
-feedback."""
+"""The settings the rule picks at every size (beside the batch size and the budget)."""
+LARGE_DATA_SETTINGS: dict[str, Any] = {"batch_size": MAX_BATCH, **SIZE_SETTINGS}
+"""``large_data=True`` (`DGANConfig.for_large_data`): the rule's settings at its largest
+batch, at any size, trained for ``epochs``."""
 
 
-def large_data_applies(n_series: int) -> bool:
-    """Whether ``large_data="auto"`` picks the large-data settings for ``n_series`` series."""
-    return n_series >= LARGE_DATA_MIN_SERIES
+def size_batch(n_series: int) -> int:
+    """The rule's batch size for ``n_series`` series.
+
+    Example:
+        >>> [size_batch(n) for n in (40, 64, 256, 1000, 1024, 10**6)]
+        [16, 16, 32, 64, 128, 128]
+    """
+    target = max(n_series / SERIES_PER_STEP, 1.0)
+    return int(min(MAX_BATCH, max(MIN_BATCH, 2 ** math.floor(math.log2(target)))))
+
+
+def size_steps(n_series: int, batch_size: int) -> int:
+    """The rule's budget: `DEFAULT_EPOCHS` epochs of ``batch_size`` batches, within
+    [`MIN_STEPS`, `MAX_STEPS`].
+
+    Example:
+        >>> size_steps(64, 16), size_steps(3661, 128), size_steps(10**6, 128)
+        (10000, 11600, 20000)
+    """
+    per_epoch = max(1, math.ceil(n_series / batch_size))
+    return int(min(MAX_STEPS, max(MIN_STEPS, DEFAULT_EPOCHS * per_epoch)))
+
+
+def size_settings(n_series: int) -> dict[str, Any]:
+    """Every setting the rule picks for ``n_series`` series (see the module docstring)."""
+    batch = size_batch(n_series)
+    return {"batch_size": batch, **SIZE_SETTINGS, "training_steps": size_steps(n_series, batch)}

@@ -43,6 +43,7 @@ from dgan.metrics.distances import (
 )
 from dgan.metrics.evaluate import METRIC_DESCRIPTIONS, evaluate
 from dgan.metrics.learned import discriminative_score, train_synthetic_test_real
+from dgan.metrics.memorisation import judge_memorisation, memorisation
 from dgan.metrics.protocol import (
     timegan_discriminative_runs,
     timegan_discriminative_score,
@@ -67,8 +68,10 @@ __all__ = [
     "feature_correlation_distance",
     "frames_to_series",
     "judge",
+    "judge_memorisation",
     "marginal_distances",
     "mean_autocorrelation",
+    "memorisation",
     "overall_verdict",
     "timegan_discriminative_runs",
     "timegan_discriminative_score",

@@ -119,6 +119,8 @@ def mean_autocorrelation(series: Sequence[np.ndarray], max_lag: int | None = Non
         varies = np.zeros((len(block), 1), dtype=bool)
         for row, x in enumerate(block):
             x = np.asarray(x, dtype=np.float64)
+            largest = np.abs(x).max(initial=0.0)  # scale-free: at most 1, so nothing overflows
+            x = x / largest if largest > 0 else x
             varies[row] = np.ptp(x) > 0
             centred[row, : len(x)] = x - x.mean() if varies[row] else 0.0
         # Wiener-Khinchin: the zero-padded circular autocovariance equals the linear one.
@@ -325,6 +327,10 @@ def feature_correlation_distance(real: SeriesData, synthetic: SeriesData) -> dic
 
 def _correlation(data: SeriesData, names: list[str]) -> np.ndarray:
     values = np.stack([_pooled(data, n) for n in names], axis=1)  # (sum T_i, Fc)
+    # Scaled to at most 1 first: a correlation does not depend on a feature's scale, and
+    # values beyond ~1e154 would overflow when squared (finite data in, finite out).
+    largest = np.abs(values).max(axis=0)
+    values = values / np.where(largest > 0, largest, 1.0)
     centred = values - values.mean(axis=0)
     norms = np.sqrt((centred**2).sum(axis=0))
     unit = np.divide(centred, norms, out=np.zeros_like(centred), where=norms > 0)

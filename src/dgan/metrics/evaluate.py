@@ -22,6 +22,7 @@ from dgan.metrics.learned import (
     discriminative_score,
     train_synthetic_test_real,
 )
+from dgan.metrics.memorisation import judge_memorisation, memorisation
 from dgan.metrics.verdict import NOT_JUDGED, judge, overall_verdict, too_small
 
 METRIC_DESCRIPTIONS: dict[str, str] = {
@@ -73,8 +74,11 @@ def evaluate(
 
     Keys of the result: ``info`` (counts, seed), one entry per metric, named as in
     `METRIC_DESCRIPTIONS` (``discriminative``, ``tstr``, ``autocorrelation``,
-    ``marginals``, ``attribute_feature_relation``, ``feature_correlation``), and
-    ``verdict`` (`dgan.metrics.verdict.overall_verdict`, plus ``n_seeds``). Each metric
+    ``marginals``, ``attribute_feature_relation``, ``feature_correlation``),
+    ``verdict`` (`dgan.metrics.verdict.overall_verdict`, plus ``n_seeds``) and
+    ``memorisation`` (`dgan.metrics.memorisation.memorisation` of the real series,
+    which should be the training data, beside its real-vs-real baseline, with its own
+    verdict from `judge_memorisation`; not part of the fidelity verdict). Each metric
     entry has a headline ``score``: the mean over ``n_seeds`` seeds (``seed``,
     ``seed + 1``, ...), with ``std`` and ``per_seed`` (None with a ``reason`` when the
     metric does not apply), ``better`` ("lower" or "higher"), its details (of the first
@@ -92,8 +96,10 @@ def evaluate(
         >>> real = SeriesData.from_arrays(rng.normal(size=(30, 6, 2)))
         >>> synthetic = SeriesData.from_arrays(rng.normal(size=(30, 6, 2)))
         >>> result = evaluate(real, synthetic, n_seeds=1)
-        >>> sorted(result) == sorted([*METRIC_DESCRIPTIONS, "info", "verdict"])
+        >>> sorted(result) == sorted([*METRIC_DESCRIPTIONS, "info", "verdict", "memorisation"])
         True
+        >>> result["memorisation"]["verdict"]
+        'no sign of copying'
         >>> result["discriminative"]["warning"].split(",")[0]
         'discriminative: its test set has 18 series (fewer than 50)'
         >>> _ = json.dumps(result)  # plain Python types only
@@ -132,7 +138,20 @@ def evaluate(
         **overall_verdict({name: result[name] for name in METRIC_DESCRIPTIONS}),
         "n_seeds": n_seeds,
     }
+    result["memorisation"] = _memorisation(real, synthetic, seeds, baseline)
     return result
+
+
+def _memorisation(real: SeriesData, synthetic: SeriesData, seeds, baseline: bool) -> dict:
+    """Memorisation of ``real`` by ``synthetic`` (deterministic on the sampled series),
+    beside the same between two halves of the real data per seed; its own verdict, apart
+    from the fidelity verdict."""
+    entry = memorisation(real, synthetic, max_examples=None)
+    entry["std"] = 0.0 if entry["score"] is not None else None
+    halves = [memorisation(*_halves(real, s), max_examples=None) for s in seeds]
+    entry["baseline"] = _baseline(halves) if baseline and real.n_examples >= 6 else None
+    entry["verdict"] = judge_memorisation(entry, entry["baseline"])
+    return entry
 
 
 def _all_metrics(real: SeriesData, synthetic: SeriesData, target, seed: int) -> dict:
@@ -158,6 +177,9 @@ def _halves(real: SeriesData, seed: int) -> tuple[SeriesData, SeriesData]:
     return real.subset(np.sort(order[:half])), real.subset(np.sort(order[half : 2 * half]))
 
 
+_NOT_FINITE = "Its value is not a finite number for this data (values too large or not finite)."
+
+
 def _over_seeds(entries: list[dict[str, Any]]) -> dict[str, Any]:
     """The first seed's entry, with the score's mean, std and per-seed values over all."""
     entry = dict(entries[0])
@@ -165,14 +187,14 @@ def _over_seeds(entries: list[dict[str, Any]]) -> dict[str, Any]:
     if any(s is None for s in scores):
         entry["score"], entry["std"], entry["per_seed"] = None, None, scores
         failed = [k for k, s in enumerate(scores) if s is None]
-        reason = entries[failed[0]].get("reason")
+        why = entries[failed[0]].get("reason") or _NOT_FINITE
+        entry["reason"] = entry.get("reason") or why
         if len(failed) < len(scores):  # the details (the first seed's) may look fine
             those = "That seed" if len(failed) == 1 else "Those seeds"
-            reason = (
+            entry["reason"] = (
                 f"{len(failed)} of {len(scores)} seeds gave no score (see per_seed), so there "
-                f"is no mean over the seeds. {those}: {reason}"
+                f"is no mean over the seeds. {those}: {why}"
             )
-        entry["reason"] = reason
         return entry
     entry["score"] = _number(np.mean(scores))
     entry["std"] = _number(np.std(scores))
@@ -184,7 +206,7 @@ def _baseline(entries: list[dict[str, Any]]) -> dict[str, Any]:
     scores = [e.get("score") for e in entries]
     if any(s is None for s in scores):
         reason = next(e.get("reason") for e in entries if e.get("score") is None)
-        return {"score": None, "std": None, "per_seed": scores, "reason": reason}
+        return {"score": None, "std": None, "per_seed": scores, "reason": reason or _NOT_FINITE}
     return {
         "score": _number(np.mean(scores)),
         "std": _number(np.std(scores)),

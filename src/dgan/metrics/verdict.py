@@ -117,12 +117,11 @@ def what_to_try(verdict: str) -> str:
     if verdict not in (DIFFERENT, FAR):
         return ""
     return (
-        "What to try: a longer training budget (more epochs, --epochs or DGANConfig.epochs; "
-        "budgets in steps or minutes, --training-steps / --training-minutes, are coming with "
-        "issue 22): on small data much of the gap is too few optimizer steps; more data "
-        "(more series of the same kind); and the settings for small data (below 1,000 "
-        "series dgan trains with gretel's settings; the README's 'Where dgan's defaults "
-        "differ from gretel's' says what else there is). Then evaluate again."
+        "What to try: a longer training budget (--training-steps or --training-minutes, or "
+        "more --epochs; in Python the DGANConfig fields of those names): on small data much "
+        "of the gap is too few optimizer steps; more data (more series of the same kind); "
+        "and the settings for the data's size, which the plan shows (the README's 'Settings "
+        "that follow the data's size'). Then evaluate again."
     )
 
 

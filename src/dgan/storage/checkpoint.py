@@ -37,7 +37,6 @@ import copy
 import json
 import logging
 import os
-import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,6 +48,13 @@ from dgan.config import DGANConfig
 from dgan.encoding.encoder import DataEncoder, EncodedData
 from dgan.errors import DataError, ParameterError, SerializationError
 from dgan.records import EpochRecord
+from dgan.storage.folder import (
+    RunFolder,
+    check_resume_path,
+    checkpoint_path,
+    list_checkpoints,
+    new_run_id,
+)
 from dgan.storage.format import (
     flatten_state_dict,
     join_optimizer_state,
@@ -56,51 +62,25 @@ from dgan.storage.format import (
     unflatten_state_dict,
     write_model_file,
 )
-from dgan.storage.model_file import ModelFile, ModelParts
+from dgan.storage.model_file import ModelFile, ModelParts, inconsistent_file_errors
 from dgan.tabular.layout import FrameLayout
+from dgan.train.loop import Budget
 
 if TYPE_CHECKING:
     from dgan.train.trainer import Trainer
 
 logger = logging.getLogger(__name__)
 
-CHECKPOINT_NAME = re.compile(r"checkpoint-(\d+)\.dgan")
 # Config fields a resumed run may change: how long to train and how to checkpoint.
 RESUMABLE_CHANGES = (
     "epochs",
+    "training_steps",
+    "training_minutes",
     "checkpoint_dir",
     "checkpoint_every",
     "checkpoint_every_minutes",
     "checkpoint_keep",
 )
-
-
-def checkpoint_path(folder: str | os.PathLike, epochs_trained: int) -> Path:
-    """Where the checkpoint after ``epochs_trained`` epochs (in all) goes.
-
-    Example:
-        >>> checkpoint_path("ckpt", 12).name
-        'checkpoint-000012.dgan'
-    """
-    return Path(folder) / f"checkpoint-{epochs_trained:06d}.dgan"
-
-
-def list_checkpoints(folder: str | os.PathLike) -> list[tuple[int, Path]]:
-    """``(epochs trained, path)`` of the checkpoints in ``folder``, oldest first.
-
-    Example:
-        >>> list_checkpoints("/no/such/folder")
-        []
-    """
-    folder = Path(folder)
-    if not folder.is_dir():
-        return []
-    found = []
-    for path in folder.iterdir():
-        match = CHECKPOINT_NAME.fullmatch(path.name)
-        if match and path.is_file():
-            found.append((int(match.group(1)), path))
-    return sorted(found)
 
 
 # ----- reading ------------------------------------------------------------------------
@@ -115,27 +95,36 @@ class ResumePoint(ModelFile):
 
     def settled_config(self, config: DGANConfig) -> DGANConfig:
         """``config`` (check it with `check_config` first) as the interrupted run used it:
-        that run decided large_data from its data, so the resumed one keeps its choice."""
-        return config.with_large_data(self._saved_large_data())
-
-    def _saved_large_data(self) -> bool:
-        # Files from before the large-data settings (and models built around an encoder
-        # without seeing data, whose config still says "auto") trained without them.
-        return self.state["config"].get("large_data") is True
+        settled for the same number of series (``large_data`` and what it implies)."""
+        return config.resolved_for(self.run["examples"])
 
     def check_config(self, config: DGANConfig) -> None:
-        """ParameterError naming every config field (other than `RESUMABLE_CHANGES`) that
-        differs from the checkpoint's (a ``large_data="auto"`` config is compared as the
-        interrupted run decided it)."""
-        saved = {**self.state["config"], "large_data": self._saved_large_data()}
-        if config.large_data == "auto":
-            config = config.with_large_data(self._saved_large_data())
-        current = config.to_json_dict()
+        """ParameterError when the budget of ``config`` gives fewer epochs than the run has
+        trained, or naming every config field (other than `RESUMABLE_CHANGES`) that differs
+        from the checkpoint's, comparing ``config`` as the interrupted run settled it for
+        its data (`settled_config`)."""
+        saved = self.state["config"]
+        settled = self.settled_config(config)
+        current = settled.to_json_dict()
         differ = [
             f"{name}: {saved.get(name)!r} in the checkpoint, {current[name]!r} now"
             for name in current
             if name not in RESUMABLE_CHANGES and saved.get(name) != current[name]
         ]
+        done, epochs = self.run["run_epochs_done"], Budget.of(settled, self.run["examples"]).epochs
+        if epochs < done:
+            given = (
+                f"epochs={config.epochs}"
+                if settled.training_steps is None
+                else f"training_steps={settled.training_steps}"
+            )
+            raise ParameterError(
+                f"Cannot resume from {str(self.path)!r} with {given} ({epochs} epochs): its "
+                f"run has trained {done} epochs already, so it would train none. The budget "
+                f"counts the whole run, not what to add: give it {done} epochs or more (as "
+                "many only restores the run), or load the checkpoint with DGAN.load to use it "
+                "as it is."
+            )
         if differ:
             raise ParameterError(
                 f"Cannot resume from {str(self.path)!r}: the config differs in "
@@ -181,6 +170,21 @@ class ResumePoint(ModelFile):
                 "every batch."
             )
 
+    def resume(
+        self, parts: ModelParts, data: EncodedData, world_size: int, budget: Budget
+    ) -> tuple[int, int, list[dict[str, Any]]]:
+        """Check that config, columns, data and number of processes match the interrupted
+        run, then `restore` it into ``parts`` (a model built, not yet trained).
+
+        Returns ``(start_epoch, history_offset, history)``: `restore`'s, and the history of
+        the interrupted run.
+        """
+        self.check_config(parts.config)
+        self.check_same(parts.layout, parts.encoder, data, world_size)
+        with inconsistent_file_errors(self.path):
+            start, offset = self.restore(parts.trainer, parts.generation_rng, budget.epochs)
+            return start, offset, list(self.history)
+
     def restore(
         self, trainer: Trainer, generation_rng: torch.Generator, epochs: int
     ) -> tuple[int, int]:
@@ -202,7 +206,9 @@ class ResumePoint(ModelFile):
             )
             start = max(start, epochs)
         elif start >= epochs:
-            logger.info("%s is at epoch %d of %d: nothing left to train.", self.path, start, epochs)
+            logger.warning(
+                "%s is at epoch %d of %d: nothing left to train.", self.path, start, epochs
+            )
         return start, run["history_offset"]
 
     def _guard_snapshot(self, trainer: Trainer) -> dict[str, Any] | None:
@@ -238,13 +244,14 @@ def find_resume_point(path: str | os.PathLike) -> ResumePoint | None:
 
     A corrupt newest checkpoint falls back to the one before it, with a warning. A folder
     that holds no checkpoint (or does not exist yet) gives None, with a warning: training
-    then starts from the beginning, so one command both starts and resumes a run.
+    then starts from the beginning, so one command both starts and resumes a run. A
+    missing path ending in ``.dgan`` is a ParameterError (`check_resume_path`).
 
     Example:
         >>> find_resume_point("/no/such/folder") is None
         True
     """
-    path = Path(path)
+    path = check_resume_path(path)
     if path.is_file():
         return _point(ModelFile.read(path))
     candidates = list_checkpoints(path)
@@ -287,14 +294,35 @@ def resume_point(resume_from: str | os.PathLike | ResumePoint | None) -> ResumeP
 class Checkpointer:
     """Writes a training call's checkpoints; `on_epoch_end` is the trainer's hook.
 
+    Use it as a context manager around the training call: entering takes the checkpoint
+    folder for this run (`dgan.storage.folder.RunFolder`: the lock, the check that no other
+    run's checkpoints are there), before the first epoch; leaving releases it.
+
     Args:
         parts: the model being trained.
         data: the encoded training data (its digest goes in each checkpoint).
         history: the model's history when the training call began (with the epochs of
             this call restored from a checkpoint, when it resumes).
         history_offset: the history length when the training call began.
+        budget: the training call's budget (a checkpoint follows its last epoch).
         world_size: number of processes training the model together.
         writes: False on processes other than the first (rank 0 writes for all).
+        run_id: the id of the run this training call continues (None: a new run).
+        resumed: the checkpoint this call resumes from; resumed from a checkpoint in the
+            same folder, the call continues that checkpoint's run (and id).
+
+    Example:
+        >>> import tempfile, numpy as np
+        >>> from dgan import DGAN, DGANConfig
+        >>> model = DGAN(DGANConfig(max_sequence_len=2, sample_len=1, epochs=1, cuda=False,
+        ...                         checkpoint_dir=tempfile.mkdtemp()))
+        >>> encoded = model.preprocess(np.zeros((4, 2, 1)))
+        >>> parts = ModelParts(model.config, model.encoder, None, model.trainer, model.sampler.rng)
+        >>> from dgan.train.loop import Budget
+        >>> budget = Budget.of(model.config, len(encoded.features))
+        >>> with Checkpointer(parts, encoded, [], 0, budget) as writer:
+        ...     writer.write(0).name
+        'checkpoint-000000.dgan'
     """
 
     def __init__(
@@ -303,35 +331,55 @@ class Checkpointer:
         data: EncodedData,
         history: list[dict[str, Any]],
         history_offset: int,
+        budget: Budget,
         world_size: int = 1,
         writes: bool = True,
+        run_id: str | None = None,
+        resumed: ResumePoint | None = None,
     ):
         self.parts = parts
         self.config = parts.config
+        if not self.config.checkpoint_dir.strip():  # a config check would stop files loading
+            raise ParameterError(
+                f"checkpoint_dir is empty ({self.config.checkpoint_dir!r}); give a folder for "
+                "the checkpoints ('.' for the current one), or None to write none."
+            )
         self.folder = Path(self.config.checkpoint_dir)
         self.history_offset = history_offset
+        self.epochs = budget.epochs
         self.base_history = list(history)
         self.records: list[dict[str, Any]] = []
         self.digest = data.digest()
         self.examples = len(data.features)
         self.world_size = world_size
         self.writes = writes
+        self.run_id = run_id or new_run_id()
+        self.resumed = resumed
+        self.run_folder: RunFolder | None = None
         self.last_write = time.monotonic()
-        if writes and self.folder.is_dir():  # half-written files of a killed run's last write
-            for stale in self.folder.glob(".checkpoint-*.tmp"):
-                stale.unlink(missing_ok=True)
 
-    def check_folder(self) -> None:
-        """ParameterError when the folder holds checkpoints newer than this run's start,
-        which would be kept instead of this run's (another run's, most likely)."""
-        start = len(self.base_history)
-        newer = [p.name for n, p in list_checkpoints(self.folder) if n > start]
-        if newer:
-            raise ParameterError(
-                f"checkpoint_dir {str(self.folder)!r} holds checkpoints of another run "
-                f"({', '.join(newer[-3:])}); resume it with resume_from={str(self.folder)!r}, "
-                "or give this run an empty checkpoint_dir."
-            )
+    def __enter__(self) -> Checkpointer:
+        if not self.writes:
+            return self
+        earlier: list[str | None] = []
+        here = self.resumed is not None and _same_folder(self.resumed.path.parent, self.folder)
+        if here:  # the same run, continued
+            saved_id = self.resumed.run.get("run_id")
+            earlier.append(saved_id)
+            self.run_id = saved_id or self.run_id  # None: from before dgan had run ids
+        self.run_folder = RunFolder.open(
+            self.folder,
+            self.run_id,
+            start=len(self.base_history),
+            also_owned=earlier,
+            resumed_here=here,
+        )
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.run_folder is not None:
+            self.run_folder.close()
+            self.run_folder = None
 
     def on_epoch_end(self, record: EpochRecord) -> None:
         """Called by the trainer after each epoch: write a checkpoint when one is due."""
@@ -341,8 +389,9 @@ class Checkpointer:
         minutes = config.checkpoint_every_minutes
         due = (
             done % config.checkpoint_every == 0
-            or done >= config.epochs
+            or done >= self.epochs
             or record.stopped
+            or record.time_budget_reached
             or (minutes is not None and time.monotonic() - self.last_write >= 60 * minutes)
         )
         if due:
@@ -364,11 +413,15 @@ class Checkpointer:
             "world_size": self.world_size,
             "stopped": stopped,
             "guard": guard,
+            "run_id": self.run_id,
         }
-        path = write_model_file(checkpoint_path(self.folder, len(history)), tensors, state)
+        folder = self.run_folder
+        tag = "" if folder is None else folder.temporary_tag
+        path = checkpoint_path(self.folder, len(history))
+        write_model_file(path, tensors, state, tag=tag)
         self.last_write = time.monotonic()
-        for _, old in list_checkpoints(self.folder)[: -self.config.checkpoint_keep]:
-            old.unlink(missing_ok=True)
+        if folder is not None:
+            folder.prune((len(history), path), self.config.checkpoint_keep)
         logger.info("Checkpoint written: %s", path)
         return path
 
@@ -392,6 +445,13 @@ class Checkpointer:
             )
             tensors |= opt_tensors
         return tensors, guard
+
+
+def _same_folder(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # b does not exist yet
+        return False
 
 
 def _equal(a: Any, b: Any) -> bool:

@@ -48,12 +48,14 @@ _SHOWN_PROBLEMS = 10
 
 
 def write_model_file(path: str | os.PathLike, tensors: dict[str, torch.Tensor],
-                     state: dict[str, Any]) -> Path:  # fmt: skip
+                     state: dict[str, Any], tag: str = "") -> Path:  # fmt: skip
     """Write ``tensors`` and the JSON-native ``state`` to ``path`` atomically.
 
     The file gets the current format name and version (any in ``state`` are replaced)
     and a digest of its whole contents. A new file gets the permissions the umask allows
-    (like any file the user creates); a replaced file keeps its permissions.
+    (like any file the user creates); a replaced file keeps its permissions. The
+    temporary file written first is ``.NAME.TAGxxxxxxxxxxxx.tmp`` beside ``path`` (a
+    checkpoint's tag names its run, so a run cleans up only its own leftovers).
 
     Example:
         >>> import tempfile
@@ -75,11 +77,13 @@ def write_model_file(path: str | os.PathLike, tensors: dict[str, torch.Tensor],
     except (TypeError, ValueError, RecursionError) as e:
         raise SerializationError(f"Model state is not JSON-serializable: {e}") from e
     metadata[DIGEST_KEY] = file_digest(metadata, cpu)
-    _write_atomically(path, cpu, metadata)
+    _write_atomically(path, cpu, metadata, tag)
     return path
 
 
-def _write_atomically(path: Path, tensors: dict[str, torch.Tensor], metadata: dict) -> None:
+def _write_atomically(
+    path: Path, tensors: dict[str, torch.Tensor], metadata: dict, tag: str = ""
+) -> None:
     """Write beside the target and rename, so an interrupted save never leaves half a
     file; errors name ``path``, the user's path, never the temporary one."""
     where = f"Cannot save the model to {str(path)!r}"
@@ -90,7 +94,7 @@ def _write_atomically(path: Path, tensors: dict[str, torch.Tensor], metadata: di
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         existing = os.stat(path) if path.exists() else None
-        tmp = _create_temporary(path)
+        tmp = _create_temporary(path, tag)
     except OSError as e:
         raise SerializationError(f"{where}: {e.strerror or e}. Check the path.") from e
     try:
@@ -112,11 +116,11 @@ def _write_atomically(path: Path, tensors: dict[str, torch.Tensor], metadata: di
         tmp.unlink(missing_ok=True)
 
 
-def _create_temporary(path: Path) -> Path:
+def _create_temporary(path: Path, tag: str = "") -> Path:
     """A new empty file beside ``path``, created with mode 0o666 so that the umask decides
     its permissions, as for any file the user creates (mkstemp would force 0o600)."""
     while True:
-        tmp = path.parent / f".{path.name[:200]}.{secrets.token_hex(6)}.tmp"
+        tmp = path.parent / f".{path.name[:200]}.{tag}{secrets.token_hex(6)}.tmp"
         try:
             os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
             return tmp
@@ -199,6 +203,29 @@ def read_model_file(
             "(or retrain it)."
         )
     return {name: t.to(device) for name, t in tensors.items()}, state
+
+
+def read_header(path: str | os.PathLike) -> dict[str, Any]:
+    """The JSON header of a model file, read without its tensors and without checking its
+    digest or schema: enough to tell which run wrote a checkpoint, never to load one.
+
+    Raises SerializationError when the file has no readable dgan header.
+
+    Example:
+        >>> read_header("no-such-file.dgan")
+        Traceback (most recent call last):
+        ...
+        dgan.errors.SerializationError: No model file at 'no-such-file.dgan'; check the path.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise SerializationError(f"No model file at {str(path)!r}; check the path.")
+    try:
+        with safe_open(str(path), framework="pt", device="cpu") as f:
+            metadata = f.metadata() or {}
+    except (SafetensorError, OSError, ValueError, RuntimeError) as e:
+        raise SerializationError(f"{str(path)!r} is not a readable dgan model file ({e}).") from e
+    return _parse_header(path, metadata.get(HEADER_KEY))
 
 
 def _parse_header(path: Path, text: str | None) -> dict[str, Any]:

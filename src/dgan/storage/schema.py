@@ -9,6 +9,7 @@ recurse, so a deeply nested header cannot exhaust the stack.
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 from dgan.config import DGANConfig, Normalization, short_repr
@@ -16,6 +17,14 @@ from dgan.errors import DGANError
 
 MAX_HEADER_DEPTH = 32
 """Deepest nesting of JSON containers a header may have; dgan writes at most 6 levels."""
+RUN_ID = re.compile("[0-9a-f]{8,64}")
+"""What a checkpoint's run id looks like (`dgan.storage.folder.new_run_id` makes 16 digits)."""
+_CHECKPOINT_COUNTS = (  # (field, least value, required: absent from older checkpoints)
+    ("run_epochs_done", 0, True),
+    ("history_offset", 0, True),
+    ("examples", 1, True),
+    ("world_size", 1, False),
+)
 
 
 _NUMBER = "a finite number"
@@ -36,6 +45,7 @@ _HISTORY_NUMBERS = (
     "critic_loss_scale",
     "generator_loss_scale",
     "skipped_steps",
+    "steps",
     "peak_memory_bytes",
 )
 
@@ -70,6 +80,8 @@ def header_problems(state: dict[str, Any]) -> list[str]:
         _check(p, _is_int(value) and value >= 0, "steps_done", "an integer >= 0", value)
     if _required(p, state, "precision", "header"):
         _precision(p, state["precision"])
+    if "checkpoint" in state:  # a training checkpoint's resume information
+        _checkpoint(p, state["checkpoint"], state.get("history"))
     return p
 
 
@@ -282,11 +294,11 @@ def _history(p: list[str], history: Any) -> None:
                 _is_dict(p, event, f"{where}.guard_events[{j}]")
 
 
-def _optimizers(p: list[str], data: Any) -> None:
-    if not _is_dict(p, data, "optimizers"):
+def _optimizers(p: list[str], data: Any, within: str = "optimizers") -> None:
+    if not _is_dict(p, data, within):
         return
     for name, optimizer in data.items():
-        where = _field("optimizers", name)
+        where = _field(within, name)
         if not _is_dict(p, optimizer, where):
             continue
         if _required(p, optimizer, "param_groups", where) and _is_list(
@@ -336,16 +348,16 @@ def _param_group(p: list[str], group: Any, where: str) -> None:
         )
 
 
-def _precision(p: list[str], data: Any) -> None:
-    if not _is_dict(p, data, "precision"):
+def _precision(p: list[str], data: Any, within: str = "precision") -> None:
+    if not _is_dict(p, data, within):
         return
-    if _required(p, data, "in_effect", "precision"):
+    if _required(p, data, "in_effect", within):
         value = data["in_effect"]
         choices = ("fp32", "fp16", "bf16")
-        _check(p, value in choices, "precision.in_effect", f"one of {choices}", value)
+        _check(p, value in choices, f"{within}.in_effect", f"one of {choices}", value)
     for key in ("critic_scaler", "generator_scaler"):
-        where = f"precision.{key}"
-        if not _required(p, data, key, "precision") or not _is_dict(p, data[key], where):
+        where = f"{within}.{key}"
+        if not _required(p, data, key, within) or not _is_dict(p, data[key], where):
             continue
         scaler = data[key]
         if not scaler:  # loss scaling was off
@@ -363,3 +375,43 @@ def _precision(p: list[str], data: Any) -> None:
                 _in(p, value, at, low, (1.0, False), "a number in (0, 1)")
             else:
                 _in(p, value, at, low, what=f"a finite number > {low[0]:g}")
+
+
+def _checkpoint(p: list[str], data: Any, history: Any) -> None:
+    """The resume information of a checkpoint (`dgan.storage.checkpoint.Checkpointer.write`)."""
+    if not _is_dict(p, data, "checkpoint"):
+        return
+    counts = {}
+    for key, least, needed in _CHECKPOINT_COUNTS:
+        if (key in data or needed) and _required(p, data, key, "checkpoint"):
+            value, where = data[key], f"checkpoint.{key}"
+            if _check(p, _is_int(value) and value >= least, where, f"an integer >= {least}", value):
+                counts[key] = value
+    if _required(p, data, "data_sha256", "checkpoint"):
+        value = data["data_sha256"]
+        ok = isinstance(value, str) and re.fullmatch("[0-9a-f]{64}", value) is not None
+        _check(p, ok, "checkpoint.data_sha256", "a SHA-256 digest (64 hex digits)", value)
+    if "stopped" in data:
+        value = data["stopped"]
+        _check(p, isinstance(value, bool), "checkpoint.stopped", "true or false", value)
+    if "run_id" in data:  # absent in checkpoints from before run ids
+        value = data["run_id"]
+        ok = isinstance(value, str) and RUN_ID.fullmatch(value) is not None
+        _check(p, ok, "checkpoint.run_id", "8 to 64 lowercase hex digits", value)
+    guard = data.get("guard")
+    if guard is not None and _is_dict(p, guard, "checkpoint.guard"):
+        if _required(p, guard, "precision", "checkpoint.guard"):
+            _precision(p, guard["precision"], "checkpoint.guard.precision")
+        same, where = guard.get("same_as_model", False), "checkpoint.guard.same_as_model"
+        if (
+            _check(p, isinstance(same, bool), where, "true or false", same)
+            and not same
+            and _required(p, guard, "optimizers", "checkpoint.guard")
+        ):
+            _optimizers(p, guard["optimizers"], "checkpoint.guard.optimizers")
+    done, offset = counts.get("run_epochs_done"), counts.get("history_offset")
+    if None not in (done, offset) and isinstance(history, list) and offset + done != len(history):
+        p.append(
+            f"checkpoint.history_offset={offset} plus checkpoint.run_epochs_done={done} "
+            f"must be the {len(history)} epochs of history"
+        )

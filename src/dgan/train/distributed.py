@@ -4,9 +4,10 @@ Under ``torchrun`` (the environment has ``RANK`` and ``WORLD_SIZE`` > 1), `DGAN`
 training calls join the process group (gloo on CPU, nccl on CUDA, chosen from the
 model's device; multi-node rendezvous is torchrun's) and train ONE model together:
 
-- Every process passes the same data and fits the same encoders on all of it (a digest
-  of the encoded data is compared across processes). Rank 0's initial weights and RNG
-  states are broadcast, so all processes start alike even without a seed.
+- Every process passes the same data and config and fits the same encoders on all of it
+  (the config's fields, and a digest of the encoded data, are compared across
+  processes). Rank 0's initial weights and RNG states are broadcast, so all processes
+  start alike even without a seed.
 - Every process draws the same epoch permutation, batch noise and penalty mixing
   weights (the same RNG stream) and computes on its shard of each batch: rows
   ``tensor_split(world_size)[rank]``. After each backward one all-reduce of the
@@ -50,9 +51,12 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import hashlib
+import json
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import timedelta
+from typing import Any
 
 import torch
 import torch.distributed as dist
@@ -235,6 +239,34 @@ class Collective:
                 state = rng.get_state().to(self.device)
                 dist.broadcast(state, 0)
                 rng.set_state(state.cpu())
+
+    def check_same_config(self, settings: dict[str, Any]) -> None:
+        """ParameterError, on every process, unless all processes train with the same
+        settings (``config.to_json_dict()``); it names the ranks and the fields that differ.
+
+        Each field's value is hashed to 8 bytes and the ``(fields, 8)`` table gathered, so
+        nothing but bytes travels (never pickles).
+        """
+        names = sorted(settings)
+        rows = [
+            hashlib.sha256(json.dumps(settings[n], sort_keys=True, default=str).encode()).digest()[
+                :8
+            ]
+            for n in names
+        ]
+        mine = torch.tensor([list(r) for r in rows], dtype=torch.uint8, device=self.device)
+        gathered = [torch.empty_like(mine) for _ in range(self.world_size)]
+        with collective_errors("Comparing the configs of the processes"):
+            dist.all_gather(gathered, mine)
+        differ = [(g != gathered[0]).any(dim=1).cpu() for g in gathered]
+        ranks = [r for r, d in enumerate(differ) if bool(d.any())]
+        if ranks:
+            fields = [n for i, n in enumerate(names) if any(bool(d[i]) for d in differ)]
+            raise ParameterError(
+                f"Processes {ranks} of this distributed run have another config than rank 0 "
+                f"(in {', '.join(fields)}); every process must train with the same config, "
+                "as all train one model."
+            )
 
     def check_same_data(self, digest: str) -> None:
         """DataError unless every process passed the same (encoded) data."""

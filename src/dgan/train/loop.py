@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import torch
 from tqdm.auto import tqdm
 
+from dgan.config import DGANConfig
 from dgan.precision import loss_scale, runs_in_hardware
 from dgan.records import EpochRecord, GuardEvent
 from dgan.train.batch import LOSS_NAMES, Accumulators, Batch
@@ -28,99 +29,152 @@ from dgan.train.trainer import Trainer
 class ProgressInfo:
     """Training progress handed to ``progress_callback`` after every batch (gretel API).
 
+    ``step`` (0-based, like ``batch``) and ``total_steps`` count the optimizer steps of the
+    training call (the last epoch of a budget in steps may be partial); ``frac_completed``
+    uses them when given.
+
     Example:
         >>> ProgressInfo(epoch=1, total_epochs=4, batch=0, total_batches=2).frac_completed
         0.25
+        >>> ProgressInfo(1, 2, 1, 4, step=5, total_steps=6).frac_completed
+        0.8333333333333334
     """
 
     epoch: int
     total_epochs: int
     batch: int
     total_batches: int
+    step: int | None = None
+    total_steps: int | None = None
 
     @property
     def frac_completed(self) -> float:
+        if self.step is not None and self.total_steps:
+            return self.step / self.total_steps
         done = self.epoch * self.total_batches + self.batch
         return done / (self.total_epochs * self.total_batches)
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How long a training call trains: ``steps`` optimizer steps (batches), in epochs of
+    ``steps_per_epoch`` (the last one partial when they do not divide), and at most
+    ``seconds`` of wall time when set.
+
+    Example:
+        >>> budget = Budget(steps=10, steps_per_epoch=4)
+        >>> budget.epochs, [budget.batches(e) for e in range(budget.epochs)]
+        (3, [4, 4, 2])
+    """
+
+    steps: int
+    steps_per_epoch: int
+    seconds: float | None = None
+
+    @classmethod
+    def of(cls, config: DGANConfig, n_examples: int) -> Budget:
+        """The budget ``config`` sets for ``n_examples`` series: ``training_steps`` or
+        ``epochs`` epochs, and ``training_minutes``."""
+        per_epoch = max(1, math.ceil(n_examples / config.batch_size))
+        steps = config.training_steps or config.epochs * per_epoch
+        minutes = config.training_minutes
+        return cls(steps, per_epoch, None if minutes is None else 60.0 * minutes)
+
+    @property
+    def epochs(self) -> int:
+        return math.ceil(self.steps / self.steps_per_epoch)
+
+    def batches(self, epoch: int) -> int:
+        """Batches trained in ``epoch`` (0-based, of this training call)."""
+        return max(0, min(self.steps_per_epoch, self.steps - epoch * self.steps_per_epoch))
 
 
 def fit(
     trainer: Trainer,
     data: Batch,
-    epochs: int,
+    budget: Budget,
     progress_callback: Callable[[ProgressInfo], None] | None = None,
     progress_bar: bool | None = None,
     *,
     start_epoch: int = 0,
+    seconds_used: float = 0.0,
     on_epoch_end: Callable[[EpochRecord], None] | None = None,
 ) -> list[EpochRecord]:
-    """Train for ``epochs`` passes over ``data``; returns one record per epoch.
+    """Train on ``data`` for ``budget``; returns one record per epoch trained.
 
-    Stops early, keeping the last good weights, only if the divergence guard finds no
-    safer precision to continue in. ``start_epoch`` > 0 continues a run restored from a
-    checkpoint (epochs ``start_epoch`` to ``epochs - 1``, with the guard's restored
-    snapshot); ``on_epoch_end`` is called with each epoch's record (it writes checkpoints).
+    Stops early, keeping the last good weights, if the divergence guard finds no safer
+    precision to continue in, and at the time budget. ``start_epoch`` > 0 continues a run
+    restored from a checkpoint (its epochs from ``start_epoch`` on, with the guard's
+    restored snapshot; ``seconds_used`` of its time budget spent before the interruption);
+    ``on_epoch_end`` is called with each epoch's record (it writes checkpoints).
     """
-    n_batches = max(1, math.ceil(len(data) / trainer.config.batch_size))
+    if budget.seconds is not None and seconds_used >= budget.seconds:
+        return []  # a resumed run whose time budget was spent: nothing left to train
     for m in trainer.modules().values():
         m.train()
     collective = trainer.collective
     show = sys.stderr.isatty() if progress_bar is None else progress_bar
     show = show and (collective is None or collective.is_main)
-    bar = tqdm(
-        total=epochs * n_batches,
-        initial=start_epoch * n_batches,
-        disable=not show,
-        unit="batch",
-        desc="training",
-    )
+    done = min(budget.steps, start_epoch * budget.steps_per_epoch)
+    bar = tqdm(total=budget.steps, initial=done, disable=not show, unit="batch", desc="training")
     if trainer.config.divergence_guard and start_epoch == 0:
         trainer.guard.snapshot()
+    deadline = None
+    if budget.seconds is not None:
+        deadline = time.monotonic() + budget.seconds - seconds_used
     records = []
     try:
-        for epoch in range(start_epoch, epochs):
-            record = _epoch(trainer, data, epoch, epochs, n_batches, progress_callback, bar)
+        for epoch in range(start_epoch, budget.epochs):
+            record = _epoch(trainer, data, epoch, budget, progress_callback, bar, deadline)
             records.append(record)
             if on_epoch_end is not None:
                 on_epoch_end(record)
-            if record.stopped:
+            if record.stopped or record.time_budget_reached:
                 break
     finally:
         bar.close()
     return records
 
 
-def _epoch(trainer, data, epoch, epochs, n_batches, progress_callback, bar) -> EpochRecord:
+def _epoch(trainer, data, epoch, budget, progress_callback, bar, deadline) -> EpochRecord:
     n, device, collective = len(data), trainer.device, trainer.collective
     cuda = device.type == "cuda"
     if cuda:
         torch.cuda.reset_peak_memory_stats(device)
     start = time.perf_counter()
     acc = Accumulators(device)
-    seen, events, stopped = 0, [], False
-    # Balanced batches (sizes differ by at most one) from a device permutation.
+    seen, trained, steps, events, stopped, time_up = 0, 0, 0, [], False, False
+    batches = budget.batches(epoch)
+    # Balanced batches (sizes differ by at most one) from a device permutation; a partial
+    # last epoch of a budget in steps trains the first of them.
     perm = torch.randperm(n, device=device, generator=trainer.rng)
-    for b, index in enumerate(perm.tensor_split(n_batches)):
+    for b, index in enumerate(perm.tensor_split(budget.steps_per_epoch)[:batches]):
         if collective is None:
             trainer.train_step(data.take(index), acc)
         else:  # every process draws the same permutation and takes its shard
             trainer.train_step(data.take(collective.shard(index)), acc, len(index))
         seen += len(index)
+        trained += len(index)
+        steps += 1
         bar.update(1)
         if progress_callback is not None:
-            progress_callback(ProgressInfo(epoch, epochs, b, n_batches))
-        if trainer.steps_done % trainer.config.log_every == 0 or b == n_batches - 1:
+            step = epoch * budget.steps_per_epoch + b
+            info = ProgressInfo(epoch, budget.epochs, b, budget.steps_per_epoch, step, budget.steps)
+            progress_callback(info)
+        sync_point = trainer.steps_done % trainer.config.log_every == 0 or b == batches - 1
+        time_up = deadline is not None and _out_of_time(trainer, deadline, sync_point)
+        if sync_point or time_up:  # the guard checks every epoch's end, early ones too
             event, stopped = _check(trainer, epoch, acc)
             if event is not None:  # rolled back: this epoch's sums were polluted
                 events.append(event)
                 acc.losses.zero_()
                 acc.nonfinite_losses.zero_()
                 seen = 0
-                if stopped:
-                    break
             elif not bar.disable:  # deliberate host sync, for the bar
                 bar.set_postfix_str(bar_postfix(trainer, acc, seen), refresh=False)
-    if collective is not None:  # sums over processes; `n` counts them all already
+        if stopped or time_up:
+            break
+    if collective is not None:  # sums over processes; batch indices count them all already
         seen = collective.end_epoch(trainer.modules().values(), acc, seen)
     elapsed = time.perf_counter() - start
     means = acc.mean_losses(seen) if seen else dict.fromkeys(LOSS_NAMES)  # host sync
@@ -132,7 +186,7 @@ def _epoch(trainer, data, epoch, epochs, n_batches, progress_callback, bar) -> E
     return EpochRecord(
         epoch=epoch,
         **means,
-        examples_per_s=n / elapsed,
+        examples_per_s=trained / elapsed,
         wall_time_s=elapsed,
         precision=policy.name,
         in_hardware=runs_in_hardware(policy.precision, device),
@@ -142,7 +196,23 @@ def _epoch(trainer, data, epoch, epochs, n_batches, progress_callback, bar) -> E
         guard_events=tuple(events),
         peak_memory_bytes=torch.cuda.max_memory_allocated(device) if cuda else peak_rss_bytes(),
         stopped=stopped,
+        steps=steps,
+        time_budget_reached=time_up,
     )
+
+
+def _out_of_time(trainer: Trainer, deadline: float, at_sync_point: bool) -> bool:
+    """Whether the time budget is spent. Under torchrun every process must stop at the same
+    step, so there it is decided at sync points only, by all of them (any one late stops
+    all); one process decides after any batch."""
+    late = time.monotonic() >= deadline
+    collective = trainer.collective
+    if collective is None:
+        return late
+    if not at_sync_point:
+        return False
+    flag = torch.tensor(int(late), device=trainer.device)
+    return bool(collective.total(flag).item())  # host sync, at a sync point
 
 
 def bar_postfix(trainer: Trainer, acc: Accumulators, seen: int) -> str:

@@ -165,9 +165,9 @@ class Trainer:
         """Train with the other processes of a torchrun job; None (and nothing done) in one
         process. See `dgan.train.distributed`.
 
-        Checks that all processes have the same data and that each gets at least two
-        examples of every batch, then starts every process from rank 0's weights and
-        random states (this trainer's and ``shared_rngs``, e.g. the sampler's).
+        Checks that all processes have the same config and data and that each gets at
+        least two examples of every batch, then starts every process from rank 0's weights
+        and random states (this trainer's and ``shared_rngs``, e.g. the sampler's).
         """
         collective = join(self.device)
         self.collective = collective
@@ -181,6 +181,7 @@ class Trainer:
                 f"{collective.world_size} processes; each needs at least 2 examples per batch "
                 f"(BatchNorm): use batch_size >= {2 * collective.world_size} (and enough data)."
             )
+        collective.check_same_config(self.config.to_json_dict())
         collective.check_same_data(data.digest())
         collective.broadcast_start(self.modules().values(), [self.rng, *shared_rngs])
         sync_batchnorm(self.generator, collective)

@@ -1,0 +1,186 @@
+"""Memorisation: does the synthetic data copy its training series?
+
+A generator that reproduces its training series scores well on every fidelity metric and
+defeats the point of synthetic data. `memorisation` measures it like fidelity, against
+real data: every series becomes one vector (continuous values in the training data's
+standard deviations, discrete values one-hot, padded to the longest series, with its
+length), and each synthetic series is paired with its nearest training series. The
+yardstick is how close the training series are to *each other*: the distance from each
+training series to its nearest other one. A synthetic series nearer to a training series
+than the closest 5% of those real pairs (``quantile``) is a **near-copy**. Data drawn
+afresh from the real distribution makes about 5% near-copies (real series held out
+from training do); a generator that copies makes far more.
+
+`dgan.metrics.evaluate` reports it beside the same measure between two halves of the
+real data, with its own verdict (`judge_memorisation`): "no sign of copying", "some
+near-copies" or "copies its training data". Pass the table the model was trained on as
+the real data: against other real data this measures closeness, not copying.
+
+Example:
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> train = SeriesData.from_arrays(rng.normal(size=(200, 8, 2)))
+    >>> fresh = SeriesData.from_arrays(rng.normal(size=(200, 8, 2)))
+    >>> copies = SeriesData.from_arrays(np.stack(train.features) + 0.01)
+    >>> round(memorisation(train, fresh)["score"], 2), memorisation(train, copies)["score"]
+    (0.07, 1.0)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from dgan.metrics._common import _check_count, _number, _real_scale, _skipped
+from dgan.metrics.data import SeriesData, check_same_columns
+from dgan.metrics.distances import factorize_pair
+
+QUANTILE = 0.05
+"""A near-copy is nearer to a training series than this fraction of the closest real pairs."""
+MARGINS = (0.05, 0.20)
+"""Near-copy fractions beyond the real-vs-real baseline (and its noise) that make "some
+near-copies" and "copies its training data"."""
+NO_COPYING, SOME, COPIES = "no sign of copying", "some near-copies", "copies its training data"
+
+
+def memorisation(
+    train: SeriesData,
+    synthetic: SeriesData,
+    *,
+    quantile: float = QUANTILE,
+    max_examples: int | None = 2000,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """The fraction of ``synthetic`` series that are near-copies of a ``train`` series.
+
+    Returns ``score`` (that fraction: about ``quantile`` for data that copies nothing,
+    lower is better), ``better``, ``threshold`` (the distance below which a series is a
+    near-copy: the ``quantile`` of the training series' distances to their nearest other
+    training series), ``median_distance_ratio`` (median distance of a synthetic series to
+    its nearest training series over the same median among training series: well below
+    1 means copying), and the counts. Distances are root-mean-square differences per
+    vector entry. At most ``max_examples`` series per side are used (drawn with ``seed``).
+    """
+    check_same_columns(train, synthetic)
+    if max_examples is not None:
+        _check_count(max_examples, "max_examples", minimum=2)
+    if train.n_examples < 3 or synthetic.n_examples < 1:
+        return _skipped("memorisation needs at least 3 training series and 1 synthetic one")
+    rng = np.random.default_rng(seed)
+    train = train.subset(_some(train.n_examples, max_examples, rng))
+    synthetic = synthetic.subset(_some(synthetic.n_examples, max_examples, rng))
+    train_vectors, synthetic_vectors = _vectors(train, synthetic)
+    among_real = _nearest(train_vectors, train_vectors, leave_one_out=True)
+    to_real = _nearest(synthetic_vectors, train_vectors, leave_one_out=False)
+    threshold = float(np.quantile(among_real, quantile))
+    real_median = float(np.median(among_real))
+    return {
+        "score": _number(np.mean(to_real < threshold)),
+        "better": "lower",
+        "threshold": _number(threshold),
+        "quantile": quantile,
+        "median_distance_ratio": _number(np.median(to_real) / real_median)
+        if real_median > 0
+        else None,
+        "n_train": train.n_examples,
+        "n_synthetic": synthetic.n_examples,
+    }
+
+
+def judge_memorisation(entry: dict[str, Any], baseline: dict[str, Any] | None) -> str:
+    """ "no sign of copying", "some near-copies" or "copies its training data": the
+    near-copy fraction against the same between two halves of the real data, beyond their
+    noise (twice the spreads over seeds) by `MARGINS`; "not judged" without both.
+
+    Example:
+        >>> judge_memorisation({"score": 0.06, "std": 0.0}, {"score": 0.05, "std": 0.01})
+        'no sign of copying'
+        >>> judge_memorisation({"score": 0.9, "std": 0.0}, {"score": 0.05, "std": 0.01})
+        'copies its training data'
+    """
+    score = entry.get("score")
+    base = None if baseline is None else baseline.get("score")
+    if score is None or base is None:
+        return "not judged"
+    noise = 2 * float(np.hypot(entry.get("std") or 0.0, baseline.get("std") or 0.0))
+    gap = score - base
+    some, copies = MARGINS
+    if gap <= noise + some:
+        return NO_COPYING
+    return COPIES if gap > noise + copies else SOME
+
+
+def _some(n: int, most: int | None, rng: np.random.Generator) -> np.ndarray:
+    if most is None or n <= most:
+        return np.arange(n)
+    return np.sort(rng.choice(n, size=most, replace=False))
+
+
+def _vectors(train: SeriesData, synthetic: SeriesData) -> tuple[np.ndarray, np.ndarray]:
+    """One row per series on each side: scaled continuous steps (zero after the end),
+    one-hot discrete steps and attributes, and the scaled length."""
+    longest = int(max(train.lengths.max(), synthetic.lengths.max()))
+    parts: list[tuple[np.ndarray, np.ndarray]] = []
+    for j, discrete in enumerate(train.feature_discrete):
+        real = [np.asarray(x[:, j]) for x in train.features]
+        fake = [np.asarray(x[:, j]) for x in synthetic.features]
+        if discrete:
+            codes, other, labels = factorize_pair(np.concatenate(real), np.concatenate(fake))
+            real = np.split(codes, np.cumsum([len(x) for x in real])[:-1])
+            fake = np.split(other, np.cumsum([len(x) for x in fake])[:-1])
+            width = len(labels)
+            parts.append((_one_hot(real, width, longest), _one_hot(fake, width, longest)))
+        else:
+            pooled = np.concatenate(real).astype(np.float64)
+            centre, scale = pooled.mean(), _real_scale(pooled)
+            parts.append(
+                tuple(  # type: ignore[arg-type]
+                    _padded([(x.astype(np.float64) - centre) / scale for x in side], longest)
+                    for side in (real, fake)
+                )
+            )
+    for j, discrete in enumerate(train.attribute_discrete):
+        real, fake = train.attributes[:, j], synthetic.attributes[:, j]
+        if discrete:
+            codes, other, labels = factorize_pair(real, fake)
+            parts.append((np.eye(len(labels))[codes], np.eye(len(labels))[other]))
+        else:
+            real, fake = real.astype(np.float64), fake.astype(np.float64)
+            centre, scale = real.mean(), _real_scale(real)
+            parts.append((((real - centre) / scale)[:, None], ((fake - centre) / scale)[:, None]))
+    lengths = train.lengths.astype(np.float64)
+    centre, scale = lengths.mean(), _real_scale(lengths)
+    parts.append(
+        (((lengths - centre) / scale)[:, None], ((synthetic.lengths - centre) / scale)[:, None])
+    )
+    return np.hstack([p[0] for p in parts]), np.hstack([p[1] for p in parts])
+
+
+def _padded(series: list[np.ndarray], longest: int) -> np.ndarray:
+    out = np.zeros((len(series), longest))
+    for i, x in enumerate(series):
+        out[i, : len(x)] = x
+    return out
+
+
+def _one_hot(codes: list[np.ndarray], width: int, longest: int) -> np.ndarray:
+    out = np.zeros((len(codes), longest, width))
+    for i, c in enumerate(codes):
+        out[i, np.arange(len(c)), c] = 1.0
+    return out.reshape(len(codes), -1)
+
+
+def _nearest(a: np.ndarray, b: np.ndarray, *, leave_one_out: bool) -> np.ndarray:
+    """Each row of ``a``'s RMS distance per entry to its nearest row of ``b`` (not itself,
+    with ``leave_one_out``, where ``a`` is ``b``)."""
+    left, right = torch.from_numpy(a), torch.from_numpy(b)
+    nearest = []
+    for start in range(0, len(left), 512):  # bounded memory: 512 x len(b) at a time
+        distances = torch.cdist(left[start : start + 512], right)
+        if leave_one_out:
+            rows = torch.arange(len(distances))
+            distances[rows, rows + start] = float("inf")
+        nearest.append(distances.min(dim=1).values)
+    return torch.cat(nearest).numpy() / np.sqrt(max(a.shape[1], 1))
