@@ -11,6 +11,8 @@ the page title, which ``--dump-dom`` then prints.
 
 from __future__ import annotations
 
+import html
+import json
 import re
 import shutil
 import subprocess
@@ -26,6 +28,20 @@ window.addEventListener("load", () => {
   const ok = images.filter((i) => i.complete && i.naturalWidth > 0 && i.naturalHeight > 0);
   const wide = document.documentElement.scrollWidth > window.innerWidth ? " overflowing" : "";
   document.title = "decoded " + ok.length + " of " + images.length + wide;
+});
+</script>"""
+
+
+_BOXES = """<script>
+window.addEventListener("load", () => {
+  const boxes = Array.from(document.images).map((i) => {
+    const r = i.getBoundingClientRect();
+    return {alt: i.alt, decoded: i.complete && i.naturalWidth > 0,
+            x: r.left + window.scrollX, y: r.top + window.scrollY, w: r.width, h: r.height};
+  });
+  const headings = Array.from(document.querySelectorAll("h2")).map((h) => h.textContent);
+  document.title = "boxes " + JSON.stringify({boxes: boxes, headings: headings,
+                                               height: document.documentElement.scrollHeight});
 });
 </script>"""
 
@@ -71,6 +87,21 @@ def images_decoded(binary: str, page: Path) -> tuple[int, int, bool]:
     if found is None:
         raise RuntimeError(f"the check script did not run; chromium printed: {dom[:300]!r}")
     return int(found.group(1)), int(found.group(2)), found.group(3) is not None
+
+
+def page_layout(binary: str, page: Path, width: int = 1200) -> dict:
+    """Where Chromium lays out ``page`` in a ``width``-pixel window: ``boxes`` (each image's
+    alt text, whether it decoded, and its x, y, w, h in page pixels), the ``headings``
+    (h2) and the page's ``height``."""
+    with tempfile.TemporaryDirectory() as folder:
+        checked = Path(folder) / "checked.html"
+        checked.write_text(page.read_text(encoding="utf-8").replace("</body>", _BOXES + "</body>"))
+        args = ("--virtual-time-budget=10000", "--dump-dom", checked.as_uri())
+        dom = _run(binary, *args, size=(width, 1600)).stdout
+    found = re.search(r"<title>boxes (.*?)</title>", dom, re.S)
+    if found is None:
+        raise RuntimeError(f"the layout script did not run; chromium printed: {dom[:300]!r}")
+    return json.loads(html.unescape(found.group(1)))
 
 
 if __name__ == "__main__":

@@ -480,9 +480,11 @@ def test_command_line_checkpoints_and_resumes(tmp_path, capsys):
 
     data = tmp_path / "weather.csv"
     load_demo().head(28 * 16).to_csv(data, index=False)  # 16 series of 28 days
+    tiny = tmp_path / "tiny.toml"  # tiny networks: what is tested is resuming, not learning
+    tiny.write_text("".join(f"{k} = {v}\n" for k, v in TINY_NETWORKS.items()))
     common = [
         "train", str(data), "--example-id", "example_id", "--time", "day",
-        "--attributes", "month", "--batch-size", "8", "--seed", "0",
+        "--attributes", "month", "--batch-size", "8", "--seed", "0", "--config", str(tiny),
     ]  # fmt: skip
     folder = tmp_path / "ckpt"
     first = [*common, "-o", str(tmp_path / "a.dgan"), "--epochs", "2"]

@@ -14,6 +14,7 @@ import json
 import os
 import re
 import resource
+import shutil
 import signal
 import subprocess
 import sys
@@ -31,6 +32,7 @@ from dgan.cli.demo import DEMO_SYNTHETIC_SERIES
 from dgan.cli.main import main
 from dgan.cli.summary import metrics_table, training_summary
 from dgan.errors import DataError
+from dgan.storage.checkpoint import list_checkpoints
 from dgan.tabular.lengths import choose_sample_len
 
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -161,6 +163,8 @@ def test_csv_round_trip_generate_then_evaluate_with_model(trained):
         "out/metrics.json",
         "--report",
         "out/report.html",
+        "--seeds",
+        1,  # the metrics' spread is not what this test checks
         cwd=trained,
     )
     metrics = json.loads((trained / "out" / "metrics.json").read_text())
@@ -195,8 +199,9 @@ def test_parquet_round_trip_wide_with_json_config_and_column_flags(tmp_path):
 
     # Without --model the column flags describe both tables.
     result = run_dgan(
-        "evaluate", "wide.parquet", "synthetic.parquet", *flags, "--json", "m.json", cwd=tmp_path
-    )
+        "evaluate", "wide.parquet", "synthetic.parquet", *flags, "--json", "m.json",
+        "--seeds", 1, cwd=tmp_path,
+    )  # fmt: skip
     metrics = json.loads((tmp_path / "m.json").read_text())
     assert metrics["info"]["n_synthetic"] == 15
     assert "marginals" in result.stdout
@@ -626,6 +631,199 @@ def test_a_failed_generation_leaves_the_old_output_in_place(trained, monkeypatch
     args = ["generate", str(trained / "model.dgan"), "-n", "5", "-o", str(out), "--force"]
     assert main(args) == 130
     assert out.read_text() == "old\n" and [p.name for p in tmp_path.iterdir()] == ["kept.csv"]
+
+
+# --------------------------------------------------------------- typos in flags
+
+
+@pytest.mark.parametrize(
+    ("typed", "meant"),
+    [
+        (["--atributes", "kind"], "unrecognized argument --atributes (did you mean --attributes?)"),
+        # argparse alone would take a prefix of a flag as the flag, silently.
+        (["--epoch", "2"], "--epoch is not a flag; did you mean --epochs?"),
+    ],
+)
+def test_a_mistyped_or_shortened_flag_is_an_error_naming_the_flag_meant(typed, meant, tmp_path):
+    long_frame().to_csv(tmp_path / "data.csv", index=False)
+    flags = ["--example-id", "id", "--time", "step", *typed]
+    result = run_dgan("train", "data.csv", "--dry-run", *flags, cwd=tmp_path, ok=False)
+    assert result.returncode == 2, result.stdout
+    assert result.stderr.startswith("usage: dgan train ")  # the usage of the command typed
+    assert f"dgan train: error: {meant}" in result.stderr, result.stderr
+    assert "training plan" not in result.stdout
+
+
+# ----------------------------------------------- what the command prints names flags
+
+
+def test_warnings_and_the_plan_name_flags_not_python_parameters(tmp_path):
+    from dgan.precision import cpu_fp16_hardware
+
+    if cpu_fp16_hardware():
+        pytest.skip("this CPU runs fp16 in hardware: no emulation warning to read")
+    long_frame().to_csv(tmp_path / "data.csv", index=False)
+    flags = ["--dry-run", "--epochs", "1", "--precision", "fp16", *LONG_FLAGS]
+    result = run_dgan("train", "data.csv", *flags, cwd=tmp_path)
+    text = result.stdout + result.stderr
+    assert "use --precision 'fp32' (or 'auto') here" in result.stderr, result.stderr
+    assert "precision fp16: --precision 'fp16' was asked for" in result.stdout
+    assert "precision=" not in text and "precision='" not in text, text
+
+
+def test_evaluate_suggests_another_target_flag_and_what_to_try(tmp_path):
+    def labelled(seed: int) -> pd.DataFrame:
+        frame = long_frame(seed)
+        # A category per series: held-out categories are never seen in training.
+        frame["label"] = frame["id"].str.replace("s", "L")
+        return frame
+
+    labelled(0).to_csv(tmp_path / "real.csv", index=False)
+    far = labelled(1)
+    far["level"] += 50  # far from real
+    far.to_csv(tmp_path / "synth.csv", index=False)
+    flags = ["--example-id", "id", "--time", "step", "--attributes", "label,kind"]
+    result = run_dgan(
+        "evaluate", "real.csv", "synth.csv", *flags, "--target", "label", "--seeds", "1",
+        cwd=tmp_path,
+    )  # fmt: skip
+    tstr = next(line for line in result.stdout.splitlines() if line.startswith("tstr"))
+    assert "n/a" in tstr and tstr.endswith("choose another --target ('kind')."), tstr
+    assert "target_attribute" not in result.stdout
+    verdict, advice = result.stdout.splitlines()[:2]
+    assert verdict.startswith("verdict: far from real")
+    assert advice.startswith("What to try: a longer training budget (--training-steps or ")
+
+
+# ----------------------------------------------------------------------- missing values
+
+
+def test_the_plan_says_how_missing_values_are_repaired_and_which_feature_is_an_attribute(
+    tmp_path,
+):
+    frame = long_frame()
+    frame.loc[[3, 10], "level"] = np.nan  # blank cells inside series s0 and s1
+    frame["site"] = "site-" + frame["id"].str[-1]  # one value per series: an attribute
+    frame.to_csv(tmp_path / "data.csv", index=False)
+    out = run_dgan("train", "data.csv", "--dry-run", "--epochs", "1", *LONG_FLAGS, cwd=tmp_path)
+    lines = out.stdout.splitlines()
+    assert (
+        "  missing values: 2 interpolated in 2 of 24 examples (feature 'level': 2), linearly "
+        "between the neighbouring steps of each series (the nearest value at its ends)."
+    ) in lines, out.stdout
+    warning = next(w for w in lines if "'site'" in w and "warning" in w)
+    assert warning.startswith("warning: feature 'site' never changes within a series"), warning
+    assert "make it an attribute (--attributes)" in warning
+    assert not any("'level'" in w for w in lines if w.startswith("warning"))
+
+
+def test_a_blank_attribute_cell_is_called_a_missing_value(tmp_path):
+    frame = long_frame()
+    frame.loc[2, "kind"] = np.nan  # one blank cell in series s0's rows
+    frame.to_csv(tmp_path / "data.csv", index=False)
+    result = run_dgan("train", "data.csv", "--dry-run", *LONG_FLAGS, cwd=tmp_path, ok=False)
+    assert result.returncode == 1
+    assert result.stderr.startswith(
+        "dgan: error: Attribute 'kind' is missing (a blank cell) in some rows of example(s) 's0'"
+    ), result.stderr
+    assert "move it to --features" in result.stderr and "not constant" not in result.stderr
+
+
+# ---------------------------------------------------------------------------- resuming
+
+
+@pytest.fixture(scope="module")
+def checkpointed(tmp_path_factory) -> Path:
+    """A folder with data.csv, tiny.toml and ck/, the checkpoints of a 2-epoch run."""
+    folder = tmp_path_factory.mktemp("resume")
+    long_frame().to_csv(folder / "data.csv", index=False)
+    toml = "\n".join(f"{k} = {json.dumps(v).lower()}" for k, v in TINY.items())
+    (folder / "tiny.toml").write_text(toml + "\n")
+    run_dgan(*RESUMED, "-o", "first.dgan", "--epochs", 2, "--checkpoint-dir", "ck",
+             "--checkpoint-every", 1, cwd=folder)  # fmt: skip
+    return folder
+
+
+RESUMED = ["train", "data.csv", "--config", "tiny.toml", *LONG_FLAGS]
+
+
+def copied(checkpointed: Path, tmp_path: Path) -> Path:
+    """A copy of the fixture's folder, for a test that adds checkpoints to it."""
+    shutil.copytree(checkpointed, tmp_path, dirs_exist_ok=True)
+    return tmp_path
+
+
+def test_resume_says_what_it_resumes_and_the_plan_and_summary_count_this_run(
+    checkpointed, tmp_path
+):
+    folder = copied(checkpointed, tmp_path)
+    # Extending the finished 2-epoch run to 3 epochs: one epoch to train.
+    out = run_dgan(*RESUMED, "-o", "more.dgan", "--epochs", 3, "--resume", "ck", cwd=folder)
+    lines = out.stdout.splitlines()
+    assert "resuming from ck/checkpoint-000002.dgan: 2 of 3 epochs trained, 1 left" in lines
+    assert "  resuming after epoch 2: 1 epoch left (3 steps)" in lines
+    estimate = next(line for line in lines if line.startswith("  estimated time"))
+    total, per_step = re.search(
+        r"epochs left ([\d.e-]+) s \(([\d.e-]+) ms per step", estimate
+    ).groups()
+    assert float(total) == pytest.approx(3 * float(per_step) / 1000, rel=0.06), estimate
+    assert any(line.startswith("trained epoch 2 (1 epoch) on 24 series in ") for line in lines)
+    assert any(line.startswith("resumed after 2 epochs: 3 epochs in all, ") for line in lines)
+    assert len(DGAN.load(folder / "more.dgan").history) == 3
+
+
+def test_resuming_with_other_settings_names_the_flags(checkpointed, tmp_path):
+    folder = copied(checkpointed, tmp_path)
+    args = [*RESUMED, "-o", "other.dgan", "--epochs", 3, "--seed", 1, "--resume", "ck"]
+    result = run_dgan(*args, cwd=folder, ok=False)
+    assert result.returncode == 1 and "training plan" not in result.stdout  # said first
+    assert "the config differs in --seed: 0 in the checkpoint, 1 now" in result.stderr
+    assert "or train from the start without --resume." in result.stderr
+    assert "resume_from" not in result.stderr, result.stderr
+
+
+def _interrupted(args: list, folder: Path, ready) -> subprocess.CompletedProcess:
+    """Run ``dgan`` with ``args`` in ``folder``; press Ctrl-C (send SIGINT) once it has
+    printed its plan and ``ready()`` is true."""
+    env = {**ENV, "PYTHONUNBUFFERED": "1"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "dgan", *map(str, args)],
+        cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        for line in process.stdout:  # the plan's last line comes just before training
+            if line.startswith("  estimated time"):
+                break
+        deadline = time.monotonic() + 240
+        while not ready() and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.05)
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=120)
+    finally:
+        process.kill()
+    return subprocess.CompletedProcess(args, process.returncode, out, err)
+
+
+def test_ctrl_c_says_how_to_resume_or_that_nothing_was_saved(checkpointed, tmp_path):
+    folder = copied(checkpointed, tmp_path)
+    long_run = [*RESUMED, "-o", "long.dgan", "--epochs", 100_000]
+    saving = [*long_run, "--checkpoint-dir", "ck2", "--checkpoint-every", 1]
+    result = _interrupted(saving, folder, lambda: len(list_checkpoints(folder / "ck2")) >= 2)
+    assert result.returncode == 130
+    newest = re.fullmatch(
+        r"dgan: interrupted; the newest checkpoint is ck2/checkpoint-(\d+)\.dgan \(after \d+ "
+        r"epochs\); to continue, run the same command with --resume ck2\n",
+        result.stderr,
+    )
+    assert newest and (folder / "ck2" / f"checkpoint-{newest.group(1)}.dgan").exists()
+
+    result = _interrupted(long_run, folder, lambda: True)
+    assert result.returncode == 130
+    assert result.stderr == (
+        "dgan: interrupted; nothing was saved: without --checkpoint-dir no checkpoints are "
+        "written (pass --checkpoint-dir DIR to be able to resume a run)\n"
+    )
+    assert not (folder / "long.dgan").exists()
 
 
 @pytest.mark.parametrize("command", ["generate", "train", "evaluate"])

@@ -7,11 +7,14 @@ would, each on one thread (tests/distributed_worker.py).
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
 import torch
 from safetensors.torch import load_file
@@ -267,3 +270,24 @@ def test_torchrun_runs_the_command_line_and_rank_0_alone_prints(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.count("model: ") == 1
     assert len(DGAN.load(tmp_path / "m.dgan").history) == 2
+    # The plan names the processes, and its estimate times steps they took together.
+    lines = done.stdout.splitlines()
+    assert "  device cpu, 2 processes (torchrun) of 1 CPU thread each" in lines, done.stdout
+    estimate = next(line for line in lines if line.startswith("  estimated time"))
+    assert estimate.endswith("ms per step in a warm-up of the 2 processes)"), estimate
+
+
+def test_torchrun_reports_an_error_of_every_process_once(tmp_path):
+    data = tmp_path / "data.csv"
+    pd.DataFrame({"t0": np.arange(24.0), "t1": np.arange(24.0) % 5}).to_csv(data, index=False)
+    command = [
+        sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node=2",
+        "-m", "dgan", "train", str(data), "--dry-run", "--batch-size", "3", "--epochs", "1",
+    ]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(TESTS.parent / "src"), "OMP_NUM_THREADS": "1"}
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=240)
+    assert done.returncode != 0
+    ours = [line for line in done.stderr.splitlines() if re.match(r"dgan( \(rank \d\))?:", line)]
+    assert len(ours) == 1, done.stderr  # not once per process
+    assert ours[0].startswith("dgan: error: --batch-size 3 with 24 examples gives batches of 3 ")
+    assert "read as WIDE" not in ours[0]  # a setting's error, not the table's layout

@@ -364,7 +364,7 @@ def test_evaluate_tolerates_categories_present_on_one_side_only(metrics_toy_data
     features[0][:, 2] = 7  # a number among the strings of a discrete feature
     synthetic = _replace(real, features=features, attributes=attributes)
     before = copy.deepcopy((real.features, real.attributes, synthetic.features, attributes))
-    result = evaluate(real, synthetic)
+    result = evaluate(real, synthetic, n_seeds=1)  # one seed: what is checked is not spread
     relation = result["attribute_feature_relation"]["per_attribute"]["kind"]
     assert relation["missing_categories"] == ["spiky"]
     assert result["marginals"]["attributes"]["kind"]["value"] > 0
@@ -374,7 +374,7 @@ def test_evaluate_tolerates_categories_present_on_one_side_only(metrics_toy_data
 
 def test_evaluate_without_attributes_skips_what_needs_them(metrics_rng):
     real = SeriesData.from_arrays(metrics_rng.normal(size=(30, 8, 1)).cumsum(axis=1))
-    result = evaluate(real, real, max_examples=25)
+    result = evaluate(real, real, max_examples=25, n_seeds=1)
     assert result["info"]["n_real"] == 25
     assert result["attribute_feature_relation"]["score"] is None
     assert "discrete attribute" in result["attribute_feature_relation"]["reason"]
@@ -396,4 +396,23 @@ def test_many_categories_are_pooled_for_the_classifiers(metrics_rng):
     result = train_synthetic_test_real(data, data)  # target classes are not pooled
     assert result["task"] == "classification"
     if result["score"] is None:  # 500 classes in 40 series: nothing to learn, and it says so
-        assert result["real_accuracy"] == 0 and "choose another" in result["reason"]
+        assert result["real_accuracy"] == 0 and "no baseline" in result["reason"]
+        assert "choose another" not in result["reason"]  # there is no other attribute
+
+
+def test_tstr_without_a_baseline_suggests_another_target_only_where_there_is_one(metrics_rng):
+    features = metrics_rng.normal(size=(30, 6, 1))
+    # A category per series: the held-out series' categories are never seen in training,
+    # so the model trained on real data predicts none of them right.
+    unique = np.array([f"s{i}" for i in range(30)], dtype=object)[:, None]
+    alone = train_synthetic_test_real(*[SeriesData.from_arrays(features, unique)] * 2)
+    assert alone["real_accuracy"] == 0 and alone["score"] is None
+    assert alone["reason"] == (
+        "Trained on 21 real series, the model predicts none of the 9 held-out series' "
+        "'attribute_0' right: no baseline to compare with."
+    )
+    assert "choose another" not in alone["reason"]
+    kinds = np.where(np.arange(30) % 2 == 0, "a", "b").astype(object)[:, None]
+    both = SeriesData.from_arrays(features, np.hstack([unique, kinds]))
+    result = train_synthetic_test_real(both, both, target_attribute="attribute_0")
+    assert result["reason"].endswith("; choose another target_attribute ('attribute_1').")

@@ -31,7 +31,14 @@ def test_repair_interpolates_short_gaps_exactly_and_leaves_inputs_alone():
     assert repaired[0][1, 1] is np.nan  # discrete NaN is a category, not repaired
     assert repaired[1] is clean
     assert kept.tolist() == [True, True]
-    assert summary == "Interpolated NaNs in 1 of 2 examples; dropped 0."
+    assert summary == (
+        "missing values: 4 interpolated in 1 of 2 examples (feature 0: 4), linearly between "
+        "the neighbouring steps of each series (the nearest value at its ends)."
+    )
+    nothing_missing = repair_missing_values(
+        [clean], [0], max_nan_fraction=0.7, max_consecutive_nans=2, max_dropped_fraction=0
+    )
+    assert nothing_missing[2] == ""
     pd.testing.assert_frame_equal(pd.DataFrame(example), pd.DataFrame(before))
 
 
@@ -52,7 +59,7 @@ def test_repair_drops_examples_by_reason_and_logs_counts(caplog):
         )
     assert kept.tolist() == [True, True, False, False, False, True, True, True, False]
     assert len(repaired) == 5 and repaired[1][:, 0].tolist() == list(np.arange(10.0))
-    assert "dropped 4" in summary
+    assert "2 interpolated in 1 of 9 examples" in summary and "4 of 9 examples dropped" in summary
     assert "1 with feature 0 entirely NaN (examples [2])" in summary
     assert "2 with feature 0 NaN in more than max_nan_fraction=0.4 of the steps" in summary
     assert "(examples [3, 8])" in summary

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import copy
 import functools
+import importlib
 import io
 from html.parser import HTMLParser
 
@@ -92,8 +93,8 @@ def test_report_is_one_file_of_valid_embedded_pngs(metrics_toy_evaluation, tmp_p
     path = write_report(tmp_path / "out" / "report.html", real, synthetic, metrics, _history())
     assert path == tmp_path / "out" / "report.html" and path.is_file()
     page = _Page(path.read_text(encoding="utf-8"))
-    # samples, feature distributions, autocorrelation, attributes, training
-    assert len(page.images) == 5
+    # samples, samples by 'kind', feature distributions, autocorrelation, attributes, training
+    assert len(page.images) == 6
     for src in page.images:
         image = _decode_png(src)
         assert image.ndim == 3 and image.shape[0] > 50 and image.shape[1] > 50
@@ -222,3 +223,111 @@ def test_real_fp16_training_gets_a_loss_scale_panel(metrics_toy_evaluation, monk
     drawn.clear()
     render_report(real, synthetic, metrics, _history(mixed=False))
     assert drawn == ["plot_losses"]  # fp32: no loss-scale and no all-zero skipped panel
+
+
+# ------------------------------------------------------------- what a reader compares
+
+
+def _figures(monkeypatch) -> dict:
+    """Every figure the report embeds, by its alt text (filled as the report renders)."""
+    import dgan.report.sections as sections
+    import dgan.report.training as training
+
+    figures = {}
+    for module in (sections, training):
+        original = module.img
+        monkeypatch.setattr(
+            module,
+            "img",
+            lambda fig, alt, _o=original: (figures.__setitem__(alt, fig), _o(fig, alt))[1],
+        )
+    return figures
+
+
+def _classes(n: int = 30, scale: float = 1.0) -> SeriesData:
+    """Series whose level is set by their class: 'low' about 0, 'mid' 10, 'high' 20."""
+    rng = np.random.default_rng(1)
+    kinds = np.array(["low", "mid", "high"], dtype=object)[np.arange(n) % 3]
+    level = {"low": 0.0, "mid": 10.0, "high": 20.0}
+    features = np.stack([scale * level[k] + rng.normal(size=(8, 1)) for k in kinds])
+    return SeriesData.from_arrays(
+        features, kinds[:, None], feature_names=["level"], attribute_names=["kind"]
+    )
+
+
+def test_real_and_synthetic_sample_panels_share_their_scale(monkeypatch):
+    figures = _figures(monkeypatch)
+    real, synthetic = _classes(), _classes(scale=2.5)  # synthetic peaks far above real
+    render_report(real, synthetic, {})
+    left, right = figures["sample real and synthetic series per feature"].axes[:2]
+    assert left.get_ylim() == right.get_ylim()
+    assert left.get_ylim()[1] > 45  # the synthetic peak (50) is on the real panel's scale
+
+
+def test_samples_are_grouped_by_the_attribute_tstr_predicts(monkeypatch):
+    figures = _figures(monkeypatch)
+    real = _classes()
+    page = render_report(real, real, {"tstr": {"score": 0.9, "target": "kind"}})
+    assert "<h2>Sample series by kind</h2>" in page
+    axes = [ax for ax in figures["sample series by kind"].axes if ax.get_visible()]
+    assert [ax.get_ylabel() for ax in axes] == ["high", "low", "mid"]  # a row per class
+    for ax, level in zip(axes, (20.0, 0.0, 10.0), strict=True):
+        lines = [line.get_ydata() for line in ax.get_lines()]
+        assert len(lines) == 6  # 3 real and 3 synthetic series of that class
+        assert all(abs(np.mean(y) - level) < 3 for y in lines)
+    assert axes[0].get_ylim() == axes[1].get_ylim()  # one scale for the feature
+
+
+def test_the_throughput_curve_has_its_own_colour_in_the_legend(monkeypatch):
+    figures = _figures(monkeypatch)
+    render_report(_tiny(), _tiny(), {}, _history(mixed=False))
+    fig = figures["training curves"]
+    entries = {
+        t.get_text(): h.get_color()
+        for t, h in zip(fig.legends[0].texts, fig.legends[0].legend_handles, strict=True)
+    }
+    assert "throughput" in entries and "generator" in entries
+    assert len(set(map(matplotlib.colors.to_hex, entries.values()))) == len(entries)
+    drawn = fig.axes[1].get_lines()[0].get_color()
+    assert matplotlib.colors.to_hex(drawn) == matplotlib.colors.to_hex(entries["throughput"])
+
+
+def test_a_metric_without_a_score_in_some_seeds_says_how_many(monkeypatch):
+    from dgan.metrics import evaluate
+
+    evaluate_module = importlib.import_module("dgan.metrics.evaluate")  # not the function
+
+    def tstr(real, synthetic, *, target_attribute, seed, max_examples):
+        if seed == 1:
+            return {
+                "score": None,
+                "better": "higher",
+                "real_accuracy": 0.0,
+                "reason": "None right.",
+            }
+        return {"score": 0.9, "better": "higher", "real_accuracy": 0.8}
+
+    monkeypatch.setattr(evaluate_module, "train_synthetic_test_real", tstr)
+    monkeypatch.setattr(
+        evaluate_module, "discriminative_score", lambda *a, **k: {"score": 0.1, "better": "lower"}
+    )
+    data = _classes()
+    metrics = evaluate(data, data, n_seeds=3, baseline=False)
+    reason = metrics["tstr"]["reason"]
+    assert reason == (
+        "1 of 3 seeds gave no score (see per_seed), so there is no mean over the seeds. "
+        "That seed: None right."
+    )
+    rows = {row[0]: row for row in _Page(render_report(data, data, metrics)).rows if row}
+    assert rows["tstr"][4] == f"not computed: {reason}"
+
+
+@pytest.mark.parametrize("verdict", ["noticeably different", "far from real", "close to real"])
+def test_a_verdict_short_of_close_to_real_says_what_to_try(verdict):
+    from dgan.cli.summary import metrics_table
+
+    metrics = {"verdict": {"verdict": verdict, "counted": ["marginals"], "n_seeds": 3}}
+    page, table = render_report(_tiny(), _tiny(), metrics), metrics_table(metrics)
+    advice = "What to try: a longer training budget (--training-steps or --training-minutes"
+    for text in (page, table):
+        assert (advice in text) == (verdict != "close to real"), text

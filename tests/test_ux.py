@@ -415,6 +415,20 @@ def test_the_readme_python_example_runs_as_written(monkeypatch):
     assert scope["synthetic_attributes"].shape == (1000, 1)
 
 
+def test_ci_runs_the_readmes_test_command_then_the_slow_tests():
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"## Quick start\n.*?```bash\n(.*?)```", readme, re.S).group(1)
+    commands = [line for line in block.splitlines() if line and not line.startswith("#")]
+    assert len(commands) == 2 and commands[0].endswith("dgan demo")
+    assert commands[1].endswith('pytest -q -m "not slow"')  # the fast tests: minutes
+    ci = (root / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    assert commands[1] in ci  # verbatim
+    assert ci.index(".venv/bin/python -m pytest -q -m slow") > ci.index(commands[1])
+
+
 # ----------------------------------------------------------------------------- progress bar
 
 

@@ -12,8 +12,8 @@ import sys
 from dgan.cli.launch import main  # sets OpenMP's wait policy before torch loads
 
 if __name__ == "__main__":
-    # Under torchrun every process runs the command; rank 0 alone prints its output.
-    # Errors (stderr) still come from every process: a failing rank must be seen.
+    # Under torchrun every process runs the command; rank 0 alone prints its output, and
+    # the errors all processes meet alike (dgan.cli.ranks).
     with contextlib.ExitStack() as stack:
         if os.environ.get("RANK", "0") != "0":
             stack.enter_context(contextlib.redirect_stdout(open(os.devnull, "w")))  # noqa: SIM115

@@ -228,7 +228,7 @@ class DGAN:
         examples and lengths, batch size, steps per epoch, epochs, the precision in effect
         and why, threads, warnings with their fix, and a time estimate from
         ``warm_up_steps`` steps of a throwaway copy (0: no estimate); this model is not
-        changed. ``print(plan)`` shows it as ``dgan train`` does.
+        changed. Under torchrun, every process calls it (its warm-up trains with all).
 
         Example:
             >>> import pandas as pd

@@ -40,10 +40,18 @@ from dgan.precision import (
     resolve_precision,
     runs_in_hardware,
 )
-from dgan.prepare import Checked, Source, prepare
+from dgan.prepare import Checked, Source, prepare, repair_missing
 from dgan.tabular.arrays import TrainingArrays
 from dgan.tabular.layout import FrameLayout
+from dgan.tabular.suspicious import (
+    distinct,
+    few_integers,
+    per_series_feature_warnings,
+    pooled_features,
+    wide_column_warnings,
+)
 from dgan.train.batch import Accumulators, Batch
+from dgan.train.distributed import world_size
 from dgan.train.loop import Budget
 from dgan.train.trainer import Trainer
 
@@ -103,17 +111,30 @@ class TrainingPlan:
     large_data: bool = False  # settings picked for the data's size (DGANConfig.large_data)
     settings_reason: str = ""  # which settings large_data picked, and why
     minutes: float | None = None  # the time budget (training_minutes)
+    missing_values: str = ""  # what the repair of missing values does ("" when none are)
+    epochs_done: int = 0  # resuming: epochs the checkpoint has trained (set by the caller)
+    processes: int = 1  # under torchrun: the processes that train together
     seconds_per_step: float | None = None
     warnings: list[str] = field(default_factory=list)
 
     @property
     def estimated_seconds(self) -> float | None:
-        """Seconds for the budget at the warm-up's speed, at most the time budget (None
-        without a warm-up)."""
+        """Seconds for the budget's steps left (all, unless resuming) at the warm-up's
+        speed, at most the time budget (None without a warm-up)."""
         if self.seconds_per_step is None:
             return None
-        seconds = self.seconds_per_step * self.steps
+        seconds = self.seconds_per_step * self.steps_left
         return seconds if self.minutes is None else min(seconds, 60 * self.minutes)
+
+    @property
+    def epochs_left(self) -> int:
+        """Epochs still to train: all, unless a resumed run has trained some."""
+        return max(0, self.epochs - self.epochs_done)
+
+    @property
+    def steps_left(self) -> int:
+        """Optimizer steps still to train: all, unless a resumed run has trained some."""
+        return max(0, self.steps - self.epochs_done * self.steps_per_epoch)
 
     def to_json_dict(self) -> dict[str, Any]:
         """The plan as JSON-native values."""
@@ -121,6 +142,7 @@ class TrainingPlan:
             **dataclasses.asdict(self),
             "lengths": list(self.lengths),
             "estimated_seconds": self.estimated_seconds,
+            "epochs_left": self.epochs_left,
         }
 
     def __str__(self) -> str:
@@ -128,6 +150,8 @@ class TrainingPlan:
         shortest, longest = self.lengths
         lengths = f"length {longest}" if shortest == longest else f"lengths {shortest}..{longest}"
         lines = ["training plan:", f"  {self.n_examples} examples, {lengths}"]
+        if self.missing_values:
+            lines.append(f"  {self.missing_values}")
         for c in self.columns:
             kind = f"{c.kind}, {c.detail}" if c.detail else c.kind
             lines.append(f"  {c.name:<{width}}  {c.role:<10}  {kind}".rstrip())
@@ -138,13 +162,27 @@ class TrainingPlan:
             f"epoch; training {_count(self.steps, 'step')} ({_epochs(self)}): "
             f"{self.budget_reason}",
             *([f"  settings: {self.settings_reason}"] if self.settings_reason else []),
+            *(
+                [
+                    f"  resuming after epoch {self.epochs_done}: "
+                    f"{_count(self.epochs_left, 'epoch')} left "
+                    f"({_count(self.steps_left, 'step')})"
+                ]
+                if self.epochs_done
+                else []
+            ),
             f"  precision {self.precision}: {self.precision_reason}",
-            f"  device {self.device}, {self.threads} CPU threads",
+            f"  device {self.device}, {_count(self.threads, 'CPU thread')}"
+            if self.processes == 1
+            else f"  device {self.device}, {self.processes} processes (torchrun) of "
+            f"{_count(self.threads, 'CPU thread')} each",
         ]
         if self.seconds_per_step is not None:
+            left = " for the epochs left" if self.epochs_done else ""
+            together = f" of the {self.processes} processes" if self.processes > 1 else ""
             lines.append(
-                f"  estimated time {_duration(self.estimated_seconds)} "
-                f"({self.seconds_per_step * 1000:.3g} ms per step in a warm-up)"
+                f"  estimated time{left} {_duration(self.estimated_seconds)} "
+                f"({self.seconds_per_step * 1000:.3g} ms per step in a warm-up{together})"
             )
         lines += [f"warning: {w}" for w in self.warnings]
         return "\n".join(lines)
@@ -207,7 +245,9 @@ def make_plan(
         large_data=bool(config.large_data),
         settings_reason=_settings_reason(asked, config, n),
         minutes=config.training_minutes,
+        processes=world_size(),
     )
+    plan.missing_values = repair_missing(arrays, config)[1]  # as training will repair them
     plan.warnings = _warnings(plan, arrays, layout, checked.frame)
     if warm_up_steps > 0:
         plan.seconds_per_step = _warm_up(config, checked, device, warm_up_steps)
@@ -292,7 +332,7 @@ def _columns(arrays: TrainingArrays, layout: FrameLayout | None) -> list[ColumnP
     for j, name in enumerate(attribute_names):
         values = arrays.attributes[:, j]
         columns.append(_column(str(name), "attribute", arrays.attribute_types[j], values))
-    pooled = _pooled_features(arrays)
+    pooled = pooled_features(arrays)
     for j, name in enumerate(feature_names):
         column = _column(str(name), "feature", arrays.feature_types[j], pooled[:, j])
         if layout is not None and layout.df_style is DfStyle.WIDE:
@@ -305,24 +345,14 @@ def _columns(arrays: TrainingArrays, layout: FrameLayout | None) -> list[ColumnP
     return columns
 
 
-def _pooled_features(arrays: TrainingArrays) -> np.ndarray:
-    if not arrays.features:
-        return np.empty((0, len(arrays.feature_types)))
-    return np.concatenate(arrays.features)
-
-
 def _column(name: str, role: str, kind: OutputType, values: np.ndarray) -> ColumnPlan:
     if kind is OutputType.DISCRETE:
-        count = _distinct(values)
+        count = distinct(values)
         return ColumnPlan(name, role, "discrete", f"{count} categor{'y' if count == 1 else 'ies'}")
     numbers = np.asarray(values, dtype=np.float64)
     finite = numbers[np.isfinite(numbers)]
     detail = f"range {finite.min():.4g} .. {finite.max():.4g}" if finite.size else "no values"
     return ColumnPlan(name, role, "continuous", detail)
-
-
-def _distinct(values: np.ndarray) -> int:
-    return int(pd.Series(values, dtype=object).nunique(dropna=False))
 
 
 # ----------------------------------------------------------------------------- warnings
@@ -346,7 +376,7 @@ def _warnings(
     for j, name in enumerate(attribute_names):
         if arrays.attribute_types[j] is not OutputType.DISCRETE:
             continue
-        count = _distinct(arrays.attributes[:, j])
+        count = distinct(arrays.attributes[:, j])
         if count == n and n >= 10:
             warnings.append(
                 f"attribute {name!r} has a different value for every example, like an "
@@ -359,36 +389,38 @@ def _warnings(
                 f"{MIN_EXAMPLES_PER_CATEGORY} per category): rare categories cannot be "
                 "learned; merge them or leave the attribute out."
             )
-    pooled = _pooled_features(arrays)
+    pooled = pooled_features(arrays)
     for role, names, types, matrix in [
         ("attribute", attribute_names, arrays.attribute_types or [], arrays.attributes),
         ("feature", feature_names, arrays.feature_types, pooled),
     ]:
         for j, name in enumerate(names):
-            if types[j] is OutputType.CONTINUOUS and _few_integers(matrix[:, j]):
+            if types[j] is OutputType.CONTINUOUS and few_integers(matrix[:, j]):
                 warnings.append(
                     f"{role} {name!r} is continuous but holds only a few whole numbers "
-                    f"({_distinct(matrix[:, j])} distinct): if they are codes or classes, "
+                    f"({distinct(matrix[:, j])} distinct): if they are codes or classes, "
                     "list it in discrete_columns."
                 )
     for j, name in enumerate(feature_names):
         if arrays.feature_types[j] is not OutputType.DISCRETE:
             continue
-        count, rows = _distinct(pooled[:, j]), len(pooled)
+        count, rows = distinct(pooled[:, j]), len(pooled)
         if count > 20 and count > rows / 2:
             warnings.append(
                 f"feature {name!r} is discrete with {count} distinct values in {rows} rows: it "
                 "looks like an identifier or free text, which the model cannot learn; leave "
                 "it out (list the features with feature_columns)."
             )
+    if layout is None or layout.df_style is not DfStyle.WIDE:  # WIDE: one feature per row
+        warnings += per_series_feature_warnings(arrays, feature_names)
     if frame is not None and layout is not None and layout.df_style is DfStyle.WIDE:
-        warnings += _wide_column_warnings(frame, layout)
+        warnings += wide_column_warnings(frame, layout)
     if frame is not None and layout is not None and layout.time_column is not None:
-        distinct = frame[layout.time_column].nunique()
-        if distinct > plan.lengths[1]:
+        times = frame[layout.time_column].nunique()
+        if times > plan.lengths[1]:
             warnings.append(
                 f"the series have different times in time_column {layout.time_column!r} "
-                f"({distinct} distinct values, at most {plan.lengths[1]} steps per series): "
+                f"({times} distinct values, at most {plan.lengths[1]} steps per series): "
                 "generated series all get the times of the longest training example, which "
                 "say where a row is in its series, not when it happened; keep calendar "
                 "information that matters (month, weekday) in attributes or features."
@@ -396,52 +428,16 @@ def _warnings(
     return warnings
 
 
-def _few_integers(values: np.ndarray, most: int = 10) -> bool:
-    numbers = np.asarray(values, dtype=np.float64)
-    numbers = numbers[np.isfinite(numbers)]
-    if numbers.size < 2 * most or not np.all(numbers == np.round(numbers)):
-        return False
-    return 1 < len(np.unique(numbers)) <= most
-
-
-def _wide_column_warnings(frame: pd.DataFrame, layout: FrameLayout) -> list[str]:
-    """WIDE time-step columns that look like an identifier or a year, not a time step."""
-    columns = list(layout.feature_columns)
-    if len(columns) < 2:
-        return []
-    numbers = {c: pd.to_numeric(frame[c], errors="coerce").to_numpy(np.float64) for c in columns}
-    medians = {c: np.nanmedian(v) if np.isfinite(v).any() else np.nan for c, v in numbers.items()}
-    warnings = []
-    for c, values in numbers.items():
-        finite = values[np.isfinite(values)]
-        if finite.size < 2 or not np.all(finite == np.round(finite)):
-            continue
-        others = [m for k, m in medians.items() if k != c and np.isfinite(m)]
-        typical = np.median(others) if others else np.nan
-        if np.all((finite >= 1800) & (finite <= 2100)) and not 1800 <= typical <= 2100:
-            looks = "a year"
-        elif len(np.unique(finite)) == finite.size >= 10 and (
-            np.all(np.diff(finite) > 0) or np.all(np.diff(finite) < 0)
-        ):
-            looks = "an identifier (distinct, sorted integers)"
-        else:
-            continue
-        warnings.append(
-            f"WIDE column {c!r} looks like {looks}, yet it is used as one time step of the "
-            f"feature (its values {finite.min():.0f}..{finite.max():.0f}, other steps' "
-            f"typical value {typical:.3g}); make it an attribute (attribute_columns) or "
-            "list the time steps with feature_columns."
-        )
-    return warnings
-
-
 # ----------------------------------------------------------------------------- warm-up
 
 
 def _warm_up(config: DGANConfig, data: Checked, device: torch.device, steps: int) -> float:
-    """Seconds per training step of a throwaway trainer built like the real one."""
+    """Seconds per training step of a throwaway trainer built like the real one. Under
+    torchrun it trains with the other processes, as training will (each on its shard of
+    the batch, with the all-reduces), so every process must plan, as every one trains."""
     prepared = prepare(data, config)
     trainer = Trainer.create(prepared.config, prepared.encoder, device)
+    collective = trainer.join_processes(prepared.encoded)  # None in one process
     data = Batch.from_encoded(prepared.encoded, device)
     accumulators = Accumulators(device)
     size = min(prepared.config.batch_size, len(data))
@@ -450,7 +446,11 @@ def _warm_up(config: DGANConfig, data: Checked, device: torch.device, steps: int
             if step == 1:
                 _synchronize(device)
                 start = time.perf_counter()
-            trainer.train_step(trainer.random_batch(data, size), accumulators)
+            index = torch.randperm(len(data), device=device, generator=trainer.rng)[:size]
+            if collective is None:
+                trainer.train_step(data.take(index), accumulators)
+            else:
+                trainer.train_step(data.take(collective.shard(index)), accumulators, size)
         _synchronize(device)
     return (time.perf_counter() - start) / steps
 

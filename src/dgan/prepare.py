@@ -172,7 +172,7 @@ def prepare(
             f"continue training with the same columns, not {new.column_order}."
         )
     layout = checked.layout if layout is None else layout
-    arrays = repair_missing(checked.arrays, config)
+    arrays, _ = repair_missing(checked.arrays, config)
     if encoder is None:
         config = settle(config, len(arrays.features))
         encoder = DataEncoder.fit(
@@ -229,13 +229,24 @@ def settle(config: DGANConfig, n_series: int) -> DGANConfig:
     return resolved
 
 
-def repair_missing(arrays: TrainingArrays, config: DGANConfig) -> TrainingArrays:
+def repair_missing(arrays: TrainingArrays, config: DGANConfig) -> tuple[TrainingArrays, str]:
     """Interpolate short NaN gaps in continuous features and drop hopeless examples, by the
-    config's thresholds (`dgan.tabular.missing.repair_missing_values`); returns new arrays."""
+    config's thresholds (`dgan.tabular.missing.repair_missing_values`); returns new arrays
+    and the one-line summary of what was repaired ("" when nothing was missing).
+
+    Example:
+        >>> from dgan.tabular.arrays import validate_training_arrays
+        >>> series = np.array([[[1.0], [np.nan], [3.0], [4.0]], [[1.0], [2.0], [3.0], [4.0]]])
+        >>> checked = validate_training_arrays(series, None, None, None, 4)
+        >>> config = DGANConfig(max_sequence_len=4, sample_len=1, max_nan_fraction=0.5)
+        >>> repaired, summary = repair_missing(checked, config)
+        >>> repaired.features[0].ravel().tolist(), summary.split(" (")[0]
+        ([1.0, 2.0, 3.0, 4.0], 'missing values: 1 interpolated in 1 of 2 examples')
+    """
     continuous = [i for i, t in enumerate(arrays.feature_types) if t == OutputType.CONTINUOUS]
     if not continuous:
-        return arrays
-    features, kept, _ = repair_missing_values(
+        return arrays, ""
+    features, kept, summary = repair_missing_values(
         arrays.features,
         continuous,
         max_nan_fraction=config.max_nan_fraction,
@@ -247,6 +258,7 @@ def repair_missing(arrays: TrainingArrays, config: DGANConfig) -> TrainingArrays
     attributes = None if arrays.attributes is None else arrays.attributes[kept]
     names = arrays.example_names
     names = None if names is None else [name for name, k in zip(names, kept, strict=True) if k]
-    return dataclasses.replace(
+    repaired = dataclasses.replace(
         arrays, features=features, attributes=attributes, example_names=names
     )
+    return repaired, summary

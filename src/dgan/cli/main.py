@@ -29,9 +29,12 @@ from collections.abc import Iterator, Sequence
 
 from dgan.cli.commands import run_demo_command, run_evaluate, run_generate, run_train
 from dgan.cli.demo import DEMO_CONFIG
+from dgan.cli.flags import Parser
+from dgan.cli.messages import FlagWordsFormatter
+from dgan.cli.ranks import prints_shared_errors, report, shared_output_on_rank_0
 from dgan.cli.threads import choose_threads
 from dgan.config import MAX_SEED, DfStyle
-from dgan.errors import DGANError
+from dgan.errors import DGANError, DistributedError
 from dgan.planning import (
     GRETEL_BATCH_SIZE,
     MIN_SUGGESTED_BATCH,
@@ -49,9 +52,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns the exit status: 0 on success, 1 when a command fails, 130 on Ctrl-C and 143
     on SIGTERM (both clean up what the command was writing first).
     """
-    args = build_parser().parse_args(argv)
+    with shared_output_on_rank_0():  # under torchrun, rank 0 alone shows argument errors
+        args = build_parser().parse_args(argv)
     debug = getattr(args, "debug", False)
-    logging.basicConfig(format="dgan: %(message)s", level=logging.WARNING)
+    handler = logging.StreamHandler()
+    handler.setFormatter(FlagWordsFormatter("dgan: %(message)s"))  # warnings name flags too
+    level = logging.WARNING if prints_shared_errors() else logging.ERROR
+    logging.basicConfig(level=level, handlers=[handler])
     try:
         with _terminate_as_interrupt():
             import torch  # here, not at the top: `dgan` sets OpenMP's policy first (launch.py)
@@ -62,22 +69,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         if debug:
             raise
         terminated = isinstance(interrupt, _Terminated)
-        print(f"dgan: {'terminated' if terminated else 'interrupted'}", file=sys.stderr)
+        advice = getattr(interrupt, "advice", "")  # what to do next (dgan.cli.resume)
+        said = f"dgan: {'terminated' if terminated else 'interrupted'}"
+        report(said + (f"; {advice}" if advice else ""), shared=True)
         return 128 + signal.SIGTERM if terminated else 130
     except (DGANError, OSError, ImportError) as error:
         # Errors we raise on purpose (their messages say the fix), files that cannot be
-        # read or written, and missing optional dependencies.
+        # read or written, and missing optional dependencies: under torchrun every process
+        # meets them alike, except a failed collective.
         if debug:
             raise
-        print(f"dgan: error: {_message(error)}", file=sys.stderr)
+        shared = not isinstance(error, DistributedError)
+        report(f"dgan: error: {_message(error)}", shared=shared)
         return 1
     except Exception as error:  # a bug: still one line, and say how to see more
         if debug:
             raise
-        print(
+        report(
             f"dgan: unexpected error: {type(error).__name__}: {_message(error)} "
             "(rerun with --debug for the traceback, and please report it)",
-            file=sys.stderr,
+            shared=False,
         )
         return 1
     return 0
@@ -131,22 +142,26 @@ def build_parser() -> argparse.ArgumentParser:
         type=_positive_int,
         default=argparse.SUPPRESS,
         metavar="N",
-        help="CPU threads for torch (default: every usable core; idle threads sleep, so a "
-        "busy machine does not slow training down, see the README's Performance section)",
+        help="CPU threads for torch (default: OMP_NUM_THREADS when set, else every usable "
+        "core; idle threads sleep, so a busy machine does not slow training down, see the "
+        "README's Performance section)",
     )
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="dgan",
         description="Train DoppelGANger GANs on time-series tables and generate synthetic data.",
         epilog="Run `dgan COMMAND --help` for a command's options. Start with `dgan demo`.",
         parents=[common],
     )
     parser.add_argument("--version", action="version", version=f"dgan {__version__}")
-    commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
+    commands = parser.add_subparsers(
+        title="commands", metavar="COMMAND", dest="command", required=True
+    )
     columns = _column_arguments()
     _add_train(commands, [common, columns])
     _add_generate(commands, [common])
     _add_evaluate(commands, [common, columns])
     _add_demo(commands, [common])
+    parser.commands = dict(commands.choices)
     return parser
 
 

@@ -6,14 +6,20 @@ which spells them ``--example-id``, ``--discrete``, ... `hint_long_data` adds th
 for the most common slip: a LONG table (one row per time step) read as WIDE because
 ``--time`` was forgotten.
 
+The ``dgan`` command's log messages (warnings) go through `FlagWordsFormatter`, so
+they name flags too.
+
 Example:
     >>> in_flag_words("Pass example_id_column, or lower max_sequence_len.")
     'Pass --example-id, or lower --max-sequence-len.'
+    >>> in_flag_words("use precision='fp32' (or 'auto'), or train without resume_from.")
+    "use --precision 'fp32' (or 'auto'), or train without --resume."
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import re
 from collections.abc import Iterator
 
@@ -45,6 +51,11 @@ _WORDS = [  # (pattern, replacement), applied in order
     (r"\bcheckpoint_dir\b", "--checkpoint-dir"),
     (r"\bcheckpoint_every\b", "--checkpoint-every"),
     (r"\bor pass None\b", "or leave out --target"),
+    (r"\bonly epochs and the checkpoint settings\b", "only --epochs and the checkpoint flags"),
+    (r"\b(seed|precision|epochs)(?=: \S+ in the checkpoint)", r"--\1"),  # config differs
+    (r"\(precision=None\)", "(no --precision)"),
+    (r"(?<![\w-])precision=", "--precision="),
+    (r"\(cuda=True\)", "(cuda = true in --config)"),
     (r"(--[a-z-]+)=", r"\1 "),  # "--time='t'" reads "--time 't'"
     (r"\bDataFrame\b", "table"),
 ]
@@ -60,6 +71,20 @@ def in_flag_words(message: str) -> str:
     for pattern, replacement in _WORDS:
         message = re.sub(pattern, replacement, message)
     return message
+
+
+class FlagWordsFormatter(logging.Formatter):
+    """A log formatter that puts messages `in_flag_words` (the ``dgan`` command's logs).
+
+    Example:
+        >>> record = logging.LogRecord("dgan", logging.WARNING, "", 0,
+        ...                            "use precision=%r here", ("fp32",), None)
+        >>> FlagWordsFormatter("dgan: %(message)s").format(record)
+        "dgan: use --precision 'fp32' here"
+    """
+
+    def format(self, record: logging.LogRecord) -> str:
+        return in_flag_words(super().format(record))
 
 
 @contextlib.contextmanager
@@ -90,10 +115,11 @@ def check_not_long(df: pd.DataFrame, style_given: bool, example_id: str | None) 
 
 @contextlib.contextmanager
 def hint_long_data(style_given: bool) -> Iterator[None]:
-    """Add "pass --time / --style long" to errors when a table defaulted to WIDE."""
+    """Add "pass --time / --style long" to errors about the data (`DataError`) when a
+    table defaulted to WIDE; other errors (a setting, a process) keep their message."""
     try:
         yield
-    except DGANError as error:
+    except DataError as error:
         if style_given:
             raise
         raise type(error)(

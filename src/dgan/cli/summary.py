@@ -4,7 +4,7 @@ Example:
     >>> history = [{"epoch": 0, "examples_per_s": 100.0, "wall_time_s": 0.5,
     ...             "precision": "fp32", "guard_events": []}]
     >>> print(training_summary(history, seconds=0.6))
-    trained 1 epochs on 50 series in 0.6 s (100 examples/s)
+    trained 1 epoch on 50 series in 0.6 s (100 examples/s)
     precision: fp32
     guard events: none
 """
@@ -15,32 +15,60 @@ from collections.abc import Sequence
 from typing import Any
 
 from dgan.metrics import METRIC_DESCRIPTIONS
+from dgan.metrics.verdict import what_to_try
 from dgan.records import EpochRecord, precision_runs
 
 MAX_EVENTS_SHOWN = 5
 """`training_summary` lists at most this many guard events (the report lists all)."""
 
 
-def training_summary(history: Sequence[dict[str, Any]], seconds: float) -> str:
+def training_summary(
+    history: Sequence[dict[str, Any]], seconds: float, first_epoch: int = 0
+) -> str:
     """Time, throughput, precision in effect and guard events of a training run.
 
-    ``history`` is ``DGAN.history`` (one dict per epoch) of that run; ``seconds`` its
-    wall time. Throughput leaves out the first epoch, which pays for one-off setup.
+    ``history`` is ``DGAN.history`` (one dict per epoch); this run trained the epochs from
+    ``first_epoch`` on (a resumed run: the epochs its checkpoint held come before), in
+    ``seconds`` of wall time. Throughput leaves out the run's first epoch, which pays for
+    one-off setup. Precision and guard events cover the whole history.
+
+    Example (resumed after 1 epoch):
+        >>> history = [{"epoch": k, "examples_per_s": 100.0, "wall_time_s": 0.5}
+        ...            for k in range(3)]
+        >>> print(training_summary(history, seconds=1.1, first_epoch=1).splitlines()[0])
+        trained epochs 1-2 (2 epochs) on 50 series in 1.1 s (100 examples/s after the first epoch)
     """
-    records = [EpochRecord.from_dict(h) for h in history]
+    everything = [EpochRecord.from_dict(h) for h in history]
+    records = everything[first_epoch:]
+    if not records and first_epoch:
+        return (
+            f"nothing left to train: the model had trained {_epochs(len(everything))} "
+            f"({_epoch_seconds(everything):.1f} s of training); a larger --epochs trains further"
+        )
     if not records:
         return f"trained 0 epochs in {seconds:.1f} s"
     steady = records[1:] or records
-    epoch_seconds = sum(r.wall_time_s or 0.0 for r in steady)
+    epoch_seconds = _epoch_seconds(steady)
     examples = sum((r.examples_per_s or 0.0) * (r.wall_time_s or 0.0) for r in steady)
     last = records[-1]
     n_series = round((last.examples_per_s or 0.0) * (last.wall_time_s or 0.0))
+    trained = _epochs(len(records))
+    if first_epoch:  # resumed: which epochs this run trained
+        first, final = records[0].epoch, last.epoch
+        which = f"epoch {final}" if first == final else f"epochs {first}-{final}"
+        trained = f"{which} ({trained})"
     lines = [
-        f"trained {len(records)} epochs on {n_series} series in {seconds:.1f} s "
+        f"trained {trained} on {n_series} series in {seconds:.1f} s "
         f"({examples / max(epoch_seconds, 1e-9):,.0f} examples/s"
         + (" after the first epoch)" if len(records) > 1 else ")"),
-        f"precision: {_precision_in_effect(records)}",
     ]
+    if first_epoch:
+        lines.append(
+            f"resumed after {_epochs(first_epoch)}: {_epochs(len(everything))} in all, "
+            f"{_epoch_seconds(everything):.1f} s of training"
+        )
+    lines.append(f"precision: {_precision_in_effect(everything)}")
+    records = everything
     events = [(r.epoch, event) for r in records for event in r.guard_events]
     lines.append(f"guard events: {len(events) or 'none'}")
     for epoch, event in events[:MAX_EVENTS_SHOWN]:
@@ -48,6 +76,14 @@ def training_summary(history: Sequence[dict[str, Any]], seconds: float) -> str:
     if len(events) > MAX_EVENTS_SHOWN:
         lines.append(f"  ... and {len(events) - MAX_EVENTS_SHOWN} more (see the report)")
     return "\n".join(lines)
+
+
+def _epochs(n: int) -> str:
+    return f"{n} epoch" + ("" if n == 1 else "s")
+
+
+def _epoch_seconds(records: list[EpochRecord]) -> float:
+    return sum(r.wall_time_s or 0.0 for r in records)
 
 
 def _precision_in_effect(records: list[EpochRecord]) -> str:
@@ -86,6 +122,8 @@ def metrics_table(metrics: dict[str, Any]) -> str:
             + (f"; {seeds} seeds" if seeds else "")
             + "; rules: pydoc dgan.metrics.verdict)"
         )
+        if advice := what_to_try(overall["verdict"]):
+            lines.append(advice)
     rows, warnings = [], []
     for name in names:
         entry = metrics[name]

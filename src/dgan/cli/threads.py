@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import MutableMapping
+from collections.abc import Mapping, MutableMapping
 
 
 def prepare_openmp(environ: MutableMapping[str, str] | None = None) -> str | None:
@@ -48,8 +48,9 @@ def usable_cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def choose_threads(requested: int | None = None) -> int:
-    """The torch thread count to use: ``requested``, else every usable core (shared
+def choose_threads(requested: int | None = None, environ: Mapping[str, str] | None = None) -> int:
+    """The torch thread count to use: ``requested`` (``--threads``), else the user's
+    ``OMP_NUM_THREADS`` when it holds a positive number, else every usable core (shared
     evenly by the processes torchrun started on this machine, ``LOCAL_WORLD_SIZE``).
 
     With the passive wait policy, more threads than free cores cost little (see the
@@ -58,10 +59,25 @@ def choose_threads(requested: int | None = None) -> int:
     Example:
         >>> choose_threads(3)
         3
-        >>> choose_threads() == usable_cores()
+        >>> choose_threads(environ={"OMP_NUM_THREADS": "1"})
+        1
+        >>> choose_threads(environ={}) == usable_cores()
         True
     """
     if requested is not None:
         return requested
-    processes = int(os.environ.get("LOCAL_WORLD_SIZE", "1") or 1)
-    return max(1, usable_cores() // max(1, processes))
+    environ = os.environ if environ is None else environ
+    given = _positive(environ.get("OMP_NUM_THREADS"))
+    if given is not None:
+        return given
+    processes = _positive(environ.get("LOCAL_WORLD_SIZE")) or 1
+    return max(1, usable_cores() // processes)
+
+
+def _positive(text: str | None) -> int | None:
+    """``text`` as a positive integer, or None (unset, empty or not one: OpenMP ignores it)."""
+    try:
+        value = int(str(text).strip())
+    except ValueError:
+        return None
+    return value if value > 0 else None

@@ -186,8 +186,15 @@ def _over_seeds(entries: list[dict[str, Any]]) -> dict[str, Any]:
     scores = [e.get("score") for e in entries]
     if any(s is None for s in scores):
         entry["score"], entry["std"], entry["per_seed"] = None, None, scores
-        reason = next(e.get("reason") for e in entries if e["score"] is None)
-        entry["reason"] = entry.get("reason") or reason or _NOT_FINITE
+        failed = [k for k, s in enumerate(scores) if s is None]
+        why = entries[failed[0]].get("reason") or _NOT_FINITE
+        entry["reason"] = entry.get("reason") or why
+        if len(failed) < len(scores):  # the details (the first seed's) may look fine
+            those = "That seed" if len(failed) == 1 else "Those seeds"
+            entry["reason"] = (
+                f"{len(failed)} of {len(scores)} seeds gave no score (see per_seed), so there "
+                f"is no mean over the seeds. {those}: {why}"
+            )
         return entry
     entry["score"] = _number(np.mean(scores))
     entry["std"] = _number(np.std(scores))

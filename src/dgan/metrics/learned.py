@@ -24,10 +24,6 @@ from dgan.metrics.data import SeriesData, _columns_of, check_same_columns
 from dgan.metrics.distances import factorize_pair
 from dgan.noise import seeded_cpu_rng
 
-# --------------------------------------------------------------------------------------
-# Learned metrics: a small GRU reads the series (discriminative score, TSTR)
-# --------------------------------------------------------------------------------------
-
 _CLIP = 10.0
 """Standardized inputs are clipped to +-_CLIP so wild synthetic outliers cannot blow up
 the small classifiers (they still make the series easy to tell apart)."""
@@ -433,9 +429,11 @@ def _classify(real_enc, synth_enc, target, train_rows, test_rows, seed) -> dict[
         "better": "higher",
     }
     if result["score"] is None:
+        others = [repr(n) for n, c in real_enc.attribute_labels.items() if n != target and c[1:]]
         result["reason"] = (
-            f"Trained on real data, the model predicts no held-out {target!r} right, so there "
-            "is no baseline to compare with; choose another target_attribute."
+            f"Trained on {len(train_rows)} real series, the model predicts none of the "
+            f"{len(test_rows)} held-out series' {target!r} right: no baseline to compare with"
+            + (f"; choose another target_attribute ({', '.join(others)})." if others else ".")
         )
     return result
 

@@ -103,6 +103,28 @@ def too_small(name: str, n_real: int, n_synthetic: int) -> str | None:
     return None
 
 
+def what_to_try(verdict: str) -> str:
+    """What to try when the overall ``verdict`` is not "close to real" ("" when it is, or
+    when there was too little data to judge): the one place this advice is written, for
+    ``dgan evaluate``, ``dgan demo`` and the report alike.
+
+    Example:
+        >>> what_to_try(CLOSE)
+        ''
+        >>> what_to_try(FAR).split(":")[0]
+        'What to try'
+    """
+    if verdict not in (DIFFERENT, FAR):
+        return ""
+    return (
+        "What to try: a longer training budget (--training-steps or --training-minutes, or "
+        "more --epochs; in Python the DGANConfig fields of those names): on small data much "
+        "of the gap is too few optimizer steps; more data (more series of the same kind); "
+        "and the settings for the data's size, which the plan shows (the README's 'Settings "
+        "that follow the data's size'). Then evaluate again."
+    )
+
+
 def overall_verdict(metrics: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """The verdict over all metrics: the worst one among those judged.
 

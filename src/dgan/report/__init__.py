@@ -26,6 +26,7 @@ from dgan.report.sections import (
     autocorrelation_section,
     distributions_section,
     metrics_section,
+    samples_by_class_section,
     samples_section,
     verdict_section,
 )
@@ -46,6 +47,7 @@ td { overflow-wrap: anywhere; }
 .verdict { font-size: 1.4em; padding: 0.5em 0.8em; border-radius: 0.3em; }
 .good { background: #e3f4e1; } .fair { background: #fff4d6; } .bad { background: #fbe0de; }
 .none { background: #eee; }
+.advice { background: #f3f3f3; padding: 0.4em 0.6em; }
 td.none { background: none; }
 img { max-width: 100%; height: auto; }
 details { font-size: 0.85em; }
@@ -62,10 +64,12 @@ def write_report(
 ) -> Path:
     """Write the HTML report to ``path`` (parent folders are created); return the path.
 
-    The report holds: the overall verdict; the metrics table (score and spread, the
-    real-vs-real baseline, verdict and a plain-language reading of each metric); sample
-    real and synthetic series per feature; feature distributions (and sequence lengths,
-    where they vary); mean autocorrelation curves; attribute distributions; and, when
+    The report holds: the overall verdict (and what to try when it is not "close to
+    real"); the metrics table (score and spread, the real-vs-real baseline, verdict and a
+    plain-language reading of each metric); sample real and synthetic series per feature,
+    on one scale, and by category of an attribute (the one TSTR predicts, else the first
+    discrete one); feature distributions (and sequence lengths, where they vary); mean
+    autocorrelation curves; attribute distributions; and, when
     ``history`` (one dict per epoch, as training returns it) is given, training curves:
     losses with spikes and guard events marked, throughput, and for mixed precision the
     loss scale and skipped steps.
@@ -119,6 +123,7 @@ def render_report(
         f"{_counted(len(real.attribute_names), 'attribute')}.</p>",
         metrics_section(metrics),
         samples_section(real, synthetic),
+        samples_by_class_section(real, synthetic, metrics),
         distributions_section(real, synthetic, "feature"),
         autocorrelation_section(real, synthetic),
         distributions_section(real, synthetic, "attribute"),

@@ -28,15 +28,21 @@ DPI = 150
 _LEGEND_HEIGHT = 0.35  # inches reserved above the panels for a figure legend
 
 
-def figure(n_panels: int, n_columns: int = 3, legend: bool = False) -> tuple[Figure, list[Axes]]:
-    """A figure of ``n_panels`` subplots, ``n_columns`` a row, with room for a legend on top."""
+def figure(
+    n_panels: int,
+    n_columns: int = 3,
+    legend: bool = False,
+    panel: tuple[float, float] = PANEL_SIZE,
+) -> tuple[Figure, list[Axes]]:
+    """A figure of ``n_panels`` subplots, ``n_columns`` a row, each ``panel`` inches, with
+    room for a legend on top."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     n_columns = min(n_columns, n_panels)
     n_rows = math.ceil(n_panels / n_columns)
     top_room = 0.35 + (_LEGEND_HEIGHT if legend else 0.0)
-    width, height = PANEL_SIZE[0] * n_columns, PANEL_SIZE[1] * n_rows + top_room
+    width, height = panel[0] * n_columns, panel[1] * n_rows + top_room
     fig = Figure(figsize=(width, height), dpi=DPI)
     FigureCanvasAgg(fig)  # attaches itself to the figure
     # Fixed margins in inches rather than a layout engine, which would cost a second draw
@@ -73,9 +79,12 @@ def side_legend(fig: Figure, filled: bool) -> None:
     fig.legend(handles=handles, loc="upper center", ncols=2, frameon=False, fontsize="medium")
 
 
-def figure_legend(fig: Figure, axes: Axes) -> None:
+def figure_legend(fig: Figure, axes: Axes | Sequence[Axes]) -> None:
     """The figure's legend above the panels, from the labelled artists of ``axes``."""
-    handles, labels = axes.get_legend_handles_labels()
+    handles, labels = [], []
+    for ax in [axes] if not isinstance(axes, Sequence) else axes:
+        more = ax.get_legend_handles_labels()
+        handles, labels = handles + more[0], labels + more[1]
     if handles:
         fig.legend(handles, labels, loc="upper center", ncols=len(handles), frameon=False)
 

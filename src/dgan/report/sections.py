@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dgan.metrics import METRIC_DESCRIPTIONS, SeriesData, factorize_pair, mean_autocorrelation
+from dgan.metrics.verdict import what_to_try
 from dgan.report.figures import (
     FILL_ALPHA,
     REAL_COLOR,
@@ -36,6 +37,14 @@ MAX_LAGS = 100
 """Autocorrelation lags plotted."""
 MAX_CATEGORIES = 15
 """Most frequent categories shown for a discrete variable (in their natural order)."""
+MAX_CLASSES = 12
+"""Categories (the most frequent) given a row of samples by class."""
+MAX_CLASS_FEATURES = 4
+"""Features plotted in the samples by class."""
+MAX_SERIES_PER_CLASS = 3
+"""Series per side and category in the samples by class."""
+CLASS_PANEL = (3.2, 1.5)
+"""Inches per panel of the samples by class (a small multiple: many rows)."""
 
 _VERDICT_CLASS = {
     "close to real": "good",
@@ -69,10 +78,12 @@ def verdict_section(metrics: dict[str, Any]) -> str:
     note += ", against real data compared with itself (two halves)"
     if left:
         note += f"; not counted: {html.escape(', '.join(map(str, left)))}"
+    advice = what_to_try(verdict)
     return (
         f'<p class="verdict {css}">Verdict: <strong>{html.escape(verdict)}</strong></p>\n'
         f'<p class="note">{note}. How verdicts are decided: '
         "<code>python -m pydoc dgan.metrics.verdict</code>.</p>"
+        + (f'\n<p class="advice">{html.escape(advice)}</p>' if advice else "")
     )
 
 
@@ -176,45 +187,147 @@ def samples_section(real: SeriesData, synthetic: SeriesData) -> str:
             [data.features[i][:, j] for i in _pick(data.n_examples, MAX_SERIES_PLOTTED)]
             for data, _, _ in sides
         ]
-        labels = None
-        if real.feature_discrete[j]:
-            real_codes, synth_codes, labels = factorize_pair(
-                np.concatenate(series[0]), np.concatenate(series[1])
-            )
-            rank = np.empty(len(labels), dtype=np.int64)
-            order = natural_order(labels)
-            rank[order] = np.arange(len(labels))  # natural order bottom to top
-            codes = (real_codes, synth_codes)
-            series = [_split_like(rank[c], s) for c, s in zip(codes, series, strict=True)]
-            labels = [labels[i] for i in order]
-        for ax, values, (_, side, color) in zip(
-            axes[2 * row : 2 * row + 2], series, sides, strict=True
-        ):
-            for x in values:
-                ax.plot(
-                    np.arange(len(x)),
-                    np.asarray(x, dtype=float),
-                    color=color,
-                    alpha=0.7,
-                    lw=1,
-                    drawstyle="steps-post" if labels else "default",
-                )
+        series, labels = _as_numbers(series, real.feature_discrete[j])
+        pair = axes[2 * row : 2 * row + 2]
+        pair[1].sharey(pair[0])  # one scale: a synthetic peak twice the real one shows
+        for ax, values, (_, side, color) in zip(pair, series, sides, strict=True):
+            _draw_series(ax, values, color, labels)
             ax.set_title(text(f"{name} ({side})"), fontsize="medium")
             ax.set_xlabel("time step", fontsize="small")
-            if labels:
-                ticks = range(min(len(labels), MAX_CATEGORIES))
-                ax.set_yticks(list(ticks), [text(labels[t], 12) for t in ticks])
     image = img(fig, "sample real and synthetic series per feature")
     return (
         "<h2>Sample series</h2>\n"
         f'<p class="note">{MAX_SERIES_PLOTTED} series per side drawn at random; real (blue) on '
-        f"the left, synthetic (orange) on the right.</p>\n{image}\n"
-        + left_out(real.feature_names, MAX_VARIABLES, "features")
+        "the left, synthetic (orange) on the right, on the same scale.</p>\n"
+        f"{image}\n" + left_out(real.feature_names, MAX_VARIABLES, "features")
     )
 
 
+def _as_numbers(
+    series: list[list[np.ndarray]], discrete: bool
+) -> tuple[list[list[np.ndarray]], list | None]:
+    """Each side's series as numbers to plot: a discrete feature's categories become codes
+    in their natural order (bottom to top), returned as the labels of the codes."""
+    if not discrete:
+        return [[np.asarray(x, dtype=float) for x in side] for side in series], None
+    pooled = [np.concatenate(side) if side else np.empty(0, object) for side in series]
+    real_codes, synth_codes, labels = factorize_pair(*pooled)
+    rank = np.empty(len(labels), dtype=np.int64)
+    order = natural_order(labels)
+    rank[order] = np.arange(len(labels))
+    codes = (real_codes, synth_codes)
+    numbers = [_split_like(rank[c], s) for c, s in zip(codes, series, strict=True)]
+    return numbers, [labels[i] for i in order]
+
+
+def _draw_series(ax: Axes, values: list[np.ndarray], color: str, labels: list | None) -> None:
+    for x in values:
+        ax.plot(
+            np.arange(len(x)),
+            np.asarray(x, dtype=float),
+            color=color,
+            alpha=0.7,
+            lw=1,
+            drawstyle="steps-post" if labels else "default",
+        )
+    if labels:
+        ticks = range(min(len(labels), MAX_CATEGORIES))
+        ax.set_yticks(list(ticks), [text(labels[t], 12) for t in ticks])
+
+
 def _split_like(codes: np.ndarray, series: list[np.ndarray]) -> list[np.ndarray]:
+    if not series:
+        return []
     return np.split(codes, np.cumsum([len(x) for x in series])[:-1])
+
+
+def grouping_attribute(real: SeriesData, metrics: dict[str, Any]) -> str | None:
+    """The attribute whose categories `samples_by_class_section` groups the samples by:
+    the one the TSTR metric predicts, else the first discrete attribute with 2 or more
+    categories (None without one).
+
+    Example:
+        >>> rng = np.random.default_rng(0)
+        >>> data = SeriesData.from_arrays(rng.normal(size=(6, 4, 1)),
+        ...                               np.array([["a"], ["b"]] * 3, dtype=object))
+        >>> grouping_attribute(data, {})
+        'attribute_0'
+    """
+    target = (metrics.get("tstr") or {}).get("target")
+    if target in real.attribute_names:
+        return target
+    for name, discrete in zip(real.attribute_names, real.attribute_discrete, strict=True):
+        if discrete and len(set(map(str, real.attribute_column(name)))) > 1:
+            return name
+    return None
+
+
+def samples_by_class_section(
+    real: SeriesData, synthetic: SeriesData, metrics: dict[str, Any]
+) -> str:
+    """Sample series per category of the grouping attribute (`grouping_attribute`): a row
+    per category, a column per feature, real and synthetic together on one scale per
+    feature. A per-class metric that failed shows here as a class whose series differ.
+
+    Example:
+        >>> rng = np.random.default_rng(0)
+        >>> data = SeriesData.from_arrays(rng.normal(size=(6, 4, 1)),
+        ...                               np.array([["a"], ["b"]] * 3, dtype=object))
+        >>> "<h2>Sample series by attribute_0</h2>" in samples_by_class_section(data, data, {})
+        True
+    """
+    name = grouping_attribute(real, metrics)
+    if name is None:
+        return ""
+    real_labels = real.attribute_column(name)
+    synth_labels = synthetic.attribute_column(name)
+    counts: dict[str, int] = {}
+    for label in map(str, real_labels):
+        counts[label] = counts.get(label, 0) + 1
+    common = sorted(counts, key=lambda c: -counts[c])[:MAX_CLASSES]
+    classes = [common[i] for i in natural_order(common)]
+    features = real.feature_names[:MAX_CLASS_FEATURES]
+    fig, axes = figure(
+        len(classes) * len(features), n_columns=len(features), legend=True, panel=CLASS_PANEL
+    )
+    grid = np.array(axes, dtype=object).reshape(len(classes), len(features))
+    for column, feature in enumerate(features):
+        j = real.feature_names.index(feature)
+        for ax in grid[1:, column]:
+            ax.sharey(grid[0, column])  # one scale per feature, across classes and sides
+        for row, label in enumerate(classes):
+            ax = grid[row, column]
+            series = [
+                [data.features[i][:, j] for i in _pick_where(labels, label)]
+                for data, labels in ((real, real_labels), (synthetic, synth_labels))
+            ]
+            series, ticks = _as_numbers(series, real.feature_discrete[j])
+            _draw_series(ax, series[0], REAL_COLOR, ticks)
+            _draw_series(ax, series[1], SYNTHETIC_COLOR, ticks)
+            if not series[1]:
+                ax.text(0.5, 0.9, "no synthetic series", transform=ax.transAxes,
+                        ha="center", va="top", fontsize="small")  # fmt: skip
+            if row == 0:
+                ax.set_title(text(feature), fontsize="medium")
+            if column == 0:
+                ax.set_ylabel(text(label, 16), fontsize="medium")
+    side_legend(fig, filled=False)
+    left = [c for c in counts if c not in classes]
+    return (
+        f"<h2>Sample series by {html.escape(str(name))}</h2>\n"
+        f'<p class="note">Up to {MAX_SERIES_PER_CLASS} series per side of each '
+        f"{html.escape(str(name))} (a row each, its value on the left): real (blue) and "
+        "synthetic (orange) together, on one scale per feature.</p>\n"
+        f"{img(fig, f'sample series by {name}')}\n"
+        + left_out([*classes, *left], len(classes), f"values of {name}")
+        + left_out(real.feature_names, MAX_CLASS_FEATURES, "features")
+    )
+
+
+def _pick_where(labels: np.ndarray, label: str) -> np.ndarray:
+    """Up to `MAX_SERIES_PER_CLASS` rows whose label is ``label`` (as `_pick` draws)."""
+    rows = np.flatnonzero(np.array([str(v) == label for v in labels], dtype=bool))
+    return rows[_pick(len(rows), MAX_SERIES_PER_CLASS)]
 
 
 # ----------------------------------------------------------------------- distributions

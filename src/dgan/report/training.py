@@ -27,13 +27,13 @@ SETTLING_EPOCHS = 5
 """Epochs at the start (at least; 5% of a long run) where no spikes are looked for."""
 MAX_SPIKES_LISTED = 10
 
-_LOSSES = (
-    ("discriminator_loss", "discriminator"),
-    ("attribute_discriminator_loss", "attribute discriminator"),
-    ("generator_loss", "generator"),
-    ("gradient_penalty", "gradient penalty"),
+_LOSSES = (  # field, label, colour (each its own, and none the throughput's)
+    ("discriminator_loss", "discriminator", "#1f77b4"),
+    ("attribute_discriminator_loss", "attribute discriminator", "#ff7f0e"),
+    ("generator_loss", "generator", "#2ca02c"),
+    ("gradient_penalty", "gradient penalty", "#9467bd"),
 )
-_GUARD_COLOR, _SPIKE_COLOR = "#d62728", "#000000"
+_GUARD_COLOR, _SPIKE_COLOR, _THROUGHPUT_COLOR = "#d62728", "#000000", "#7f7f7f"
 
 
 def series(records: list[EpochRecord], field: str) -> np.ndarray:
@@ -83,7 +83,7 @@ def training_section(history: list[dict[str, Any]]) -> str:
         plot(ax, epochs, records)
         mark_precision_events(ax, epochs, records)
         ax.set_xlabel("epoch", fontsize="small")
-    figure_legend(fig, axes[0])
+    figure_legend(fig, axes[:2])  # the losses and the throughput, each in its colour
     return (
         "<h2>Training</h2>\n"
         + precision_summary(records)
@@ -96,17 +96,17 @@ def training_section(history: list[dict[str, Any]]) -> str:
 
 def _all_spikes(records: list[EpochRecord]) -> list[tuple[str, int, float, float]]:
     found = []
-    for field, label in _LOSSES:
+    for field, label, _ in _LOSSES:
         for i, value, typical in find_spikes(series(records, field)):
             found.append((label, records[i].epoch, value, typical))
     return sorted(found, key=lambda s: s[1])
 
 
 def plot_losses(ax: Axes, epochs: np.ndarray, records: list[EpochRecord]) -> None:
-    for field, label in _LOSSES:
+    for field, label, color in _LOSSES:
         values = series(records, field)
         if np.isfinite(values).any():
-            ax.plot(epochs, values, label=label)
+            ax.plot(epochs, values, label=label, color=color)
             spikes = find_spikes(values)
             if spikes:
                 index = [i for i, _, _ in spikes]
@@ -119,7 +119,7 @@ def plot_losses(ax: Axes, epochs: np.ndarray, records: list[EpochRecord]) -> Non
 
 
 def plot_throughput(ax: Axes, epochs: np.ndarray, records: list[EpochRecord]) -> None:
-    ax.plot(epochs, series(records, "examples_per_s"), color="#2ca02c")
+    ax.plot(epochs, series(records, "examples_per_s"), color=_THROUGHPUT_COLOR, label="throughput")
     ax.set_title("throughput (examples/s)", fontsize="medium")
     ax.set_ylim(bottom=0)
 

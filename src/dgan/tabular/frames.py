@@ -201,20 +201,37 @@ def _varying_attributes(rows: pd.DataFrame, codes: np.ndarray, labels: list[str]
     """One problem per attribute column that is not constant within every example."""
     if rows.shape[1] == 0:
         return []
-    counts = rows.reset_index(drop=True).groupby(codes, sort=False).nunique(dropna=False)
+    groups = rows.reset_index(drop=True).groupby(codes, sort=False)
+    counts = groups.nunique(dropna=False)
+    # Examples whose rows hold one value and some missing (blank) cells.
+    values_only = groups.nunique(dropna=True).to_numpy() <= 1
     problems = []
     for j, column in enumerate(rows.columns):
-        bad = np.flatnonzero(counts.iloc[:, j].to_numpy() > 1)
-        if bad.size:
-            named = ", ".join(labels[counts.index[k]] for k in bad[:SHOW])
-            more = f" and {bad.size - SHOW} more" if bad.size > SHOW else ""
+        varying = counts.iloc[:, j].to_numpy() > 1
+        blank = varying & values_only[:, j]
+        if blank.any():
+            problems.append(
+                f"Attribute {column!r} is missing (a blank cell) in some rows of example(s) "
+                f"{_named(np.flatnonzero(blank), counts.index, labels)}, while their other rows "
+                "hold a value. An attribute has one value per series: fill in the missing "
+                "cells with the series' value (or, if the column changes over time, move it to "
+                "feature_columns)."
+            )
+        if (varying & ~blank).any():
             problems.append(
                 f"Attribute {column!r} is not constant within each example: {column!r} is not "
-                f"constant within example(s) {named}{more}. "
+                "constant within example(s) "
+                f"{_named(np.flatnonzero(varying & ~blank), counts.index, labels)}. "
                 "An attribute has one value per series: fix those rows, or if the column "
                 "changes over time, move it to feature_columns."
             )
     return problems
+
+
+def _named(bad: np.ndarray, index: pd.Index, labels: list[str]) -> str:
+    """The labels of the first few examples in ``bad`` (positions in ``index``)."""
+    named = ", ".join(labels[index[k]] for k in bad[:SHOW])
+    return named + (f" and {bad.size - SHOW} more" if bad.size > SHOW else "")
 
 
 def attributes_frame_to_array(df: pd.DataFrame, layout: FrameLayout) -> np.ndarray:

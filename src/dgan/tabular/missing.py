@@ -46,9 +46,11 @@ def repair_missing_values(
         ``(repaired, kept, summary)``: ``repaired`` holds the kept examples only, in
         order (examples without NaN are the input arrays themselves, repaired ones are
         copies); ``kept`` is a bool array over the input examples (use it to filter the
-        attributes); ``summary`` says what was done, in one line. The input arrays are
-        never modified. Drops are logged as a warning, naming the examples by
-        ``example_names`` (e.g. "'sensor-3'") or else by index, and the features.
+        attributes); ``summary`` says what was done, in one line: how many values were
+        interpolated in which features and how, and which examples were dropped and why
+        ("" when no continuous feature has a NaN). The input arrays are never modified.
+        Drops are logged as a warning, naming the examples by ``example_names`` (e.g.
+        "'sensor-3'") or else by index, and the features.
 
     Raises:
         DataError: more than ``max_dropped_fraction`` of the examples would be dropped,
@@ -61,6 +63,8 @@ def repair_missing_values(
         ... )
         >>> repaired[0].ravel().tolist(), kept.tolist()
         ([1.0, 2.0, 3.0], [True])
+        >>> _.split(", linearly")[0]
+        'missing values: 1 interpolated in 1 of 1 examples (feature 0: 1)'
     """
     continuous = list(continuous_feature_indices)
     names = variable_name(feature_names, "feature")
@@ -69,6 +73,7 @@ def repair_missing_values(
     culprits: dict[str, set[int]] = {reason: set() for reason in dropped}  # feature indices
     repaired: list[np.ndarray] = []
     n_repaired = 0
+    filled = np.zeros(len(continuous), dtype=np.int64)  # values interpolated per feature
     for i, example in enumerate(features):
         # Continuous values are numbers: check_finite has vetted them (validation does).
         values = np.asarray(np.asarray(example)[:, continuous], dtype=np.float64)
@@ -86,6 +91,7 @@ def repair_missing_values(
         fixed[:, continuous] = _interpolate(values, missing)
         repaired.append(fixed)
         n_repaired += 1
+        filled += missing.sum(axis=0)
 
     n, n_dropped = len(features), int((~kept).sum())
     why = _drop_reasons_text(
@@ -108,8 +114,21 @@ def repair_missing_values(
             f"max_consecutive_nans (now {max_consecutive_nans}); to accept the loss, raise "
             "max_dropped_fraction; or fill the NaNs in your data before training."
         )
-    summary = f"Interpolated NaNs in {n_repaired} of {n} examples; dropped {n_dropped}"
-    summary += f": {why}." if n_dropped else "."
+    if not n_repaired and not n_dropped:
+        return repaired, kept, ""
+    per_feature = ", ".join(
+        f"{names(j)}: {k}" for j, k in zip(continuous, filled, strict=True) if k
+    )
+    done = []
+    if n_repaired:
+        done.append(
+            f"{int(filled.sum())} interpolated in {n_repaired} of {n} examples ({per_feature}), "
+            "linearly between the neighbouring steps of each series (the nearest value at its "
+            "ends)"
+        )
+    if n_dropped:
+        done.append(f"{n_dropped} of {n} examples dropped: {why}")
+    summary = f"missing values: {'; '.join(done)}."
     if n_dropped:
         logger.warning(summary)
     elif n_repaired:

@@ -93,6 +93,18 @@ def is_main_process() -> bool:
     return not launched() or int(os.environ["RANK"]) == 0
 
 
+def world_size() -> int:
+    """The number of processes that train together: 1 unless launched by torchrun.
+
+    Example:
+        >>> world_size() == (int(os.environ.get("WORLD_SIZE", "1")) if launched() else 1)
+        True
+    """
+    if dist.is_available() and dist.is_initialized():
+        return dist.get_world_size()
+    return int(os.environ["WORLD_SIZE"]) if launched() else 1
+
+
 def training_device(cuda: bool) -> torch.device:
     """The device a model trains on: under torchrun with CUDA, the GPU ``LOCAL_RANK``.
 

@@ -1,0 +1,128 @@
+"""Columns that look like mistakes: the warnings of the training plan (`dgan.planning`)
+about a table's columns, each with its fix.
+
+A feature that never changes within a series (an attribute left out of the attribute
+columns), whole-number codes read as continuous, and WIDE columns that look like a year
+or an identifier rather than one time step of the feature.
+
+Example:
+    >>> distinct(np.array(["a", "b", None, "a"], dtype=object))
+    3
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from dgan.tabular.arrays import TrainingArrays
+from dgan.tabular.layout import FrameLayout
+
+
+def pooled_features(arrays: TrainingArrays) -> np.ndarray:
+    """Every series' time steps stacked: a (total steps, features) array.
+
+    Example:
+        >>> from dgan.tabular.arrays import validate_training_arrays
+        >>> arrays = validate_training_arrays(np.zeros((3, 4, 2)), None, None, None, 4)
+        >>> pooled_features(arrays).shape
+        (12, 2)
+    """
+    if not arrays.features:
+        return np.empty((0, len(arrays.feature_types)))
+    return np.concatenate(arrays.features)
+
+
+def distinct(values: np.ndarray) -> int:
+    """How many distinct values (a missing value counts as one).
+
+    Example:
+        >>> distinct(np.array([1.0, 1.0, np.nan]))
+        2
+    """
+    return int(pd.Series(values, dtype=object).nunique(dropna=False))
+
+
+def per_series_feature_warnings(arrays: TrainingArrays, names: list) -> list[str]:
+    """Features that never change within a series but differ between series: attributes
+    left out of the attribute columns, most likely (a site, a class, a device type).
+
+    Example:
+        >>> from dgan.tabular.arrays import validate_training_arrays
+        >>> site = np.repeat([[1.0], [2.0], [3.0]], 4, axis=0).reshape(3, 4, 1)
+        >>> arrays = validate_training_arrays(site, None, None, None, 4)
+        >>> per_series_feature_warnings(arrays, ["site"])[0].split(":")[0]
+        "feature 'site' never changes within a series (3 values across the 3 series)"
+    """
+    lengths = [len(f) for f in arrays.features]
+    if len(lengths) < 2 or max(lengths, default=0) < 2:
+        return []
+    pooled = pd.DataFrame(pooled_features(arrays))
+    per_series = pooled.groupby(np.repeat(np.arange(len(lengths)), lengths))
+    constant = per_series.nunique(dropna=False).max(axis=0) <= 1
+    warnings = []
+    for j, name in enumerate(names):
+        across = distinct(pooled.iloc[:, j].to_numpy())
+        if constant.iloc[j] and across > 1:
+            warnings.append(
+                f"feature {name!r} never changes within a series ({across} values across the "
+                f"{len(lengths)} series): it describes each series rather than following it "
+                "over time; make it an attribute (attribute_columns), which the model learns "
+                "as one value per series, in relation to the features."
+            )
+    return warnings
+
+
+def few_integers(values: np.ndarray, most: int = 10) -> bool:
+    """Whether ``values`` are whole numbers of 2 to ``most`` distinct values (codes or
+    classes, most likely), among at least twice as many finite values.
+
+    Example:
+        >>> few_integers(np.arange(40) % 3), few_integers(np.arange(40.0) / 7)
+        (True, False)
+    """
+    numbers = np.asarray(values, dtype=np.float64)
+    numbers = numbers[np.isfinite(numbers)]
+    if numbers.size < 2 * most or not np.all(numbers == np.round(numbers)):
+        return False
+    return 1 < len(np.unique(numbers)) <= most
+
+
+def wide_column_warnings(frame: pd.DataFrame, layout: FrameLayout) -> list[str]:
+    """WIDE time-step columns that look like an identifier or a year, not a time step.
+
+    Example:
+        >>> from dgan.tabular.columns import Columns
+        >>> from dgan.tabular.frames import dataframe_to_arrays
+        >>> wide = pd.DataFrame({"year": np.arange(1990, 2010), "a": np.ones(20), "b": np.ones(20)})
+        >>> layout = dataframe_to_arrays(wide, Columns(), 3).layout
+        >>> wide_column_warnings(wide, layout)[0].split(",")[0]
+        "WIDE column 'year' looks like a year"
+    """
+    columns = list(layout.feature_columns)
+    if len(columns) < 2:
+        return []
+    numbers = {c: pd.to_numeric(frame[c], errors="coerce").to_numpy(np.float64) for c in columns}
+    medians = {c: np.nanmedian(v) if np.isfinite(v).any() else np.nan for c, v in numbers.items()}
+    warnings = []
+    for c, values in numbers.items():
+        finite = values[np.isfinite(values)]
+        if finite.size < 2 or not np.all(finite == np.round(finite)):
+            continue
+        others = [m for k, m in medians.items() if k != c and np.isfinite(m)]
+        typical = np.median(others) if others else np.nan
+        if np.all((finite >= 1800) & (finite <= 2100)) and not 1800 <= typical <= 2100:
+            looks = "a year"
+        elif len(np.unique(finite)) == finite.size >= 10 and (
+            np.all(np.diff(finite) > 0) or np.all(np.diff(finite) < 0)
+        ):
+            looks = "an identifier (distinct, sorted integers)"
+        else:
+            continue
+        warnings.append(
+            f"WIDE column {c!r} looks like {looks}, yet it is used as one time step of the "
+            f"feature (its values {finite.min():.0f}..{finite.max():.0f}, other steps' "
+            f"typical value {typical:.3g}); make it an attribute (attribute_columns) or "
+            "list the time steps with feature_columns."
+        )
+    return warnings
