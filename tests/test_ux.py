@@ -187,6 +187,8 @@ def test_cli_dry_run_prints_the_plan_and_chooses_the_batch_size(tmp_path, capsys
     out = capsys.readouterr().out
     assert "training plan:" in out and "--batch-size 16: 13 steps per epoch" in out
     assert "settings: picked for 200 series" in out
+    assert "small data: with 200 series expect" in out  # what to expect, what to try
+    assert "(--training-steps, --training-minutes)" in out and "dgan evaluate" in out
     assert "kind   attribute   discrete, 2 categories" in out
     assert list(tmp_path.iterdir()) == [data]  # nothing written
     model_path = tmp_path / "m.dgan"
@@ -203,7 +205,7 @@ def test_cli_dry_run_plans_the_settings_and_budget_picked_for_the_size(tmp_path,
     out = capsys.readouterr().out
     assert "(for 1000 series)" not in out  # no suggested batch size: the rule picks 64
     assert "--batch-size 64: 16 steps per epoch; training 10,000 steps (625 epochs)" in out
-    assert "picked for 1,000 series" in out
+    assert "picked for 1,000 series" in out and "small data:" not in out
     config = tmp_path / "gretel.toml"
     config.write_text("large_data = false\n")
     assert cli(["train", str(data), "--dry-run", "--config", str(config), *flags]) == 0

@@ -31,7 +31,7 @@ import pandas as pd
 import torch
 
 from dgan.config import DfStyle, DGANConfig, OutputType
-from dgan.config.sizing import DEFAULT_EPOCHS, MAX_STEPS, MIN_STEPS
+from dgan.config.sizing import DEFAULT_EPOCHS, MAX_STEPS, MIN_STEPS, SMALL_DATA
 from dgan.precision import (
     Precision,
     bf16_is_native,
@@ -110,6 +110,7 @@ class TrainingPlan:
     threads: int
     large_data: bool = False  # settings picked for the data's size (DGANConfig.large_data)
     settings_reason: str = ""  # which settings large_data picked, and why
+    small_data: str = ""  # with few series: what to expect and what to try ("" otherwise)
     minutes: float | None = None  # the time budget (training_minutes)
     missing_values: str = ""  # what the repair of missing values does ("" when none are)
     epochs_done: int = 0  # resuming: epochs the checkpoint has trained (set by the caller)
@@ -162,6 +163,7 @@ class TrainingPlan:
             f"epoch; training {_count(self.steps, 'step')} ({_epochs(self)}): "
             f"{self.budget_reason}",
             *([f"  settings: {self.settings_reason}"] if self.settings_reason else []),
+            *([f"  small data: {self.small_data}"] if self.small_data else []),
             *(
                 [
                     f"  resuming after epoch {self.epochs_done}: "
@@ -244,6 +246,7 @@ def make_plan(
         threads=torch.get_num_threads(),
         large_data=bool(config.large_data),
         settings_reason=_settings_reason(asked, config, n),
+        small_data=_small_data(n),
         minutes=config.training_minutes,
         processes=world_size(),
     )
@@ -279,6 +282,19 @@ def _settings_reason(asked: DGANConfig, config: DGANConfig, n: int) -> str:
         f"{how} {n:,} series: learning rates {config.generator_learning_rate:g}, "
         f"generator weight average {config.generator_ema_decay}, feature feedback "
         f"{'on' if config.feature_feedback else 'off'} (large_data=False: gretel's)"
+    )
+
+
+def _small_data(n: int) -> str:
+    """What a user with few series can expect, and what to try ("" from `SMALL_DATA` on)."""
+    if n >= SMALL_DATA:
+        return ""
+    return (
+        f"with {n:,} series expect synthetic data that a classifier tells from real more "
+        "often than with thousands (docs/quality.md, 'Settings by data size'). More series "
+        "of the same kind help most; a longer budget (training_steps, training_minutes) can "
+        "help. dgan evaluate (dgan.metrics.evaluate) measures both the quality and whether the synthetic series "
+        "copy training ones, which long training on few series risks."
     )
 
 

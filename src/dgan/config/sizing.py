@@ -37,6 +37,9 @@ SERIES_PER_STEP = 8
 epoch)."""
 MIN_STEPS, MAX_STEPS = 10_000, 20_000
 """The budget the rule picks: at least and at most this many optimizer steps."""
+SMALL_DATA = 1_000
+"""Below this many series the plan says what to expect and what to try: the measured
+quality (docs/quality.md) is still short of what thousands of series reach."""
 SIZE_SETTINGS: dict[str, Any] = {
     "generator_learning_rate": 1e-4,
     "discriminator_learning_rate": 1e-4,
