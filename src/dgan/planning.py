@@ -293,8 +293,8 @@ def _small_data(n: int) -> str:
         f"with {n:,} series expect synthetic data that a classifier tells from real more "
         "often than with thousands (docs/quality.md, 'Settings by data size'). More series "
         "of the same kind help most; a longer budget (training_steps, training_minutes) can "
-        "help. dgan evaluate (dgan.metrics.evaluate) measures both the quality and whether the synthetic series "
-        "copy training ones, which long training on few series risks."
+        "help. dgan evaluate (dgan.metrics.evaluate) measures both the quality and whether "
+        "the synthetic series copy training ones, which long training on few series risks."
     )
 
 
