@@ -290,11 +290,12 @@ def _small_data(n: int) -> str:
     if n >= SMALL_DATA:
         return ""
     return (
-        f"with {n:,} series expect synthetic data that a classifier tells from real more "
-        "often than with thousands (docs/quality.md, 'Settings by data size'). More series "
-        "of the same kind help most; a longer budget (training_steps, training_minutes) can "
-        "help. dgan evaluate (dgan.metrics.evaluate) measures both the quality and whether "
-        "the synthetic series copy training ones, which long training on few series risks."
+        f"with {n:,} series expect a result that a classifier tells from real more often "
+        "than with thousands (the README's 'Settings that follow the data's size' links the "
+        "measured scores). More series of the same kind help most; a longer budget "
+        "(training_steps, training_minutes) can help. Check the result with dgan evaluate "
+        "(dgan.metrics.evaluate), which also measures whether synthetic series copy "
+        "training ones, a risk of long training on few series."
     )
 
 
