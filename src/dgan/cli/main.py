@@ -25,7 +25,8 @@ import signal
 import sys
 import textwrap
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 from dgan.cli.commands import run_demo_command, run_evaluate, run_generate, run_train
 from dgan.cli.demo import DEMO_CONFIG
@@ -173,24 +174,23 @@ def _column_list(text: str) -> list[str]:
     return names
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
+def _positive(convert: Callable[[str], float], noun: str) -> Callable[[str], Any]:
+    """An argparse type: ``convert(text)``, which must be positive and finite."""
+
+    def parse(text: str) -> Any:
+        try:
+            value = convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a positive {noun}, got {text!r}") from None
+        if not 0 < value < float("inf"):
+            raise argparse.ArgumentTypeError(f"expected a positive {noun}, got {text!r}")
+        return value
+
+    return parse
 
 
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
-    return value
+_positive_int = _positive(int, "integer")
+_positive_float = _positive(float, "number")
 
 
 def _seed(text: str) -> int:
