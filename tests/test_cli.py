@@ -911,6 +911,22 @@ def test_evaluate_reports_values_near_the_float_limit(trained, tmp_path, capsys)
     assert metrics["marginals"]["score"] > 1e300
 
 
+def test_evaluate_answers_for_a_real_table_of_one_series(trained, tmp_path, capsys):
+    """One real series: every metric is reported as not judged, with the JSON and report
+    written (before: a false 'There are no examples' error from the copy check's halves)."""
+    one = long_frame()
+    one[one["id"] == one["id"].iloc[0]].to_csv(tmp_path / "one.csv", index=False)
+    metrics_json, report = tmp_path / "metrics.json", tmp_path / "report.html"
+    args = ["evaluate", str(tmp_path / "one.csv"), str(trained / "data.csv")]
+    args += ["--model", str(trained / "model.dgan"), "--seeds", "1"]
+    assert main([*args, "--json", str(metrics_json), "--report", str(report)]) == 0
+    metrics = json.loads(metrics_json.read_text())
+    assert metrics["verdict"]["verdict"] == "not enough data to judge"
+    assert metrics["memorisation"]["verdict"] == "not judged"
+    assert report.stat().st_size > 0
+    assert "not enough data to judge" in capsys.readouterr().out
+
+
 def test_the_metrics_table_prints_a_score_missing_without_a_reason():
     table = metrics_table(
         {"marginals": {"score": None, "reason": None, "better": "lower", "verdict": None}}

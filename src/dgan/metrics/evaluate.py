@@ -110,6 +110,7 @@ def evaluate(
     _check_count(n_seeds, "n_seeds", minimum=1)
     _choose_target(real, target_attribute)  # fail fast on a bad target, before any work
     rng = np.random.default_rng(seed)
+    trained_on = real  # the copy check searches every real series, not a sample
     real = real.subset(_sample_rows(real.n_examples, max_examples, rng))
     synthetic = synthetic.subset(_sample_rows(synthetic.n_examples, max_examples, rng))
     seeds = [seed + k for k in range(n_seeds)]
@@ -138,18 +139,22 @@ def evaluate(
         **overall_verdict({name: result[name] for name in METRIC_DESCRIPTIONS}),
         "n_seeds": n_seeds,
     }
-    result["memorisation"] = _memorisation(real, synthetic, seeds, baseline)
+    result["memorisation"] = _memorisation(trained_on, synthetic, seeds, baseline, max_examples)
     return result
 
 
-def _memorisation(real: SeriesData, synthetic: SeriesData, seeds, baseline: bool) -> dict:
-    """Memorisation of ``real`` by ``synthetic`` (deterministic on the sampled series),
+def _memorisation(
+    real: SeriesData, synthetic: SeriesData, seeds, baseline: bool, max_examples: int | None
+) -> dict:
+    """Memorisation of ``real`` (all of it) by ``synthetic`` (the sampled series),
     beside the same between two halves of the real data per seed; its own verdict, apart
     from the fidelity verdict."""
     entry = memorisation(real, synthetic, max_examples=None)
     entry["std"] = 0.0 if entry["score"] is not None else None
-    halves = [memorisation(*_halves(real, s), max_examples=None) for s in seeds]
-    entry["baseline"] = _baseline(halves) if baseline and real.n_examples >= 6 else None
+    entry["baseline"] = None
+    if baseline and real.n_examples >= 6:
+        halves = [memorisation(*_halves(real, s), max_examples=max_examples) for s in seeds]
+        entry["baseline"] = _baseline(halves)
     entry["verdict"] = judge_memorisation(entry, entry["baseline"])
     return entry
 
