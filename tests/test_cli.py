@@ -688,7 +688,9 @@ def test_evaluate_suggests_another_target_flag_and_what_to_try(tmp_path):
         cwd=tmp_path,
     )  # fmt: skip
     tstr = next(line for line in result.stdout.splitlines() if line.startswith("tstr"))
-    assert "n/a" in tstr and tstr.endswith("choose another --target ('kind')."), tstr
+    assert "n/a" in tstr, tstr
+    why = next(line for line in result.stdout.splitlines() if line.startswith("tstr: no score"))
+    assert why.endswith("choose another --target ('kind')."), why
     assert "target_attribute" not in result.stdout
     verdict, advice = result.stdout.splitlines()[:2]
     assert verdict.startswith("verdict: far from real")
