@@ -164,8 +164,8 @@ def run_part(part: Part, args: argparse.Namespace, machine: dict[str, Any]) -> b
     """Run one part unless an earlier run finished it; False if it failed."""
     module = importlib.import_module(part.module)
     path = args.out / f"{part.stem}.json"
-    previous = json.loads(path.read_text()) if path.exists() else None
-    if previous and previous.get("complete") and not args.redo:
+    previous = json.loads(path.read_text()) if path.exists() and not args.redo else None
+    if previous and previous.get("complete"):
         print(f"part {part.number} ({part.name}): done in an earlier run, skipped (--redo)")
         return True
     minutes = SMOKE_MINUTES if args.smoke else part.minutes
@@ -217,7 +217,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--parts", default="1,2,3,4", help="comma list of part numbers or names (default all)"
     )
     parser.add_argument("--smoke", action="store_true", help="every part on CPU, tiny sizes")
-    parser.add_argument("--redo", action="store_true", help="run parts finished earlier again")
+    parser.add_argument(
+        "--redo", action="store_true", help="run the parts again from the start, finished or not"
+    )
     parser.add_argument("--tables", action="store_true", help="only print the tables of --out")
     parser.add_argument(
         "--stocks-csv",

@@ -141,6 +141,18 @@ def test_a_part_cut_off_keeps_what_it_finished(smoke, tmp_path):
     assert all(r["status"] == "ok" for r in resumed["measurements"])
 
 
+def test_redo_starts_a_cut_off_part_afresh(smoke, tmp_path):
+    result = _part(smoke, "part2-precision")
+    result["complete"] = False
+    result["measurements"] = [{**r, "examples_per_s": -1.0} for r in result["measurements"][:3]]
+    (tmp_path / "part2-precision.json").write_text(json.dumps(result))
+    done = _suite("--out", str(tmp_path), "--parts", "2", "--redo")
+    assert done.returncode == 0, done.stderr[-3000:]
+    redone = _part(tmp_path, "part2-precision")
+    assert "resumed_from" not in redone and len(redone["measurements"]) == 12
+    assert all(r["examples_per_s"] > 0 for r in redone["measurements"])
+
+
 def test_junit_outcomes_of_each_kind():
     report = """<testsuites><testsuite>
       <testcase classname="tests.test_a" name="test_ok" time="0.25"/>
