@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
+from fidelity import make_config
 from harness import _is_oom, _SyncCheck, synthetic_workload
 from plot_precision import DEFAULT_PRICE_PER_HOUR, speed_table, target_check
 from precision import GP_PRECISIONS, MODELS, TF32, measure, summarize, variant_name
@@ -105,10 +106,10 @@ def run(context: PartContext) -> None:
                 into.append(row)
                 if row["status"] == "oom":
                     out_of_memory.add(name)
-                _print(row)
                 result["summary"] = summarize(rows)
                 result["gretel_summary"] = gretel_summary(rows, gretel_rows)
                 context.save()
+                _print(row)
     result["summary"] = summarize(rows)
     result["gretel_summary"] = gretel_summary(rows, gretel_rows)
 
@@ -143,9 +144,11 @@ def _print(row: dict[str, Any]) -> None:
     if row["status"] != "ok":
         print(f"{head} {row['status']}", flush=True)
         return
+    peak = row["peak_memory_bytes"]
     print(
         f"{head} {row['seconds_per_batch'] * 1e3:9.1f} ms/batch {row['examples_per_s']:10.0f} "
-        f"ex/s {row['peak_memory_bytes'] / 2**20:8.0f} MiB syncs {row['host_syncs_in_window']}",
+        f"ex/s {'-' if peak is None else f'{peak / 2**20:.0f}':>8} MiB "
+        f"syncs {row['host_syncs_in_window']}",
         flush=True,
     )
 
@@ -196,9 +199,9 @@ def time_gretel(gretel: tuple, spec: dict, mixed: bool, workload: tuple, setting
     warmup, steps = settings["gretel_warmup"], settings["gretel_steps"]
     batch, cuda = len(features), settings["device"] == "cuda"
     networks = {k: v for k, v in spec.items() if k != "n_features"}
-    config = config_cls(
-        **networks, batch_size=batch, epochs=1, cuda=cuda, mixed_precision_training=mixed
-    )
+    settings = dict(batch_size=batch, epochs=1, cuda=cuda, mixed_precision_training=mixed)
+    # gretel's critics are fixed (5 x 200 units): dgan's critic sizes are not applied to it.
+    config, not_applied = make_config(config_cls, {**networks, **settings}, {})
     window = _GretelWindow(max(warmup, 1), steps, cuda)
     repeats = window.warmup + steps
     try:
@@ -224,6 +227,7 @@ def time_gretel(gretel: tuple, spec: dict, mixed: bool, workload: tuple, setting
         return {
             "status": "ok",
             "mixed_precision_training": mixed,
+            "not_applied_to_gretel": not_applied,
             "burn_in_steps": window.warmup,
             "timed_steps": steps,
             "seconds_per_batch": per_batch,
@@ -247,6 +251,7 @@ def gretel_summary(rows: list[dict], gretel_rows: list[dict]) -> list[dict[str, 
         base = fp32.get((g["model"], g["batch_size"]))
         both = g["status"] == "ok" and base is not None and base["status"] == "ok"
         entry = {k: g.get(k) for k in ("model", "batch_size", "variant", "status")}
+        entry["not_applied_to_gretel"] = g.get("not_applied_to_gretel") or []
         if g["status"] == "ok":
             entry |= {k: g[k] for k in ("seconds_per_batch", "examples_per_s",
                                         "peak_memory_bytes", "host_syncs_in_window")}  # fmt: skip
@@ -348,6 +353,11 @@ def _gretel_table(result: dict[str, Any]) -> str:
         )
     if len(lines) == 4:
         lines.append("| PENDING |  |  |  |  |  |  |  |  |")
+    missing = sorted(
+        {f for g in result.get("gretel_summary") or [] for f in g["not_applied_to_gretel"]}
+    )
+    if missing:
+        lines += ["", f"Not applied to gretel (it has no such settings): {', '.join(missing)}."]
     return "\n".join(lines)
 
 
