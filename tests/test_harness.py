@@ -22,7 +22,6 @@ from harness import (
     write_result,
 )
 
-
 _ITEM = torch.Tensor.item
 
 
