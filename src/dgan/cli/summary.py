@@ -180,6 +180,8 @@ def _details(name: str, entry: dict[str, Any]) -> list[str]:
             f"{_short(entry.get('real_accuracy'))}, always the most common class "
             f"{_short(entry.get('majority_class_accuracy'))}"
         ]
+    if name == "memorisation":
+        return _memorisation_lines(entry)
     if name == "classes" and entry.get("short"):
         return [
             "classes: generated too rarely: "
@@ -190,6 +192,36 @@ def _details(name: str, entry: dict[str, Any]) -> list[str]:
             )
         ]
     return []
+
+
+def _memorisation_lines(entry: dict[str, Any]) -> list[str]:
+    """The copy check in words: what fraction, against what baseline, and what it means."""
+    share, n_train = entry.get("score"), entry.get("n_train")
+    base = (entry.get("baseline") or {}).get("score")
+    if share is None:
+        return []
+    line = (
+        f"memorisation: {share:.1%} of the synthetic series are near-copies of one of the "
+        f"{n_train} real series given"
+    )
+    if base is not None:
+        spread = (entry.get("baseline") or {}).get("std") or 0.0
+        line += f"; between two halves of the real data {base:.1%} ± {spread:.1%} are"
+    verdict = entry.get("verdict")
+    if verdict == "some near-copies":
+        line += (
+            ". A few more than real series are of each other: a generator that learned few "
+            "series' shapes well makes some close to one of them. It matters where the "
+            "training data is private (share the synthetic data only after looking at them); "
+            "more series or a shorter training budget lower it"
+        )
+    elif verdict == "copies its training data":
+        line += (
+            ". Far more than real series are of each other: the generator reproduces "
+            "training series; do not share this data where the training data is private. "
+            "Train on more series or for fewer steps"
+        )
+    return [line + ". It compares with the real table given: pass the training data as REAL."]
 
 
 def _short(value: float | None) -> str:
