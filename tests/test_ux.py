@@ -84,6 +84,32 @@ def test_generated_numbers_have_the_training_columns_decimals(model_file, tmp_pa
     ]
 
 
+def test_generated_numbers_keep_the_significant_digits_of_a_scientific_column(tmp_path):
+    """A column written in scientific notation (values spanning orders of magnitude) holds
+    significant digits, not decimals: generated values get as many, never 16 of them."""
+    df = long_frame()
+    rng = np.random.default_rng(1)
+    power = 10 ** rng.uniform(-6, 2, len(df))  # 1e-06 .. 1e+02: no number of decimals fits
+    (tmp_path / "sci.csv").write_text(
+        df.assign(power=power).to_csv(index=False, float_format="%.4e")  # 5 significant
+    )
+    training = pd.read_csv(tmp_path / "sci.csv")
+    model = DGAN(DGANConfig(max_sequence_len=6, sample_len=2, **TINY))
+    model.train_dataframe(training, df_style="long", progress_bar=False, **LONG)
+    spec = model.data_frame_layout.spec("power")
+    assert (spec.decimals, spec.significant) == (None, 5)
+    path = tmp_path / "out.csv"
+    model.save(tmp_path / "sci.dgan")
+    assert cli(["generate", str(tmp_path / "sci.dgan"), "-n", "40", "-o", str(path)]) == 0
+    written = pd.read_csv(path, dtype=str)["power"]
+    mantissas = written.str.lower().str.partition("e")[0].str.replace(r"[-.]", "", regex=True)
+    significant = mantissas.str.lstrip("0").str.rstrip("0").str.len()
+    assert significant.max() <= 5, written.head().tolist()
+    assert significant.max() >= 4  # rounded to the column's digits, not to fewer
+    average = written.str.len().mean()
+    assert average <= training["power"].map(repr).str.len().mean() + 1  # no longer than real
+
+
 def test_layouts_saved_before_decimals_were_recorded_still_load_without_rounding(model_file):
     stored = DGAN.load(model_file).data_frame_layout.to_json_dict()
     for column in stored["columns"]:
