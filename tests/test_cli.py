@@ -772,6 +772,28 @@ def test_resume_says_what_it_resumes_and_the_plan_and_summary_count_this_run(
     assert len(DGAN.load(folder / "more.dgan").history) == 3
 
 
+def test_resumed_time_budget_says_it_counts_the_whole_runs_training(checkpointed, tmp_path):
+    """--training-minutes counts the interrupted run's training time too; plan and summary
+    say so (issue 31: the plan said "2 min" for the epochs left, training stopped at 38 s)."""
+    folder = copied(checkpointed, tmp_path)
+    done = sum(h["wall_time_s"] for h in DGAN.load(folder / "first.dgan").history)
+    args = [*RESUMED, "-o", "more.dgan", "--epochs", 30, "--resume", "ck"]
+    out = run_dgan(*args, "--training-minutes", done / 60 / 2, cwd=folder).stdout
+    resuming = re.search(
+        r"  resuming after epoch 2: 28 epochs left \(84 steps\); the time budget of (\S+) min "
+        r"counts the whole run's training: ([\d.]+) s before this resume, 0 s left\n",
+        out,
+    )
+    assert resuming is not None, out
+    assert float(resuming.group(1)) == pytest.approx(done / 120, rel=1e-3)
+    assert float(resuming.group(2)) == pytest.approx(done, rel=0.05, abs=0.05)
+    estimate = next(line for line in out.splitlines() if line.startswith("  estimated time"))
+    assert estimate.startswith("  estimated time for the epochs left 0 s (")
+    assert estimate.endswith("; the time budget stops it)")
+    assert "a larger --epochs or --training-minutes (the whole run's) trains further" in out
+    assert "small data:" not in out  # said when the run started, not again
+
+
 def test_resuming_with_other_settings_names_the_flags(checkpointed, tmp_path):
     folder = copied(checkpointed, tmp_path)
     args = [*RESUMED, "-o", "other.dgan", "--epochs", 3, "--seed", 1, "--resume", "ck"]

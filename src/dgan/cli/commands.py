@@ -20,7 +20,7 @@ from dgan.cli.config_files import check_settings, read_config_file
 from dgan.cli.demo import run_demo
 from dgan.cli.messages import check_not_long, flag_words, hint_long_data, in_flag_words
 from dgan.cli.outputs import check_checkpoint_paths, check_outputs
-from dgan.cli.resume import epochs_done, interrupted_advice, resume_note
+from dgan.cli.resume import epochs_done, interrupted_advice, resume_note, seconds_done
 from dgan.cli.summary import metrics_table, training_summary
 from dgan.cli.tables import read_table, require_module
 from dgan.config import DfStyle, DGANConfig
@@ -88,6 +88,7 @@ def _plan_and_train(
         model = DGAN(config)
         plan = model.plan(df, **columns.as_arguments())
         plan.epochs_done = epochs_done(point, plan.epochs)  # of the budget's epochs
+        plan.seconds_done = seconds_done(point)  # which the time budget counts
         if point is not None:
             print(resume_note(point, plan.epochs))
         print(in_flag_words(str(plan)))
