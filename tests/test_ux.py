@@ -3,6 +3,7 @@ plan, metric baselines and verdicts, the progress bar."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import numpy as np
@@ -257,6 +258,43 @@ def test_plan_warns_about_whole_number_codes_read_as_continuous():
     plan = DGAN(small_config()).plan(df, df_style="long", warm_up_steps=0, **LONG)
     assert any(w.startswith("attribute 'kind' is continuous but") for w in plan.warnings)
     assert not any("'count'" in w for w in plan.warnings)  # 50 distinct counts: a quantity
+
+
+def test_cli_reads_attributes_of_a_few_whole_numbers_as_classes(tmp_path, capsys):
+    """The command line reads class labels stored as numbers as discrete, says so in the
+    plan with the way out (--continuous); the Python API keeps gretel's rule (see above)."""
+    df = long_frame(n_series=60)
+    df["kind"] = np.repeat(np.arange(60) % 4, 6)  # 4 classes, 15 series each
+    df["size"] = np.repeat(np.arange(60) % 15, 6)  # 15 values, 4 series each: a quantity
+    data = tmp_path / "data.csv"
+    df.to_csv(data, index=False)
+    flags = ["--example-id", "id", "--time", "step", "--attributes", "kind,size"]
+    config = tmp_path / "tiny.toml"
+    config.write_text("\n".join(f"{k} = {str(v).lower()}" for k, v in TINY.items()) + "\n")
+    assert cli(["train", str(data), "-o", str(tmp_path / "m.dgan"), "--config", str(config),
+                *flags]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    assert re.search(
+        r"\n  kind +attribute +discrete, 4 categories; whole numbers read as classes "
+        r"\(--continuous kind reads them as numbers\)\n",
+        out,
+    ), out
+    assert re.search(r"\n  size +attribute +continuous, range 0 \.\. 14\n", out), out
+    layout = DGAN.load(tmp_path / "m.dgan").data_frame_layout
+    assert [t.name for t in layout.attribute_types] == ["DISCRETE", "CONTINUOUS"]
+    assert cli(["train", str(data), "--dry-run", "--continuous", "kind", *flags]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"\n  kind +attribute +continuous, range 0 \.\. 3\n", out), out
+    assert "'kind' is continuous but" not in out  # asked for: no advice to undo it
+    real = tmp_path / "real.csv"
+    df.to_csv(real, index=False)
+    metrics = tmp_path / "metrics.json"
+    assert cli(["evaluate", str(real), str(data), "--seeds", "1", "--json", str(metrics),
+                *flags]) == 0  # fmt: skip
+    out = capsys.readouterr().out  # evaluate reads the tables as train did
+    assert "attribute 'kind': whole numbers read as classes" in out
+    tstr = json.loads(metrics.read_text())["tstr"]
+    assert (tstr["task"], tstr["target"]) == ("classification", "kind")  # kind's classes
 
 
 # ----------------------------------------------------------------------------- metrics

@@ -28,6 +28,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from dgan.cli.classes import MAX_CLASSES, MIN_SERIES_PER_CLASS
 from dgan.cli.commands import run_demo_command, run_evaluate, run_generate, run_train
 from dgan.cli.demo import DEMO_CONFIG
 from dgan.cli.flags import Parser
@@ -217,6 +218,13 @@ def _column_arguments() -> argparse.ArgumentParser:
     group.add_argument("--example-id", metavar="COL", help="the column naming each series")
     group.add_argument("--time", metavar="COL", help="LONG: the column ordering each series")
     group.add_argument("--discrete", **names, help="numeric columns to treat as discrete")
+    group.add_argument(
+        "--continuous",
+        **names,
+        help="attributes to read as numbers although they hold a few whole numbers (read "
+        f"as classes otherwise: at most {MAX_CLASSES} values, {MIN_SERIES_PER_CLASS} series "
+        "per value or more)",
+    )
     group.add_argument(
         "--style",
         choices=[s.value for s in DfStyle],
