@@ -938,3 +938,42 @@ def test_the_metrics_table_prints_a_score_missing_without_a_reason():
         {"marginals": {"score": None, "reason": None, "better": "lower", "verdict": None}}
     )
     assert table.splitlines()[1].split() == ["marginals", "n/a"]
+
+
+# ---------------------------------------------------------------------------- progress
+
+
+def test_train_into_a_log_file_shows_the_plan_then_plain_progress_lines(trained, tmp_path):
+    """Output into a file (a log, a notebook, CI): the plan as soon as it is printed, then
+    complete progress lines (no bar) while training runs (issue 31: 15 silent minutes)."""
+    shutil.copy(trained / "data.csv", tmp_path / "data.csv")
+    shutil.copy(trained / "tiny.toml", tmp_path / "tiny.toml")
+    args = ["train", "data.csv", "--config", "tiny.toml", *LONG_FLAGS, "-o", "m.dgan"]
+    log = tmp_path / "train.log"
+    buffered = {k: v for k, v in ENV.items() if k != "PYTHONUNBUFFERED"}  # Python's default
+    with log.open("w") as file:  # `dgan train ... > train.log 2>&1`
+        process = subprocess.Popen(
+            [sys.executable, "-m", "dgan", *args, "--epochs", "100000", "--progress-every", "0"],
+            cwd=tmp_path, env=buffered, stdout=file, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+        try:
+            deadline = time.monotonic() + 240
+            while time.monotonic() < deadline and process.poll() is None:
+                if log.read_text().count("\ntraining: step ") >= 3:
+                    break
+                time.sleep(0.2)
+            process.send_signal(signal.SIGINT)
+            process.wait(timeout=120)
+        finally:
+            process.kill()
+    text = log.read_text()
+    assert "\r" not in text  # no bar redrawn into the file
+    lines = [line for line in text.splitlines() if line.startswith("training: step ")]
+    assert len(lines) >= 3, text
+    assert text.index("training plan:") < text.index(lines[0])
+    pattern = (
+        r"training: step [\d,]+ of 300,000 \(0%\), epoch \d+ of 100000; losses: discriminator "
+        r"\S+, attribute discriminator \S+, generator \S+; \d+:\d\d elapsed, about [\d:]+ left"
+    )
+    assert all(re.fullmatch(pattern, line) for line in lines), lines[:3]
+    assert "dgan: interrupted; nothing was saved" in text

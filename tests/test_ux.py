@@ -525,6 +525,106 @@ def test_progress_bar_keeps_its_bar_at_120_columns():
     assert len(bar) >= 20, line  # the bar keeps a readable width, even at 1:00:00 elapsed
 
 
+def test_training_lines_come_every_minute_and_at_tenths_never_per_step():
+    """Away from a terminal: a line after 30 s, then one a minute, plus the epoch ends that
+    complete a tenth of the budget; only where the losses were read; the time budget caps
+    the estimate."""
+    import io
+
+    from dgan.cli.progress import TrainingLines
+    from dgan.train.loop import ProgressInfo
+
+    now = [0.0]
+    log = io.StringIO()
+    lines = TrainingLines(log, every=60, seconds_left=1000.0, clock=lambda: now[0])
+    losses = {"discriminator_loss": 1.0, "generator_loss": 2.0}
+    for step in range(2000):  # 20 epochs of 100 steps, 0.5 s each: 1,000 s
+        now[0] = 0.5 * (step + 1)
+        read = losses if step % 50 == 49 else None  # losses read every 50 steps (log_every)
+        lines(ProgressInfo(step // 100, 20, step % 100, 100, step, 2000, read))
+    written = log.getvalue().splitlines()
+    at = [int(re.search(r"step ([\d,]+) of", line).group(1).replace(",", "")) for line in written]
+    assert at[0] == 100  # the first sync point after 30 s (and the first tenth)
+    gaps = np.diff(at) * 0.5  # seconds between lines
+    assert gaps.min() >= 10 and gaps.max() <= 60 + 25  # a minute apart, or a tenth's end
+    assert {200 * k for k in range(1, 11)} <= set(at)  # every tenth of the budget
+    assert len(written) < 35  # 1,000 s: not one per step, nor per sync point (40)
+    assert written[-1].endswith(
+        "step 2,000 of 2,000 (100%), epoch 20 of 20; losses: "
+        "discriminator 1, generator 2; 16:40 elapsed, about 0:00 left"
+    )
+    now[0] = 0.0
+    capped = TrainingLines(io.StringIO(), every=0, seconds_left=5.0, clock=lambda: now[0])
+    capped(ProgressInfo(0, 9, 0, 100, 0, 900))
+    now[0] = 1.0
+    capped(ProgressInfo(0, 9, 9, 100, 9, 900, losses))  # 891 steps left at 0.11 s: 99 s
+    assert capped.stream.getvalue().endswith("at most 0:04 left (the time budget)\n")
+
+
+def test_evaluation_progress_says_what_runs_with_an_estimate():
+    import io
+    import time
+
+    from dgan.cli.progress import EvaluationProgress
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    now = [0.0]
+    plain = EvaluationProgress(io.StringIO(), every=0, clock=lambda: now[0])
+    plain("discriminative, seed 1 of 2", 0.0)
+    now[0] = 30.0
+    plain("tstr, seed 1 of 2", 0.25)
+    plain.close()
+    assert plain.stream.getvalue().splitlines() == [
+        "evaluate: discriminative, seed 1 of 2 (0% done, 0:00 elapsed)",
+        "evaluate: tstr, seed 1 of 2 (25% done, 0:30 elapsed, about 1:30 left)",
+    ]
+    timed = EvaluationProgress(io.StringIO(), every=0.3)  # a line for steps over 10 ms
+    timed("marginals, seed 1 of 1", 0.5)  # quick: replaced before its line is due
+    timed("discriminative, seed 2 of 2", 0.5)
+    time.sleep(0.5)  # runs on: its line, then another every 0.3 s
+    timed.close()
+    printed = timed.stream.getvalue().splitlines()
+    assert printed and all(line.startswith("evaluate: discriminative, seed 2") for line in printed)
+    bar = EvaluationProgress(Terminal(), every=0)
+    bar("tstr, seed 1 of 1", 0.5)
+    bar.close()
+    assert "\r" in bar.stream.getvalue() and "evaluate: tstr, seed 1 of 1" in bar.stream.getvalue()
+
+
+def test_evaluate_reports_each_metric_and_seed_with_the_work_done():
+    from dgan.metrics import evaluate
+
+    rng = np.random.default_rng(0)
+    real, synthetic = _walks(rng, 20), _walks(rng, 20)
+    calls = []
+    evaluate(real, synthetic, n_seeds=2, progress=lambda what, done: calls.append((what, done)))
+    names = [what for what, _ in calls]
+    assert names[:2] == ["discriminative, seed 1 of 2", "tstr, seed 1 of 2"]
+    assert "feature_correlation, seed 2 of 2" in names
+    assert "real vs real: discriminative, seed 2 of 2" in names
+    assert names[-1] == "memorisation"
+    fractions = [done for _, done in calls]
+    assert fractions[0] == 0 and fractions[-1] == 1 and fractions == sorted(fractions)
+    assert dict(calls)["discriminative, seed 2 of 2"] == pytest.approx(1 / 3)  # of 40+40+20+20
+
+
+def test_cli_evaluate_prints_progress_lines_away_from_a_terminal(model_file, tmp_path, capsys):
+    real = tmp_path / "real.csv"
+    long_frame().to_csv(real, index=False)
+    args = ["evaluate", str(real), str(real), "--model", str(model_file), "--seeds", "2"]
+    assert cli([*args, "--progress-every", "0"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "evaluate: discriminative, seed 1 of 2 (0% done, 0:00 elapsed)"
+    assert any(
+        re.fullmatch(r"evaluate: real vs real: tstr, seed 2 of 2 \(\d+% done, 0:\d\d elapsed, "
+                     r"about 0:\d\d left\)", line)
+        for line in err
+    ), err  # fmt: skip
+
+
 def test_plan_says_what_the_time_column_of_generated_series_will_mean():
     df = long_frame()
     shared = DGAN(small_config()).plan(df, df_style="long", warm_up_steps=0, **LONG)

@@ -21,6 +21,7 @@ from dgan.cli.config_files import check_settings, read_config_file
 from dgan.cli.demo import run_demo
 from dgan.cli.messages import check_not_long, flag_words, hint_long_data, in_flag_words
 from dgan.cli.outputs import check_checkpoint_paths, check_outputs
+from dgan.cli.progress import evaluation_progress, training_progress
 from dgan.cli.resume import epochs_done, interrupted_advice, resume_note, seconds_done
 from dgan.cli.summary import metrics_table, training_summary
 from dgan.cli.tables import read_table, require_module
@@ -97,8 +98,9 @@ def _plan_and_train(
         print(in_flag_words(str(plan)))
         if args.dry_run:
             return None, 0.0
+        progress = training_progress(args.progress_every, plan.seconds_left)
         start = time.perf_counter()
-        model.train_dataframe(df, **columns.as_arguments(), resume_from=point)
+        model.train_dataframe(df, **columns.as_arguments(), resume_from=point, **progress)
     return model, time.perf_counter() - start
 
 
@@ -190,14 +192,16 @@ def run_evaluate(args: argparse.Namespace) -> None:
                 print(f"attribute {name!r}: {class_note(name)}")
         real, synthetic = frames_to_series(real_df, synthetic_df, columns, max_len)
         check_not_long(real_df, style_given, columns.example_id_column)
-        metrics = evaluate(
-            real,
-            synthetic,
-            target_attribute=args.target,
-            seed=args.seed,
-            max_examples=args.max_examples,
-            n_seeds=args.seeds,
-        )
+        with evaluation_progress(args.progress_every) as progress:
+            metrics = evaluate(
+                real,
+                synthetic,
+                target_attribute=args.target,
+                seed=args.seed,
+                max_examples=args.max_examples,
+                n_seeds=args.seeds,
+                progress=progress,
+            )
     print(in_flag_words(metrics_table(metrics)))
     if args.json:
         text = json.dumps(json_safe(metrics), indent=2, allow_nan=False)  # NaN: null

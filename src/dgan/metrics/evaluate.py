@@ -4,6 +4,7 @@ reports."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -69,6 +70,7 @@ def evaluate(
     max_examples: int | None = 1000,
     n_seeds: int = 3,
     baseline: bool = True,
+    progress: Callable[[str, float], None] | None = None,
 ) -> dict[str, Any]:
     """Run every fidelity metric beside its real-vs-real baseline; return a JSON-ready dict.
 
@@ -89,6 +91,11 @@ def evaluate(
     left out of the overall verdict). At most ``max_examples`` series per side, drawn at
     random with ``seed``, are used (None: all of them); results are reproducible for a
     given ``seed``.
+
+    ``progress``, when given, is called before each metric of each seed with what comes
+    next ("tstr, seed 2 of 3", "real vs real: tstr, seed 1 of 3", "memorisation") and the
+    fraction of the work done, counted in the series the learned metrics (discriminative,
+    tstr) fit on, as they take nearly all the time.
 
     Example:
         >>> import json, numpy as np
@@ -113,10 +120,30 @@ def evaluate(
     real = real.subset(_sample_rows(real.n_examples, max_examples, rng))
     synthetic = synthetic.subset(_sample_rows(synthetic.n_examples, max_examples, rng))
     seeds = [seed + k for k in range(n_seeds)]
-    runs = [_all_metrics(real, synthetic, target_attribute, s) for s in seeds]
-    baselines = []
-    if baseline and real.n_examples >= 4:
-        baselines = [_all_metrics(*_halves(real, s), target_attribute, s) for s in seeds]
+    with_baseline = baseline and real.n_examples >= 4
+    size, half = real.n_examples + synthetic.n_examples, 2 * (real.n_examples // 2)
+    done, total = [0.0], n_seeds * (size + half * with_baseline)
+
+    def before_each(what: str, k: int, series: int) -> Callable[[str], None]:
+        """Reports progress before each metric of seed ``k``'s pass over ``series``."""
+
+        def before(name: str) -> None:
+            if progress is not None:
+                progress(f"{what}{name}, seed {k + 1} of {n_seeds}", done[0] / total)
+            done[0] += series / 2 if name in ("discriminative", "tstr") else 0
+
+        return before
+
+    runs = [
+        _all_metrics(real, synthetic, target_attribute, s, before_each("", k, size))
+        for k, s in enumerate(seeds)
+    ]
+    baselines = [
+        _all_metrics(*_halves(real, s), target_attribute, s, before_each("real vs real: ", k, half))
+        for k, s in enumerate(seeds if with_baseline else [])
+    ]
+    if progress is not None:
+        progress("memorisation", 1.0)
     result: dict[str, Any] = {
         "info": {
             "n_real": real.n_examples,
@@ -154,20 +181,25 @@ def _memorisation(real: SeriesData, synthetic: SeriesData, seeds, baseline: bool
     return entry
 
 
-def _all_metrics(real: SeriesData, synthetic: SeriesData, target, seed: int) -> dict:
-    """Every metric once, for one seed."""
-    return {
-        "discriminative": discriminative_score(
+def _all_metrics(real: SeriesData, synthetic: SeriesData, target, seed: int, step) -> dict:
+    """Every metric once, for one seed; ``step(name)`` before each."""
+    metrics = {
+        "discriminative": lambda: discriminative_score(
             real, synthetic, seed=seed, n_seeds=1, max_examples=None
         ),
-        "tstr": train_synthetic_test_real(
+        "tstr": lambda: train_synthetic_test_real(
             real, synthetic, target_attribute=target, seed=seed, max_examples=None
         ),
-        "autocorrelation": autocorrelation_distance(real, synthetic),
-        "marginals": marginal_distances(real, synthetic),
-        "attribute_feature_relation": attribute_feature_relation(real, synthetic),
-        "feature_correlation": feature_correlation_distance(real, synthetic),
+        "autocorrelation": lambda: autocorrelation_distance(real, synthetic),
+        "marginals": lambda: marginal_distances(real, synthetic),
+        "attribute_feature_relation": lambda: attribute_feature_relation(real, synthetic),
+        "feature_correlation": lambda: feature_correlation_distance(real, synthetic),
     }
+    results = {}
+    for name, compute in metrics.items():
+        step(name)
+        results[name] = compute()
+    return results
 
 
 def _halves(real: SeriesData, seed: int) -> tuple[SeriesData, SeriesData]:
