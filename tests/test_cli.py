@@ -808,8 +808,9 @@ def _interrupted(args: list, folder: Path, ready) -> subprocess.CompletedProcess
     """Run ``dgan`` with ``args`` in ``folder``; press Ctrl-C (send SIGINT) once it has
     printed its plan and ``ready()`` is true."""
     env = {**ENV, "PYTHONUNBUFFERED": "1"}
+    quiet = ["--progress-every", "1e9"]  # stderr holds what Ctrl-C says, on a slow day too
     process = subprocess.Popen(
-        [sys.executable, "-m", "dgan", *map(str, args)],
+        [sys.executable, "-m", "dgan", *map(str, args), *quiet],
         cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
