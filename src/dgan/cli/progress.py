@@ -186,7 +186,12 @@ class EvaluationProgress:
         self._generation = 0  # of the pending timer: one that fires late is ignored
         self._bar = None
         if on_terminal(self.stream):
-            self._bar = tqdm(total=1000, desc="evaluate", file=self.stream, unit="‰")
+            self._bar = tqdm(
+                total=1000,  # thousandths of the work
+                desc="evaluate",
+                file=self.stream,
+                bar_format="{desc} {percentage:3.0f}%|{bar}| {elapsed} elapsed, {remaining} left",
+            )
 
     def __call__(self, what: str, fraction: float) -> None:
         with self._lock:

@@ -33,7 +33,9 @@ class ProgressInfo:
     training call (the last epoch of a budget in steps may be partial); ``frac_completed``
     uses them when given. ``losses`` (dgan's) holds the epoch's mean losses so far, by
     name as in ``DGAN.history``, at the steps where training reads them from the device
-    anyway (every ``log_every`` steps and at each epoch's end); None at the others.
+    anyway (every ``log_every`` steps and at each epoch's end); None at the others. The
+    callback comes before the divergence guard's check of the step, so losses can be
+    NaN where the guard then rolls back.
 
     Example:
         >>> ProgressInfo(epoch=1, total_epochs=4, batch=0, total_batches=2).frac_completed
@@ -161,8 +163,15 @@ def _epoch(trainer, data, epoch, budget, progress_callback, bar, deadline) -> Ep
         steps += 1
         bar.update(1)
         sync_point = trainer.steps_done % trainer.config.log_every == 0 or b == batches - 1
+        if progress_callback is not None:  # before the guard's check, as it always was
+            step = epoch * budget.steps_per_epoch + b
+            # deliberate host sync, at a sync point (NaN when the check below rolls back)
+            losses = _mean_losses(trainer, acc, seen) if sync_point and seen else None
+            info = ProgressInfo(
+                epoch, budget.epochs, b, budget.steps_per_epoch, step, budget.steps, losses
+            )
+            progress_callback(info)
         time_up = deadline is not None and _out_of_time(trainer, deadline, sync_point)
-        losses = None
         if sync_point or time_up:  # the guard checks every epoch's end, early ones too
             event, stopped = _check(trainer, epoch, acc)
             if event is not None:  # rolled back: this epoch's sums were polluted
@@ -172,14 +181,6 @@ def _epoch(trainer, data, epoch, budget, progress_callback, bar, deadline) -> Ep
                 seen = 0
             elif not bar.disable:  # deliberate host sync, for the bar
                 bar.set_postfix_str(bar_postfix(trainer, acc, seen), refresh=False)
-            if event is None and progress_callback is not None and seen:
-                losses = _mean_losses(trainer, acc, seen)  # deliberate host sync
-        if progress_callback is not None:
-            step = epoch * budget.steps_per_epoch + b
-            info = ProgressInfo(
-                epoch, budget.epochs, b, budget.steps_per_epoch, step, budget.steps, losses
-            )
-            progress_callback(info)
         if stopped or time_up:
             break
     if collective is not None:  # sums over processes; batch indices count them all already
