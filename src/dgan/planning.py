@@ -114,6 +114,8 @@ class TrainingPlan:
     minutes: float | None = None  # the time budget (training_minutes)
     missing_values: str = ""  # what the repair of missing values does ("" when none are)
     epochs_done: int = 0  # resuming: epochs the checkpoint has trained (set by the caller)
+    # resuming: seconds the interrupted run trained, which its time budget counts (caller)
+    seconds_done: float = 0.0
     processes: int = 1  # under torchrun: the processes that train together
     seconds_per_step: float | None = None
     warnings: list[str] = field(default_factory=list)
@@ -121,11 +123,20 @@ class TrainingPlan:
     @property
     def estimated_seconds(self) -> float | None:
         """Seconds for the budget's steps left (all, unless resuming) at the warm-up's
-        speed, at most the time budget (None without a warm-up)."""
+        speed, at most what is left of the time budget (None without a warm-up)."""
         if self.seconds_per_step is None:
             return None
         seconds = self.seconds_per_step * self.steps_left
-        return seconds if self.minutes is None else min(seconds, 60 * self.minutes)
+        left = self.seconds_left
+        return seconds if left is None else min(seconds, left)
+
+    @property
+    def seconds_left(self) -> float | None:
+        """What is left of the time budget (None without one): ``training_minutes`` counts
+        the training time of the whole run, a resumed run's earlier epochs included."""
+        if self.minutes is None:
+            return None
+        return max(0.0, 60 * self.minutes - self.seconds_done)
 
     @property
     def epochs_left(self) -> int:
@@ -151,6 +162,7 @@ class TrainingPlan:
         shortest, longest = self.lengths
         lengths = f"length {longest}" if shortest == longest else f"lengths {shortest}..{longest}"
         lines = ["training plan:", f"  {self.n_examples} examples, {lengths}"]
+        resumed = self.epochs_done > 0
         if self.missing_values:
             lines.append(f"  {self.missing_values}")
         for c in self.columns:
@@ -163,16 +175,9 @@ class TrainingPlan:
             f"epoch; training {_count(self.steps, 'step')} ({_epochs(self)}): "
             f"{self.budget_reason}",
             *([f"  settings: {self.settings_reason}"] if self.settings_reason else []),
-            *([f"  small data: {self.small_data}"] if self.small_data else []),
-            *(
-                [
-                    f"  resuming after epoch {self.epochs_done}: "
-                    f"{_count(self.epochs_left, 'epoch')} left "
-                    f"({_count(self.steps_left, 'step')})"
-                ]
-                if self.epochs_done
-                else []
-            ),
+            # said when a run starts; a resumed run has said it
+            *([f"  small data: {self.small_data}"] if self.small_data and not resumed else []),
+            *([self._resuming()] if resumed else []),
             f"  precision {self.precision}: {self.precision_reason}",
             f"  device {self.device}, {_count(self.threads, 'CPU thread')}"
             if self.processes == 1
@@ -182,12 +187,28 @@ class TrainingPlan:
         if self.seconds_per_step is not None:
             left = " for the epochs left" if self.epochs_done else ""
             together = f" of the {self.processes} processes" if self.processes > 1 else ""
+            capped = self.minutes is not None and self.estimated_seconds == self.seconds_left
             lines.append(
                 f"  estimated time{left} {_duration(self.estimated_seconds)} "
-                f"({self.seconds_per_step * 1000:.3g} ms per step in a warm-up{together})"
+                f"({self.seconds_per_step * 1000:.3g} ms per step in a warm-up{together}"
+                + ("; the time budget stops it)" if capped else ")")
             )
         lines += [f"warning: {w}" for w in self.warnings]
         return "\n".join(lines)
+
+    def _resuming(self) -> str:
+        """A resumed run's line: epochs and steps left, and which clock the time budget reads."""
+        line = (
+            f"  resuming after epoch {self.epochs_done}: {_count(self.epochs_left, 'epoch')} "
+            f"left ({_count(self.steps_left, 'step')})"
+        )
+        if self.minutes is None:
+            return line
+        return (
+            f"{line}; the time budget of {self.minutes:g} min counts the whole run's training: "
+            f"{_duration(self.seconds_done)} before this resume, {_duration(self.seconds_left)} "
+            "left"
+        )
 
 
 def _count(n: int, noun: str) -> str:
@@ -286,16 +307,14 @@ def _settings_reason(asked: DGANConfig, config: DGANConfig, n: int) -> str:
 
 
 def _small_data(n: int) -> str:
-    """What a user with few series can expect, and what to try ("" from `SMALL_DATA` on)."""
+    """What a user with few series can expect, and what to try ("" from `SMALL_DATA` on);
+    one line, which a resumed run's plan leaves out (the run that started said it)."""
     if n >= SMALL_DATA:
         return ""
     return (
-        f"with {n:,} series expect a result that a classifier tells from real more often "
-        "than with thousands (the README's 'Settings that follow the data's size' links the "
-        "measured scores). More series of the same kind help most; a longer budget "
-        "(training_steps, training_minutes) can help. Check the result with dgan evaluate "
-        "(dgan.metrics.evaluate), which also measures whether synthetic series copy "
-        "training ones, a risk of long training on few series."
+        f"{n:,} series, so the result is easier to tell from real than with thousands; "
+        "more series help most, a longer budget (training_steps, training_minutes) can; "
+        "check with dgan evaluate (README: 'Settings that follow the data's size')"
     )
 
 
