@@ -270,7 +270,7 @@ def test_precision_flag_reaches_the_config_and_the_history(tmp_path, monkeypatch
 def test_budget_flags_reach_the_config_and_the_training(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     long_frame().to_csv("data.csv", index=False)
-    Path("tiny.json").write_text(json.dumps({**TINY, "epochs": 400}))
+    Path("tiny.json").write_text(json.dumps({**TINY, "epochs": 400}))  # replaced by the flag
     args = ["train", "data.csv", "-o", "m.dgan", "--config", "tiny.json", *LONG_FLAGS]
     assert main([*args, "--training-steps", "3", "--training-minutes", "30"]) == 0
     model = DGAN.load("m.dgan")

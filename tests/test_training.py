@@ -12,7 +12,8 @@ from tiny import tiny_config
 
 
 def _model(**kw) -> DGAN:
-    return DGAN(tiny_config(**{"epochs": 2, **kw}))
+    length = {} if "training_steps" in kw else {"epochs": 2}
+    return DGAN(tiny_config(**{**length, **kw}))
 
 
 def _data(rng, n=20):
@@ -167,7 +168,7 @@ def test_a_budget_in_steps_ends_with_a_partial_epoch(rng):
     """20 examples in batches of 8: 3 steps per epoch; 7 steps are 2 epochs and 1 step."""
     features, attributes = _data(rng)
     seen: list[ProgressInfo] = []
-    model = _model(epochs=400, training_steps=7)  # epochs at its default: steps decide
+    model = _model(training_steps=7)
     model.train_numpy(
         features,
         attributes=attributes,

@@ -12,7 +12,8 @@ Its ``warnings`` name settings or columns that are likely mistakes, each with th
 Example:
     >>> import numpy as np
     >>> from dgan import DGAN, DGANConfig
-    >>> model = DGAN(DGANConfig(max_sequence_len=4, sample_len=2, batch_size=64, cuda=False))
+    >>> model = DGAN(DGANConfig(max_sequence_len=4, sample_len=2, batch_size=64, epochs=10,
+    ...                         cuda=False))
     >>> plan = model.plan(np.random.default_rng(0).random((40, 4, 1)), warm_up_steps=0)
     >>> plan.steps_per_epoch, plan.warnings[0].split(":")[0]
     (1, 'batch_size 64 >= 40 examples')
@@ -31,7 +32,7 @@ import pandas as pd
 import torch
 
 from dgan.config import DfStyle, DGANConfig, OutputType
-from dgan.config.sizing import DEFAULT_EPOCHS, MAX_STEPS, MIN_STEPS, SMALL_DATA
+from dgan.config.sizing import DEFAULT_EPOCHS, MAX_STEPS, MIN_STEPS, SIZE_SETTINGS, SMALL_DATA
 from dgan.precision import (
     Precision,
     bf16_is_native,
@@ -251,7 +252,8 @@ def make_plan(
         processes=world_size(),
     )
     plan.missing_values = repair_missing(arrays, config)[1]  # as training will repair them
-    plan.warnings = _warnings(plan, arrays, layout, checked.frame)
+    in_epochs = config.training_steps is None  # the budget: epochs, not optimizer steps
+    plan.warnings = _warnings(plan, arrays, layout, checked.frame, in_epochs)
     if warm_up_steps > 0:
         plan.seconds_per_step = _warm_up(config, checked, device, warm_up_steps)
     return plan
@@ -274,14 +276,23 @@ def _budget_reason(asked: DGANConfig, config: DGANConfig, n: int) -> str:
 
 
 def _settings_reason(asked: DGANConfig, config: DGANConfig, n: int) -> str:
-    """Which settings follow the data's size (large_data), or "" when gretel's apply."""
+    """Which settings follow the data's size (large_data), or "" when none do."""
     if not config.large_data:
         return ""
     how = "picked for" if asked.large_data == "auto" else "large_data=True for"
+    picked = [name for name in SIZE_SETTINGS if name not in asked.fields_set]
+    rates = [name for name in picked if name.endswith("learning_rate")]
+    words = [f"learning rates {config.generator_learning_rate:g}"] if len(rates) == 3 else []
+    words += [f"{name} {getattr(config, name):g}" for name in rates if len(rates) < 3]
+    if "generator_ema_decay" in picked:
+        words.append(f"generator weight average {config.generator_ema_decay}")
+    if "feature_feedback" in picked:
+        words.append(f"feature feedback {'on' if config.feature_feedback else 'off'}")
+    mine = sorted(asked.fields_set & {"batch_size", *SIZE_SETTINGS})
     return (
-        f"{how} {n:,} series: learning rates {config.generator_learning_rate:g}, "
-        f"generator weight average {config.generator_ema_decay}, feature feedback "
-        f"{'on' if config.feature_feedback else 'off'} (large_data=False: gretel's)"
+        f"{how} {n:,} series: {', '.join(words) or 'the batch size and budget only'}"
+        + (f"; yours: {', '.join(mine)}" if mine else "")
+        + " (large_data=False: gretel's)"
     )
 
 
@@ -380,10 +391,13 @@ def _warnings(
     arrays: TrainingArrays,
     layout: FrameLayout | None,
     frame: pd.DataFrame | None,
+    in_epochs: bool = True,
 ) -> list[str]:
     warnings = []
     n = plan.n_examples
-    if plan.batch_size >= n and not plan.large_data:
+    # One-step epochs learn little when the budget is in epochs (large_data=True or False,
+    # epochs given); a budget in steps trains as many whatever the epochs.
+    if plan.batch_size >= n and in_epochs and suggested_batch_size(n) < plan.batch_size:
         warnings.append(
             f"batch_size {plan.batch_size} >= {n} examples: every epoch is a single "
             "optimizer step, which learns little; set batch_size to "

@@ -215,11 +215,17 @@ _CONFIG_FLAGS = (
 )
 
 
+_LENGTHS = {"epochs", "training_steps"}  # the training length, in either unit
+
+
 def _training_settings(args: argparse.Namespace) -> dict[str, Any]:
     """DGANConfig fields from --config, overridden by the flags; checked before any work."""
     settings = read_config_file(args.config) if args.config else {}
     check_settings(settings, source=args.config or "the flags")
-    settings.update({k: getattr(args, k) for k in _CONFIG_FLAGS if getattr(args, k) is not None})
+    flags = {k: getattr(args, k) for k in _CONFIG_FLAGS if getattr(args, k) is not None}
+    if flags.keys() & _LENGTHS:  # a length on the command line replaces the file's
+        settings = {k: v for k, v in settings.items() if k not in _LENGTHS}
+    settings.update(flags)
     if getattr(args, "resume", None) and settings.get("checkpoint_dir") is None:
         # a resumed run keeps checkpointing there (into the folder of a checkpoint file)
         settings["checkpoint_dir"] = str(resume_folder(args.resume))

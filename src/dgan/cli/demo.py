@@ -33,6 +33,7 @@ DEMO_CONFIG = DGANConfig(
     batch_size=16,
     epochs=600,
     seed=0,
+    large_data=False,  # gretel's settings (benchmarks/demo_settings.py measured both)
 )
 DEMO_SYNTHETIC_SERIES = 480
 """Series `dgan demo` generates: ten times the real data, for smooth plots."""

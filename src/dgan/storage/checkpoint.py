@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from dgan.config import DGANConfig
+from dgan.config.given import GIVEN
 from dgan.encoding.encoder import DataEncoder, EncodedData
 from dgan.errors import DataError, ParameterError, SerializationError
 from dgan.records import EpochRecord
@@ -63,6 +64,7 @@ from dgan.storage.format import (
     write_model_file,
 )
 from dgan.storage.model_file import ModelFile, ModelParts, inconsistent_file_errors
+from dgan.storage.schema import saved_config
 from dgan.tabular.layout import FrameLayout
 from dgan.train.loop import Budget
 
@@ -103,13 +105,13 @@ class ResumePoint(ModelFile):
         trained, or naming every config field (other than `RESUMABLE_CHANGES`) that differs
         from the checkpoint's, comparing ``config`` as the interrupted run settled it for
         its data (`settled_config`)."""
-        saved = self.state["config"]
+        saved = saved_config(self.state["config"]).to_json_dict()
         settled = self.settled_config(config)
         current = settled.to_json_dict()
-        differ = [
-            f"{name}: {saved.get(name)!r} in the checkpoint, {current[name]!r} now"
+        differ = [  # the values decide; which of them were set (GIVEN) may differ
+            f"{name}: {saved[name]!r} in the checkpoint, {current[name]!r} now"
             for name in current
-            if name not in RESUMABLE_CHANGES and saved.get(name) != current[name]
+            if name not in (*RESUMABLE_CHANGES, GIVEN) and saved[name] != current[name]
         ]
         done, epochs = self.run["run_epochs_done"], Budget.of(settled, self.run["examples"]).epochs
         if epochs < done:

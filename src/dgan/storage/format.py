@@ -15,7 +15,10 @@ from it is valid.
 
 Format versions: 1 (dgan 0.1.0 before the header digest) had a digest of the tensors only;
 such files still load, with their header checked against the schema, and a warning asks
-to save them again. 2 is the current one.
+to save them again. 2 added the digest of the whole file. 3, the current one, adds the
+config's record of the fields set (``_given``, `dgan.config.given`); format-2 files load,
+their fields counting as set where they differ from gretel's defaults
+(`dgan.storage.schema.saved_config`).
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ from dgan.errors import SerializationError
 from dgan.storage.schema import MAX_HEADER_DEPTH, header_problems
 
 FORMAT_NAME = "dgan-model"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 HEADER_KEY = "dgan"
 DIGEST_KEY = "dgan_sha256"
 _FILE_FIELDS = ("format", "format_version", "tensors_sha256")  # written by this module

@@ -154,9 +154,25 @@ def _in(
     return _check(p, ok, where, what, value)
 
 
+def saved_config(data: dict[str, Any]) -> DGANConfig:
+    """The config a model file holds. Files from before the record of the fields set
+    (format 2) hold every field and no record: there, as dgan read them then, a field
+    counts as set when its value differs from gretel's default (`DGANConfig.fields_set`).
+
+    Example:
+        >>> config = DGANConfig(max_sequence_len=4, sample_len=2, epochs=400)
+        >>> old = {k: v for k, v in config.to_json_dict().items() if k != "_given"}
+        >>> "epochs" in saved_config(config.to_json_dict()).fields_set
+        True
+        >>> "epochs" in saved_config(old).fields_set
+        False
+    """
+    return DGANConfig.from_json_dict({"_given": [], **data})
+
+
 def _config(p: list[str], data: dict[str, Any]) -> DGANConfig | None:
     try:
-        return DGANConfig.from_json_dict(data)
+        return saved_config(data)
     except DGANError as e:
         p.append(f"config is invalid ({' '.join(str(e).split())})")
     except TypeError as e:  # a required field is missing
