@@ -318,7 +318,7 @@ def test_summary_reports_precision_and_guard_events_when_history_has_them():
 
     event = {"step": 7, "reason": "non-finite loss", "action": "fell back to fp32"}
     history = [epoch(0, "fp16", []), epoch(1, "fp16", [event]), epoch(2, "fp32", [])]
-    text = training_summary(history, seconds=1.5)
+    text = training_summary(history, seconds=1.5, n_series=50)
     assert "trained 3 epochs on 50 series in 1.5 s (100 examples/s" in text
     assert "precision: fp16 (epochs 0-1), fp32 (epochs 2-2)" in text
     assert "guard events: 1\n  epoch 1: step 7: non-finite loss -> fell back to fp32" in text
@@ -326,7 +326,7 @@ def test_summary_reports_precision_and_guard_events_when_history_has_them():
     # Histories without them (written by gretel-style callers): fp32, no events.
     unrecorded = ("precision", "guard_events")
     plain = [{k: v for k, v in h.items() if k not in unrecorded} for h in history]
-    text = training_summary(plain, seconds=1.5)
+    text = training_summary(plain, seconds=1.5, n_series=50)
     assert "precision: fp32" in text and "guard events: none" in text
 
 

@@ -196,7 +196,7 @@ def test_resume_with_the_same_number_of_processes(run):
 
 def test_resume_with_another_number_of_processes_is_an_error(run):
     point = find_resume_point(run / "ckpt")
-    assert point.run["world_size"] == 2
+    assert point.record.world_size == 2
     model = DGAN(worker.plain_config(epochs=3))
     with pytest.raises(ParameterError, match="2 process\\(es\\), this one has 1"):
         model.train_numpy(worker.plain_data(), progress_bar=False, resume_from=run / "ckpt")

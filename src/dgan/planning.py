@@ -114,7 +114,7 @@ class TrainingPlan:
     small_data: str = ""  # with few series: what to expect and what to try ("" otherwise)
     minutes: float | None = None  # the time budget (training_minutes)
     missing_values: str = ""  # what the repair of missing values does ("" when none are)
-    epochs_done: int = 0  # resuming: epochs the checkpoint has trained (set by the caller)
+    steps_done: int = 0  # resuming: optimizer steps its run has trained (set by the caller)
     processes: int = 1  # under torchrun: the processes that train together
     seconds_per_step: float | None = None
     warnings: list[str] = field(default_factory=list)
@@ -130,13 +130,14 @@ class TrainingPlan:
 
     @property
     def epochs_left(self) -> int:
-        """Epochs still to train: all, unless a resumed run has trained some."""
-        return max(0, self.epochs - self.epochs_done)
+        """Epochs still to train (the rest of an epoch cut short counts as one): all,
+        unless a resumed run has trained some."""
+        return max(0, self.epochs - self.steps_done // self.steps_per_epoch)
 
     @property
     def steps_left(self) -> int:
         """Optimizer steps still to train: all, unless a resumed run has trained some."""
-        return max(0, self.steps - self.epochs_done * self.steps_per_epoch)
+        return max(0, self.steps - self.steps_done)
 
     def to_json_dict(self) -> dict[str, Any]:
         """The plan as JSON-native values."""
@@ -165,15 +166,7 @@ class TrainingPlan:
             f"{self.budget_reason}",
             *([f"  settings: {self.settings_reason}"] if self.settings_reason else []),
             *([f"  small data: {self.small_data}"] if self.small_data else []),
-            *(
-                [
-                    f"  resuming after epoch {self.epochs_done}: "
-                    f"{_count(self.epochs_left, 'epoch')} left "
-                    f"({_count(self.steps_left, 'step')})"
-                ]
-                if self.epochs_done
-                else []
-            ),
+            *([f"  {_resuming(self)}"] if self.steps_done else []),
             f"  precision {self.precision}: {self.precision_reason}",
             f"  device {self.device}, {_count(self.threads, 'CPU thread')}"
             if self.processes == 1
@@ -181,7 +174,7 @@ class TrainingPlan:
             f"{_count(self.threads, 'CPU thread')} each",
         ]
         if self.seconds_per_step is not None:
-            left = " for the epochs left" if self.epochs_done else ""
+            left = " for the epochs left" if self.steps_done else ""
             together = f" of the {self.processes} processes" if self.processes > 1 else ""
             lines.append(
                 f"  estimated time{left} {_duration(self.estimated_seconds)} "
@@ -193,6 +186,16 @@ class TrainingPlan:
 
 def _count(n: int, noun: str) -> str:
     return f"{n:,} {noun}" + ("" if n == 1 else "s")
+
+
+def _resuming(plan: TrainingPlan) -> str:
+    """Where a resumed run goes on: "resuming after epoch 2 and 3 of 5 steps: ..."."""
+    whole, rest = divmod(plan.steps_done, plan.steps_per_epoch)
+    where = f"epoch {whole}" + (f" and {rest} of {plan.steps_per_epoch} steps" if rest else "")
+    return (
+        f"resuming after {where}: {_count(plan.epochs_left, 'epoch')} left "
+        f"({_count(plan.steps_left, 'step')})"
+    )
 
 
 def _epochs(plan: TrainingPlan) -> str:

@@ -20,14 +20,14 @@ from dgan.cli.config_files import check_settings, read_config_file
 from dgan.cli.demo import run_demo
 from dgan.cli.messages import check_not_long, flag_words, hint_long_data, in_flag_words
 from dgan.cli.outputs import check_checkpoint_paths, check_outputs
-from dgan.cli.resume import epochs_done, interrupted_advice, resume_note
+from dgan.cli.resume import interrupted_advice, nothing_left, resume_note, steps_done
 from dgan.cli.summary import metrics_table, training_summary
 from dgan.cli.tables import read_table, require_module
 from dgan.config import DfStyle, DGANConfig
 from dgan.errors import ParameterError
 from dgan.metrics import evaluate, frames_to_series
 from dgan.model import DGAN
-from dgan.planning import suggested_batch_size
+from dgan.planning import TrainingPlan, suggested_batch_size
 from dgan.storage.checkpoint import ResumePoint, find_resume_point
 from dgan.storage.folder import resume_folder
 from dgan.storage.format import json_safe
@@ -47,15 +47,23 @@ def run_train(args: argparse.Namespace) -> None:
     point = find_resume_point(args.resume) if args.resume else None  # read once, here
     df = read_table(args.data)
     try:
-        model, seconds = _plan_and_train(args, columns, settings, df, point)
+        model, seconds, plan = _plan_and_train(args, columns, settings, df, point)
     except KeyboardInterrupt as interrupt:  # Ctrl-C (or SIGTERM): say what is left
         interrupt.advice = interrupted_advice(settings.get("checkpoint_dir"), args.resume)
         raise
     if model is None:  # --dry-run
         return
     path = model.save(args.output)
-    before = 0 if point is None else len(point.history)
-    print(training_summary(model.history, seconds, first_epoch=before))
+    # The epochs this run trained: after the checkpoint's whole ones (it finishes a cut one)
+    before = 0 if point is None else point.record.history_offset + point.record.epochs_done
+    summary = training_summary(
+        model.history,
+        seconds,
+        plan.n_examples,
+        first_epoch=before,
+        nothing_left=nothing_left(point, plan),
+    )
+    print(summary)
     print(f"model: {path}")
 
 
@@ -65,9 +73,9 @@ def _plan_and_train(
     settings: dict[str, Any],
     df: Any,
     point: ResumePoint | None,
-) -> tuple[DGAN | None, float]:
-    """Print the plan and train (from ``point`` when resuming): the model and the seconds
-    training took (None and 0 after --dry-run)."""
+) -> tuple[DGAN | None, float, TrainingPlan]:
+    """Print the plan and train (from ``point`` when resuming): the model, the seconds
+    training took and the plan (None and 0 for the first two after --dry-run)."""
     with flag_words(), hint_long_data(_style_given(args)):
         notes = infer_lengths(df, columns, settings)  # also checks the column flags
         check_not_long(df, _style_given(args), args.example_id)
@@ -87,15 +95,15 @@ def _plan_and_train(
             point.check_config(config)  # before the plan: a mismatch is the first thing said
         model = DGAN(config)
         plan = model.plan(df, **columns.as_arguments())
-        plan.epochs_done = epochs_done(point, plan.epochs)  # of the budget's epochs
+        plan.steps_done = steps_done(point, plan)  # of the budget's steps
         if point is not None:
-            print(resume_note(point, plan.epochs))
+            print(in_flag_words(resume_note(point, plan)))
         print(in_flag_words(str(plan)))
         if args.dry_run:
-            return None, 0.0
+            return None, 0.0, plan
         start = time.perf_counter()
         model.train_dataframe(df, **columns.as_arguments(), resume_from=point)
-    return model, time.perf_counter() - start
+    return model, time.perf_counter() - start, plan
 
 
 def run_generate(args: argparse.Namespace) -> None:

@@ -72,7 +72,7 @@ def run_demo(out: str | Path, epochs: int | None = None, force: bool = False) ->
     model = DGAN(config)
     start = time.perf_counter()
     model.train_dataframe(real_df, df_style=DfStyle.LONG, **DEMO_COLUMNS)
-    print(training_summary(model.history, time.perf_counter() - start))
+    print(training_summary(model.history, time.perf_counter() - start, n_real))
     written = {"model": model.save(paths["model"])}
     synthetic_df = model.generate_dataframe(DEMO_SYNTHETIC_SERIES)
     written["synthetic data"] = write_table(synthetic_df, paths["synthetic data"])
