@@ -207,6 +207,9 @@ def _epoch(
         torch.cuda.reset_peak_memory_stats(device)
     start = time.perf_counter()
     acc = Accumulators(device)
+    # seen: examples in this process's loss sums (its shard of each batch; the whole batch
+    # in one process), made global in one place, Collective.end_epoch. trained: examples of
+    # the whole batches, over all processes (examples_per_s counts them all).
     seen, trained, first, events, stopped, time_up = 0, 0, 0, [], False, False
     if cut is None:
         # Balanced batches (sizes differ by at most one) from a device permutation; a
@@ -222,10 +225,12 @@ def _epoch(
     steps = first
     for b, index in enumerate(perm.tensor_split(budget.steps_per_epoch)[first:batches], first):
         if collective is None:
+            shard = index
             trainer.train_step(data.take(index), acc)
         else:  # every process draws the same permutation and takes its shard
-            trainer.train_step(data.take(collective.shard(index)), acc, len(index))
-        seen += len(index)
+            shard = collective.shard(index)
+            trainer.train_step(data.take(shard), acc, len(index))
+        seen += len(shard)  # per process, like the loss sums it divides
         trained += len(index)
         steps += 1
         bar.update(1)
@@ -246,7 +251,7 @@ def _epoch(
                 bar.set_postfix_str(bar_postfix(trainer, acc, seen), refresh=False)
         if stopped or time_up:
             break
-    if collective is not None:  # sums over processes; batch indices count them all already
+    if collective is not None:  # the epoch's sums and count, per process -> global
         seen = collective.end_epoch(trainer.modules().values(), acc, seen)
     elapsed = time.perf_counter() - start + (0.0 if cut is None else cut.wall_time_s)
     means = acc.mean_losses(seen) if seen else dict.fromkeys(LOSS_NAMES)  # host sync
