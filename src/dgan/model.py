@@ -364,6 +364,7 @@ class DGAN:
         feature_noise: np.ndarray | torch.Tensor | None = None,
         attributes: np.ndarray | None = None,
         precision: str | None = None,
+        batch_size: int | None = None,
     ) -> AttributesAndFeatures:
         """Generate ``n`` synthetic examples in the original units.
 
@@ -375,6 +376,8 @@ class DGAN:
                 series (and their ranges) are generated for these attributes.
             precision: run the generator under "fp16", "bf16", "auto" or "fp32"
                 autocast (default: fp32). Output is always float data in original units.
+            batch_size: series per generator call (speed and memory, never the values);
+                None: up to 4096, fewer for long series (`dgan.sampling.generation_batch_size`).
 
         Returns:
             ``(attributes, features)``: an (n, attributes) array, or None for a model
@@ -394,7 +397,7 @@ class DGAN:
         """
         self._require_built()
         return self.sampler.generate(
-            n, attribute_noise, feature_noise, attributes, precision, as_numbers=True
+            n, attribute_noise, feature_noise, attributes, precision, batch_size, as_numbers=True
         )
 
     def generate_dataframe(
@@ -404,11 +407,12 @@ class DGAN:
         feature_noise: np.ndarray | torch.Tensor | None = None,
         attributes: pd.DataFrame | None = None,
         precision: str | None = None,
+        batch_size: int | None = None,
     ) -> pd.DataFrame:
         """Generate a DataFrame with the training frame's columns, order and dtypes.
 
         Args:
-            n, attribute_noise, feature_noise, precision: as in `generate_numpy`.
+            n, attribute_noise, feature_noise, precision, batch_size: as in `generate_numpy`.
             attributes: a frame with the attribute columns (one row per example, or a
                 LONG frame with an example id column) to condition generation on.
 
@@ -432,7 +436,7 @@ class DGAN:
         if attributes is not None:
             given = attributes_frame_to_array(attributes, self.data_frame_layout)
         generated_attributes, features = self.sampler.generate(
-            n, attribute_noise, feature_noise, given, precision
+            n, attribute_noise, feature_noise, given, precision, batch_size
         )
         return generated_frame(generated_attributes, features, self.data_frame_layout)
 
