@@ -206,6 +206,24 @@ def test_keeps_the_newest_checkpoints_and_they_load_as_models(tmp_path):
     _assert_identical(model, loaded)
 
 
+def test_pruning_never_deletes_the_checkpoint_just_written(tmp_path):
+    """Before: with checkpoint_keep=1 and the run's checkpoints 2 and 3 damaged, the run
+    resumed from 1 wrote checkpoint 2, then deleted it (and 1), keeping only damaged 3:
+    nothing was left to resume from."""
+    folder = tmp_path / "ckpt"
+    _train(tiny_config(epochs=3, checkpoint_dir=str(folder), checkpoint_every=1))
+    for number in (2, 3):
+        path = folder / f"checkpoint-00000{number}.dgan"
+        raw = bytearray(path.read_bytes())
+        raw[-100:] = bytes(b ^ 0xFF for b in raw[-100:])  # the checksum fails
+        path.write_bytes(bytes(raw))
+    config = tiny_config(epochs=2, checkpoint_dir=str(folder), checkpoint_keep=1)
+    resumed = _train(config, resume_from=folder)  # from 1: writes 2 over the damaged one
+    assert [n for n, _ in list_checkpoints(folder)] == [2, 3]  # 3: damaged, left alone
+    _assert_identical(resumed, DGAN.load(folder / "checkpoint-000002.dgan"))
+    assert find_resume_point(folder).path.name == "checkpoint-000002.dgan"
+
+
 def test_a_resumed_run_deletes_its_own_half_written_files_only(tmp_path):
     folder = tmp_path / "ckpt"
     _train(tiny_config(epochs=1, checkpoint_dir=str(folder)))

@@ -223,9 +223,16 @@ class RunFolder:
 
     def prune(self, written: tuple[int, Path], keep: int) -> None:
         """Record the checkpoint just ``written`` as this run's and delete this run's
-        checkpoints beyond the newest ``keep``; no other file is touched."""
+        checkpoints older than the newest ``keep`` up to it; no other file is touched.
+
+        The one just written is the newest: higher-numbered ones of this run are damaged
+        leftovers of its interrupted future (loadable ones are refused when the folder is
+        opened), which resuming skips and this run's later checkpoints replace. Counting
+        them would delete the checkpoint just written and keep only damaged ones.
+        """
         self.owned[written[0]] = written[1]
-        for epochs in sorted(self.owned)[:-keep]:
+        up_to = sorted(epochs for epochs in self.owned if epochs <= written[0])
+        for epochs in up_to[:-keep]:
             self.owned.pop(epochs).unlink(missing_ok=True)
 
     def close(self) -> None:
