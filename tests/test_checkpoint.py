@@ -382,6 +382,21 @@ def test_training_one_model_again_continues_its_own_checkpoints(tmp_path):
     assert [n for n, _ in list_checkpoints(folder)] == [2, 3, 4]
 
 
+@pytest.mark.parametrize("link", ["symbolic", "hard"])
+def test_a_lock_file_that_is_a_link_is_refused_and_its_target_left_alone(tmp_path, link):
+    """Before: a dgan.lock linking to a user's file was truncated and overwritten with
+    the lock's JSON."""
+    folder, mine = tmp_path / "ckpt", tmp_path / "notes.txt"
+    folder.mkdir()
+    mine.write_text("the user's own notes")
+    (os.symlink if link == "symbolic" else os.link)(mine, folder / "dgan.lock")
+    epochs = []
+    with pytest.raises(ParameterError, match=f"dgan.lock' is a {link} link: dgan never writes"):
+        _train(tiny_config(checkpoint_dir=str(folder)), progress_callback=epochs.append)
+    assert mine.read_text() == "the user's own notes" and epochs == []
+    assert list_checkpoints(folder) == []
+
+
 def test_a_checkpoint_dir_that_cannot_be_a_folder_fails_before_training(tmp_path):
     (tmp_path / "file").write_text("not a folder")
     for where in (tmp_path / "file", tmp_path / "file" / "below"):
