@@ -179,7 +179,7 @@ def test_a_budget_in_steps_ends_with_a_partial_epoch(rng):
     assert [h["steps"] for h in model.history] == [3, 3, 1]
     assert model.trainer.steps_done == 7 == len(seen)
     assert [p.step for p in seen] == list(range(7)) and seen[-1].total_steps == 7
-    assert seen[-1].frac_completed == 6 / 7  # gretel's convention: batches before this one
+    assert seen[-1].frac_completed == 1.0  # the batch just done counts: all 7 are done
     assert [p.epoch for p in seen] == [0, 0, 0, 1, 1, 1, 2]
 
 

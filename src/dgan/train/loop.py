@@ -36,13 +36,13 @@ class ProgressInfo:
 
     ``step`` (0-based, like ``batch``) and ``total_steps`` count the optimizer steps of the
     training call (the last epoch of a budget in steps may be partial); ``frac_completed``
-    uses them when given.
+    uses them when given. It counts the batch just done: 1.0 after the last one.
 
     Example:
         >>> ProgressInfo(epoch=1, total_epochs=4, batch=0, total_batches=2).frac_completed
-        0.25
+        0.375
         >>> ProgressInfo(1, 2, 1, 4, step=5, total_steps=6).frac_completed
-        0.8333333333333334
+        1.0
     """
 
     epoch: int
@@ -54,9 +54,10 @@ class ProgressInfo:
 
     @property
     def frac_completed(self) -> float:
+        # The callback runs after a batch: batch (0-based) done means batch + 1 batches done.
         if self.step is not None and self.total_steps:
-            return self.step / self.total_steps
-        done = self.epoch * self.total_batches + self.batch
+            return (self.step + 1) / self.total_steps
+        done = self.epoch * self.total_batches + self.batch + 1
         return done / (self.total_epochs * self.total_batches)
 
 
