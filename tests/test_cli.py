@@ -559,6 +559,8 @@ def _write_config(kind: str) -> str:
         Path(kind).write_text('{"epochs": 5' + " " * 2_000_000 + "}")
     elif kind == "fifo.json":
         os.mkfifo(kind)
+    elif kind == "folder.toml":
+        Path(kind).mkdir()
     return kind
 
 
@@ -596,6 +598,7 @@ def test_checkpoint_settings_without_a_folder_are_refused(
         ("zero.json", "is not a regular file"),
         ("huge.json", "bytes long"),
         ("fifo.json", "is not a regular file"),
+        ("folder.toml", "is not a regular file"),  # before: "Is a directory: '4'"
     ],
 )
 def test_unreadable_config_files_are_errors_not_crashes_or_hangs(
