@@ -382,6 +382,22 @@ def test_gretel_error_phrases_and_classes(rng, config):
         DGAN(config).train_dataframe(one_and_a_bit, df_style="long")
 
 
+def test_train_dataframe_long_attribute_mismatch_nans(rng, config):
+    """gretel-synthetics' own test: an example whose attribute is blank in some rows and a
+    value in others. dgan explains the blank cells; gretel's phrase stays in the message
+    (before: the explanation replaced it, and gretel's test failed)."""
+    df = pd.DataFrame(
+        {"example_id": np.repeat(np.arange(10), repeats=5), "a": "foo", "f": rng.random(50)}
+    )
+    df.loc[0:5, "a"] = np.nan  # rows 0-5: all of example 0 and the first row of example 1
+    config.max_sequence_len = 5
+    with pytest.raises(DataError, match="not constant within each example") as error:
+        DGAN(config).train_dataframe(
+            df, example_id_column="example_id", attribute_columns=["a"], df_style="long"
+        )
+    assert "is missing (a blank cell) in some rows of example(s) 1" in str(error.value)
+
+
 @pytest.mark.parametrize("style", [DfStyle.LONG, "long"])
 def test_long_auto_split_with_attributes_speaks_gretels_words(style):
     df = pd.DataFrame({"kind": ["a", "b"] * 6, "value": np.arange(12.0)})
