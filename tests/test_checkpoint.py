@@ -715,3 +715,25 @@ def test_command_line_resumes_a_step_budget_to_a_larger_one(weather_csv, tmp_pat
     model = DGAN.load(tmp_path / "b.dgan")
     assert model.trainer.steps_done == 12 == sum(h["steps"] for h in model.history)
     assert model.config.training_steps == 12
+
+
+def test_command_line_summary_counts_the_series_and_names_a_spent_time_budget(
+    weather_csv, tmp_path, capsys
+):
+    """Before: the summary counted series as throughput x time of the last epoch ("on 8
+    series" for 16 when that epoch was half a budget's), and after a spent
+    --training-minutes the resumed run advised "a larger --epochs"."""
+    from dgan.cli.main import main
+
+    folder = str(tmp_path / "ckpt")
+    flags = ["--checkpoint-dir", folder, "--training-minutes", "0.000001"]  # one step
+    first = _cli_train(weather_csv, "-o", str(tmp_path / "a.dgan"), "--epochs", "3")
+    assert main([*first, *flags]) == 0  # 2 steps per epoch: the first epoch is cut in half
+    assert "trained 1 epoch on 16 series in " in capsys.readouterr().out
+    again = _cli_train(weather_csv, "-o", str(tmp_path / "b.dgan"), "--epochs", "4")
+    assert main([*again, *flags, "--resume", folder]) == 0
+    out = capsys.readouterr().out
+    spent = "its time budget, --training-minutes 1e-06, is spent (a larger --training-minutes"
+    assert f"nothing is left to train: {spent}" in out  # the resume note
+    assert "nothing left to train: the model had trained 1 epoch (" in out and spent in out
+    assert "--epochs" not in out.split("nothing left to train")[1]
