@@ -55,6 +55,7 @@ def workload(epochs: int):
         discriminator_num_units=50,
         cuda=False,
         seed=0,
+        large_data=False,  # the settings above, whatever the data's size
     )
     return config, features, attributes
 

@@ -270,9 +270,12 @@ def save_samples(synthetic, folder: Path, name: str) -> None:
 
 
 def plain_config(config) -> dict[str, Any]:
-    """A config's fields as JSON values (enums by name: gretel's are not JSON-safe)."""
+    """A config's fields as JSON values (enums by name: gretel's are not JSON-safe), without
+    private attributes (dgan's record of the fields set)."""
     return {
-        k: v.name if isinstance(v, enum.Enum) else json_safe(v) for k, v in vars(config).items()
+        k: v.name if isinstance(v, enum.Enum) else json_safe(v)
+        for k, v in vars(config).items()
+        if not k.startswith("_")
     }
 
 

@@ -4,13 +4,15 @@ Run as ``python distributed_worker.py RANK WORLD_SIZE PORT OUT_DIR [FAIL_RANK]``
 environment torchrun would set (this script sets it from its arguments). Each process
 trains a model without BatchNorm ("plain": no attributes, no example scaling) and one
 with attributes, a weight-averaged generator and a temporal critic ("bn"); it writes its
-weights, the first critic gradients after the all-reduce, and (rank 0) the saved models
-and checkpoints into OUT_DIR; then it resumes the first run for a third epoch.
+weights, histories, the first critic gradients after the all-reduce, and (rank 0) the
+saved models and checkpoints into OUT_DIR; then it resumes the first run for a third
+epoch, and a run whose step budget cut an epoch short for two more steps.
 """
 
 from __future__ import annotations
 
 import atexit
+import json
 import os
 import sys
 import time
@@ -31,7 +33,8 @@ ATTRIBUTE_TYPES = [OutputType.DISCRETE, OutputType.CONTINUOUS]
 
 def plain_config(**overrides):
     """No attributes and no example scaling: the generator has no BatchNorm."""
-    settings = dict(epochs=2, batch_size=8, apply_example_scaling=False)
+    length = {} if "training_steps" in overrides else {"epochs": 2}
+    settings = dict(**length, batch_size=8, apply_example_scaling=False)
     return tiny_config(**{**settings, **overrides})
 
 
@@ -121,6 +124,7 @@ def main(rank: int, world: int, port: int, out: Path, fail_rank: int) -> None:
     model = DGAN(plain_config(checkpoint_dir=checkpoints, checkpoint_every=1))
     model.train_numpy(plain_data(), progress_callback=fail, progress_bar=False)
     save_file(weights(model), str(out / f"plain-{rank}.safetensors"))
+    (out / f"plain-history-{rank}.json").write_text(json.dumps(model.history))
     save_file(first, str(out / f"grads-{rank}.safetensors"))
     first.clear()
     model.save(out / "plain.dgan")
@@ -151,6 +155,17 @@ def main(rank: int, world: int, port: int, out: Path, fail_rank: int) -> None:
     model = DGAN(plain_config(epochs=3, checkpoint_dir=checkpoints))
     model.train_numpy(plain_data(), progress_bar=False, resume_from=checkpoints)
     save_file(weights(model), str(out / f"resumed-{rank}.safetensors"))
+
+    # A budget of 4 steps (epochs of 3) cuts epoch 1 after 1 step; resumed to 6 steps, the
+    # ranks finish it from the checkpoint's sums (rank 0 carries them).
+    cut = str(out / "ckpt-cut")
+    model = DGAN(plain_config(training_steps=4, checkpoint_dir=cut))
+    model.train_numpy(plain_data(), progress_bar=False)
+    dist.barrier()  # rank 0 has written the checkpoint that every rank resumes from
+    model = DGAN(plain_config(training_steps=6, checkpoint_dir=cut))
+    model.train_numpy(plain_data(), progress_bar=False, resume_from=cut)
+    save_file(weights(model), str(out / f"cut-{rank}.safetensors"))
+    (out / f"cut-history-{rank}.json").write_text(json.dumps(model.history))
 
 
 if __name__ == "__main__":

@@ -22,7 +22,8 @@ import torch
 
 from dgan import DGAN, DGANConfig, OutputType
 from dgan.errors import DataError, ParameterError, SerializationError
-from dgan.storage.checkpoint import Checkpointer, find_resume_point, list_checkpoints
+from dgan.storage.checkpoint import find_resume_point, list_checkpoints
+from dgan.storage.checkpointer import Checkpointer
 from dgan.storage.model_file import ModelParts
 from dgan.train.loop import Budget
 from tiny import TINY_NETWORKS, tiny_config
@@ -205,17 +206,35 @@ def test_keeps_the_newest_checkpoints_and_they_load_as_models(tmp_path):
     _assert_identical(model, loaded)
 
 
+def test_pruning_never_deletes_the_checkpoint_just_written(tmp_path):
+    """Before: with checkpoint_keep=1 and the run's checkpoints 2 and 3 damaged, the run
+    resumed from 1 wrote checkpoint 2, then deleted it (and 1), keeping only damaged 3:
+    nothing was left to resume from."""
+    folder = tmp_path / "ckpt"
+    _train(tiny_config(epochs=3, checkpoint_dir=str(folder), checkpoint_every=1))
+    for number in (2, 3):
+        path = folder / f"checkpoint-00000{number}.dgan"
+        raw = bytearray(path.read_bytes())
+        raw[-100:] = bytes(b ^ 0xFF for b in raw[-100:])  # the checksum fails
+        path.write_bytes(bytes(raw))
+    config = tiny_config(epochs=2, checkpoint_dir=str(folder), checkpoint_keep=1)
+    resumed = _train(config, resume_from=folder)  # from 1: writes 2 over the damaged one
+    assert [n for n, _ in list_checkpoints(folder)] == [2, 3]  # 3: damaged, left alone
+    _assert_identical(resumed, DGAN.load(folder / "checkpoint-000002.dgan"))
+    assert find_resume_point(folder).path.name == "checkpoint-000002.dgan"
+
+
 def test_a_resumed_run_deletes_its_own_half_written_files_only(tmp_path):
     folder = tmp_path / "ckpt"
     _train(tiny_config(epochs=1, checkpoint_dir=str(folder)))
-    run_id = find_resume_point(folder).run["run_id"]
+    run_id = find_resume_point(folder).record.run_id
     own = folder / f".checkpoint-000002.dgan.{run_id}-0a1b2c.tmp"  # its write, killed
     foreign = folder / ".checkpoint-000002.dgan.feedfacefeedface-0a1b2c.tmp"
     own.write_bytes(b"half")
     foreign.write_bytes(b"half")
     _train(tiny_config(epochs=2, checkpoint_dir=str(folder)), resume_from=folder)
     assert not own.exists() and foreign.exists()
-    assert find_resume_point(folder).run["run_id"] == run_id  # the same run, continued
+    assert find_resume_point(folder).record.run_id == run_id  # the same run, continued
 
 
 def dataclass_replace(config: DGANConfig, **changes) -> DGANConfig:
@@ -244,7 +263,10 @@ def test_resuming_with_fewer_epochs_than_done_is_refused_before_any_work(tmp_pat
     folder = tmp_path / "ckpt"
     _train(tiny_config(epochs=3, checkpoint_dir=str(folder)))
     epochs = []
-    with pytest.raises(ParameterError, match=r"epochs=2 \(2 epochs\): .* trained 3 epochs"):
+    with pytest.raises(
+        ParameterError,
+        match=r"epochs=2: .* trained 3 epochs \(15 optimizer steps\) already.* give epochs=3 ",
+    ):
         _train(tiny_config(epochs=2), resume_from=folder, progress_callback=epochs.append)
     assert epochs == []
     with caplog.at_level(logging.WARNING, logger="dgan.storage.checkpoint"):
@@ -265,7 +287,8 @@ def test_a_run_resumes_with_its_own_config_whatever_large_data_says(tmp_path, la
     folder = str(tmp_path / "ckpt")
     _train(tiny_config(epochs=1, large_data=large_data, checkpoint_dir=folder))
     resumed = _train(tiny_config(epochs=2, large_data=large_data), resume_from=folder)
-    assert resumed.config.generator_ema_decay == (0.999 if large_data is True else None)
+    # auto: the batch size is tiny_config's, the rule picks the rest (the weight average)
+    assert resumed.config.generator_ema_decay == (None if large_data is False else 0.999)
     _assert_identical(resumed, _train(tiny_config(epochs=2, large_data=large_data)))
 
 
@@ -359,6 +382,21 @@ def test_training_one_model_again_continues_its_own_checkpoints(tmp_path):
     assert [n for n, _ in list_checkpoints(folder)] == [2, 3, 4]
 
 
+@pytest.mark.parametrize("link", ["symbolic", "hard"])
+def test_a_lock_file_that_is_a_link_is_refused_and_its_target_left_alone(tmp_path, link):
+    """Before: a dgan.lock linking to a user's file was truncated and overwritten with
+    the lock's JSON."""
+    folder, mine = tmp_path / "ckpt", tmp_path / "notes.txt"
+    folder.mkdir()
+    mine.write_text("the user's own notes")
+    (os.symlink if link == "symbolic" else os.link)(mine, folder / "dgan.lock")
+    epochs = []
+    with pytest.raises(ParameterError, match=f"dgan.lock' is a {link} link: dgan never writes"):
+        _train(tiny_config(checkpoint_dir=str(folder)), progress_callback=epochs.append)
+    assert mine.read_text() == "the user's own notes" and epochs == []
+    assert list_checkpoints(folder) == []
+
+
 def test_a_checkpoint_dir_that_cannot_be_a_folder_fails_before_training(tmp_path):
     (tmp_path / "file").write_text("not a folder")
     for where in (tmp_path / "file", tmp_path / "file" / "below"):
@@ -380,9 +418,13 @@ def test_resume_into_a_trained_model_is_refused(interrupted):
 @pytest.mark.parametrize(
     "change, field",
     [
-        ({"run_epochs_done": -5}, "checkpoint.run_epochs_done must be an integer >= 0"),
-        ({"run_epochs_done": "1"}, "checkpoint.run_epochs_done must be an integer >= 0"),
-        ({"run_epochs_done": 2}, "must be the 1 epochs of history"),
+        ({"epochs_done": -5}, "checkpoint.epochs_done must be an integer >= 0"),
+        ({"epochs_done": "1"}, "checkpoint.epochs_done must be an integer >= 0"),
+        ({"epochs_done": 2}, "must be the 1 epochs of history"),
+        ({"steps_done": None}, "checkpoint.steps_done is missing"),
+        ({"version": 3}, "checkpoint.version must be an integer from 1 to 2"),
+        ({"cut": {"batches_done": 0}}, "checkpoint.cut.batches_done must be an integer >= 1"),
+        ({"cut": []}, "checkpoint.cut must be an object"),
         ({"data_sha256": None}, "checkpoint.data_sha256 is missing"),
         ({"world_size": "1"}, "checkpoint.world_size must be an integer >= 1"),
         ({"history_offset": 1.0}, "checkpoint.history_offset must be an integer"),
@@ -434,7 +476,7 @@ def test_checkpoint_every_minutes_writes_at_the_first_epoch_end_after_that_time(
     tmp_path, monkeypatch
 ):
     clock = iter(range(0, 10_000, 40))  # each reading of the clock is 40 s later
-    monkeypatch.setattr("dgan.storage.checkpoint.time.monotonic", lambda: next(clock))
+    monkeypatch.setattr("dgan.storage.checkpointer.time.monotonic", lambda: next(clock))
     folder = tmp_path / "ckpt"
     config = tiny_config(
         epochs=4, checkpoint_dir=str(folder), checkpoint_every=100, checkpoint_every_minutes=1
@@ -508,7 +550,7 @@ class _Interrupt(Exception):
 def test_a_budget_in_steps_resumes_bit_identical_through_its_partial_epoch(tmp_path):
     """A run of 12 steps (5 per epoch: epochs of 5, 5 and 2) interrupted inside its partial
     last epoch resumes from the checkpoint after epoch 2 and ends as if never stopped."""
-    config = tiny_config(epochs=400, training_steps=12, seed=3)
+    config = tiny_config(training_steps=12, seed=3)
     folder = tmp_path / "ckpt"
     with_checkpoints = dataclasses.replace(config, checkpoint_dir=str(folder), checkpoint_every=1)
     whole = _train(config)
@@ -533,9 +575,69 @@ def test_a_run_that_spent_its_time_budget_resumes_to_nothing_more(tmp_path):
     assert [n for n, _ in list_checkpoints(folder)] == [1]  # written where time ran out
     again = _train(config, resume_from=folder)
     assert again.trainer.steps_done == 1 and len(again.history) == 1
+
+
+def test_a_time_budget_cut_resumes_the_rest_of_the_cut_epoch(tmp_path):
+    """Before: the resumed run went on at the next epoch; the 4 batches of epoch 0 that
+    time had cut off were never trained (and the history said 5 epochs)."""
+    folder = tmp_path / "ckpt"
+    config = tiny_config(epochs=5, training_minutes=1e-6, checkpoint_dir=str(folder))
+    _train(config)  # cut after the first of the 5 batches of epoch 0
     more_time = dataclasses.replace(config, training_minutes=60.0)
-    longer = _train(more_time, resume_from=folder)  # continues from the next epoch
-    assert len(longer.history) == 5 and longer.history[-1].get("time_budget_reached") is None
+    longer = _train(more_time, resume_from=folder)
+    assert longer.trainer.steps_done == 25 == sum(h["steps"] for h in longer.history)
+    assert [h["epoch"] for h in longer.history] == [0, 1, 2, 3, 4]
+    assert not any(h.get("time_budget_reached") for h in longer.history)
+    _assert_identical(longer, _train(tiny_config(epochs=5)))  # as if never cut
+
+
+def test_a_step_budget_resumed_with_a_larger_one_is_bit_identical_to_one_run(tmp_path):
+    """Before: training_steps=10 resumed with 20 trained 18 steps (the steps left in the
+    cut epoch were lost) and differed from an uninterrupted 20-step run."""
+    folder = str(tmp_path / "ckpt")
+    first = _train(tiny_config(training_steps=7, checkpoint_dir=folder))
+    assert [h["steps"] for h in first.history] == [5, 2]  # cut after 2 of 5 batches
+    point = find_resume_point(folder)
+    assert (point.record.epochs_done, point.record.steps_done) == (1, 7)
+    assert point.record.cut.batches_done == 2 and len(point.record.cut.permutation) == 40
+    resumed = _train(tiny_config(training_steps=20, checkpoint_dir=folder), resume_from=folder)
+    assert resumed.trainer.steps_done == 20 and [h["steps"] for h in resumed.history] == [5] * 4
+    _assert_identical(resumed, _train(tiny_config(training_steps=20)))
+    assert [n for n, _ in list_checkpoints(folder)] == [2, 4]  # 2: the cut one
+    same = _train(tiny_config(training_steps=20, checkpoint_dir=folder), resume_from=folder)
+    assert same.trainer.steps_done == 20 and len(same.history) == 4  # nothing left
+    with pytest.raises(
+        ParameterError,
+        match=r"trained 4 epochs \(20 optimizer steps\) already.* training_steps=20 or",
+    ):
+        _train(tiny_config(training_steps=19), resume_from=folder)
+
+
+def test_a_checkpoint_of_the_previous_format_still_resumes(tmp_path, caplog):
+    """Format-2 checkpoints hold version-1 resume records (run_epochs_done, which counted
+    a cut epoch as whole) and configs without the record of the fields set: they load and
+    resume as they did, from the next epoch, saying that the cut epoch's rest is lost."""
+    from dgan.storage.format import read_model_file, write_model_file
+
+    folder = tmp_path / "ckpt"
+    _train(tiny_config(training_steps=7, checkpoint_dir=str(folder)))
+    path = list_checkpoints(folder)[-1][1]
+    tensors, state = read_model_file(path)
+    new = state["checkpoint"]
+    old = {
+        "run_epochs_done": 2,
+        **{k: new[k] for k in ("history_offset", "data_sha256", "examples", "world_size")},
+        **{k: new[k] for k in ("stopped", "guard", "run_id")},
+    }
+    config = {k: v for k, v in state["config"].items() if k != "_given"}
+    tensors = {k: v for k, v in tensors.items() if not k.startswith("cut.")}
+    state = {**state, "checkpoint": old, "config": config, "format_version": 2}
+    write_model_file(path, tensors, state)
+    assert DGAN.load(path).config.training_steps == 7
+    with caplog.at_level(logging.WARNING, logger="dgan.storage.checkpoint"):
+        resumed = _train(tiny_config(training_steps=12), resume_from=folder)
+    assert "its rest is not trained" in caplog.text
+    assert resumed.trainer.steps_done == 7 + 2  # from epoch 2: 12 - 2 * 5 steps more
 
 
 @pytest.fixture
@@ -592,3 +694,46 @@ def test_command_line_resumes_from_a_checkpoint_file_into_its_folder(weather_csv
     (folder / "checkpoint-000002.dgan").unlink()
     assert main([*resumed, "--resume", first]) == 0
     assert [n for n, _ in list_checkpoints(folder)] == [1, 2]
+
+
+def test_command_line_resumes_a_step_budget_to_a_larger_one(weather_csv, tmp_path, capsys):
+    """Before: --training-steps 10 resumed with --training-steps 12 (4 steps per epoch)
+    said "nothing is left to train" and saved a model claiming 12 steps with 10 done."""
+    from dgan.cli.main import main
+
+    folder = str(tmp_path / "ckpt")
+    flags = ["--batch-size", "4", "--checkpoint-dir", folder]  # 16 series: 4 steps per epoch
+    first = _cli_train(weather_csv, "-o", str(tmp_path / "a.dgan"), "--training-steps", "10")
+    assert main([*first, *flags]) == 0
+    capsys.readouterr()
+    more = _cli_train(weather_csv, "-o", str(tmp_path / "b.dgan"), "--training-steps", "12")
+    assert main([*more, *flags, "--resume", folder]) == 0
+    out = capsys.readouterr().out
+    assert "10 of 12 steps trained (2 epochs and 2 of 4 steps), 2 left" in out
+    assert "resuming after epoch 2 and 2 of 4 steps: 1 epoch left (2 steps)" in out
+    assert "trained epoch 2 (1 epoch) on 16 series" in out
+    model = DGAN.load(tmp_path / "b.dgan")
+    assert model.trainer.steps_done == 12 == sum(h["steps"] for h in model.history)
+    assert model.config.training_steps == 12
+
+
+def test_command_line_summary_counts_the_series_and_names_a_spent_time_budget(
+    weather_csv, tmp_path, capsys
+):
+    """Before: the summary counted series as throughput x time of the last epoch ("on 8
+    series" for 16 when that epoch was half a budget's), and after a spent
+    --training-minutes the resumed run advised "a larger --epochs"."""
+    from dgan.cli.main import main
+
+    folder = str(tmp_path / "ckpt")
+    flags = ["--checkpoint-dir", folder, "--training-minutes", "0.000001"]  # one step
+    first = _cli_train(weather_csv, "-o", str(tmp_path / "a.dgan"), "--epochs", "3")
+    assert main([*first, *flags]) == 0  # 2 steps per epoch: the first epoch is cut in half
+    assert "trained 1 epoch on 16 series in " in capsys.readouterr().out
+    again = _cli_train(weather_csv, "-o", str(tmp_path / "b.dgan"), "--epochs", "4")
+    assert main([*again, *flags, "--resume", folder]) == 0
+    out = capsys.readouterr().out
+    spent = "its time budget, --training-minutes 1e-06, is spent (a larger --training-minutes"
+    assert f"nothing is left to train: {spent}" in out  # the resume note
+    assert "nothing left to train: the model had trained 1 epoch (" in out and spent in out
+    assert "--epochs" not in out.split("nothing left to train")[1]

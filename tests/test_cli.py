@@ -270,7 +270,7 @@ def test_precision_flag_reaches_the_config_and_the_history(tmp_path, monkeypatch
 def test_budget_flags_reach_the_config_and_the_training(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     long_frame().to_csv("data.csv", index=False)
-    Path("tiny.json").write_text(json.dumps({**TINY, "epochs": 400}))
+    Path("tiny.json").write_text(json.dumps({**TINY, "epochs": 400}))  # replaced by the flag
     args = ["train", "data.csv", "-o", "m.dgan", "--config", "tiny.json", *LONG_FLAGS]
     assert main([*args, "--training-steps", "3", "--training-minutes", "30"]) == 0
     model = DGAN.load("m.dgan")
@@ -318,7 +318,7 @@ def test_summary_reports_precision_and_guard_events_when_history_has_them():
 
     event = {"step": 7, "reason": "non-finite loss", "action": "fell back to fp32"}
     history = [epoch(0, "fp16", []), epoch(1, "fp16", [event]), epoch(2, "fp32", [])]
-    text = training_summary(history, seconds=1.5)
+    text = training_summary(history, seconds=1.5, n_series=50)
     assert "trained 3 epochs on 50 series in 1.5 s (100 examples/s" in text
     assert "precision: fp16 (epochs 0-1), fp32 (epochs 2-2)" in text
     assert "guard events: 1\n  epoch 1: step 7: non-finite loss -> fell back to fp32" in text
@@ -326,7 +326,7 @@ def test_summary_reports_precision_and_guard_events_when_history_has_them():
     # Histories without them (written by gretel-style callers): fp32, no events.
     unrecorded = ("precision", "guard_events")
     plain = [{k: v for k, v in h.items() if k not in unrecorded} for h in history]
-    text = training_summary(plain, seconds=1.5)
+    text = training_summary(plain, seconds=1.5, n_series=50)
     assert "precision: fp32" in text and "guard events: none" in text
 
 
@@ -559,6 +559,8 @@ def _write_config(kind: str) -> str:
         Path(kind).write_text('{"epochs": 5' + " " * 2_000_000 + "}")
     elif kind == "fifo.json":
         os.mkfifo(kind)
+    elif kind == "folder.toml":
+        Path(kind).mkdir()
     return kind
 
 
@@ -596,6 +598,7 @@ def test_checkpoint_settings_without_a_folder_are_refused(
         ("zero.json", "is not a regular file"),
         ("huge.json", "bytes long"),
         ("fifo.json", "is not a regular file"),
+        ("folder.toml", "is not a regular file"),  # before: "Is a directory: '4'"
     ],
 )
 def test_unreadable_config_files_are_errors_not_crashes_or_hangs(
@@ -631,6 +634,28 @@ def test_a_failed_generation_leaves_the_old_output_in_place(trained, monkeypatch
     args = ["generate", str(trained / "model.dgan"), "-n", "5", "-o", str(out), "--force"]
     assert main(args) == 130
     assert out.read_text() == "old\n" and [p.name for p in tmp_path.iterdir()] == ["kept.csv"]
+
+
+def test_an_unseen_category_in_the_last_attribute_row_is_reported_before_generating(
+    trained, monkeypatch, tmp_path, capsys
+):
+    """Before: the bad last row of 200,000 was reported after 54 s of generating the
+    chunks before it."""
+    monkeypatch.setattr("dgan.cli.chunked.GENERATE_CHUNK", 2)
+    calls = []
+    original = DGAN.generate_dataframe
+    monkeypatch.setattr(
+        DGAN,
+        "generate_dataframe",
+        lambda self, *a, **kw: calls.append(1) or original(self, *a, **kw),
+    )
+    wanted = tmp_path / "wanted.csv"
+    pd.DataFrame({"kind": ["calm", "wavy", "calm", "wavy", "stormy"]}).to_csv(wanted, index=False)
+    out = tmp_path / "out.csv"
+    args = ["generate", str(trained / "model.dgan"), "--attributes", str(wanted), "-o", str(out)]
+    assert main(args) == 1
+    assert "never seen in training: ['stormy']" in capsys.readouterr().err
+    assert calls == [] and not out.exists()
 
 
 # --------------------------------------------------------------- typos in flags
@@ -728,7 +753,8 @@ def test_a_blank_attribute_cell_is_called_a_missing_value(tmp_path):
     assert result.stderr.startswith(
         "dgan: error: Attribute 'kind' is missing (a blank cell) in some rows of example(s) 's0'"
     ), result.stderr
-    assert "move it to --features" in result.stderr and "not constant" not in result.stderr
+    assert "move it to --features" in result.stderr
+    assert "not constant within example(s)" not in result.stderr  # not the other problem
 
 
 # ---------------------------------------------------------------------------- resuming

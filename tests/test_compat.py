@@ -63,7 +63,7 @@ def test_readme_numpy_usage(attribute_data, feature_data, config):
     assert np.array(synthetic_features).shape == (18, 20, 2)
     assert set(synthetic_attributes[:, 1]) <= {0.0, 1.0, 2.0}
     assert set(np.array(synthetic_features)[:, :, 0].ravel()) <= {0, 1, 2, 3}
-    assert progress[-1].frac_completed == pytest.approx((len(progress) - 1) / len(progress))
+    assert progress[-1].frac_completed == 1.0  # the last batch done: all of them
 
 
 def test_no_attributes_and_config_changed_before_building(feature_data, config):
@@ -380,6 +380,22 @@ def test_gretel_error_phrases_and_classes(rng, config):
     one_and_a_bit = pd.DataFrame({"f": rng.random(8)})  # one whole chunk and 2 rows
     with pytest.raises(DataError, match="multiple examples to train"):
         DGAN(config).train_dataframe(one_and_a_bit, df_style="long")
+
+
+def test_train_dataframe_long_attribute_mismatch_nans(rng, config):
+    """gretel-synthetics' own test: an example whose attribute is blank in some rows and a
+    value in others. dgan explains the blank cells; gretel's phrase stays in the message
+    (before: the explanation replaced it, and gretel's test failed)."""
+    df = pd.DataFrame(
+        {"example_id": np.repeat(np.arange(10), repeats=5), "a": "foo", "f": rng.random(50)}
+    )
+    df.loc[0:5, "a"] = np.nan  # rows 0-5: all of example 0 and the first row of example 1
+    config.max_sequence_len = 5
+    with pytest.raises(DataError, match="not constant within each example") as error:
+        DGAN(config).train_dataframe(
+            df, example_id_column="example_id", attribute_columns=["a"], df_style="long"
+        )
+    assert "is missing (a blank cell) in some rows of example(s) 1" in str(error.value)
 
 
 @pytest.mark.parametrize("style", [DfStyle.LONG, "long"])

@@ -6,6 +6,7 @@ would, each on one thread (tests/distributed_worker.py).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import socket
@@ -172,6 +173,38 @@ def test_history_losses_are_the_same_on_every_rank(run):
     assert (run / "history-0.txt").read_text() == (run / "history-1.txt").read_text()
 
 
+LOSSES = ("discriminator_loss", "gradient_penalty", "generator_loss")
+
+
+def _losses(history: list[dict]) -> list[list[float]]:
+    return [[entry[name] for name in LOSSES] for entry in history]
+
+
+def test_history_losses_are_those_of_one_process(run):
+    """Before: every epoch's mean losses were divided by the number of processes (each
+    rank counted the whole batch's examples, and the counts were summed again)."""
+    model, _ = _one_process(worker.plain_config())
+    for rank in (0, 1):
+        history = json.loads((run / f"plain-history-{rank}.json").read_text())
+        assert [h["steps"] for h in history] == [h["steps"] for h in model.history]
+        np.testing.assert_allclose(_losses(history), _losses(model.history), rtol=1e-4)
+
+
+def test_resuming_an_epoch_cut_short_continues_its_sums_on_every_rank(run):
+    """The budget of 4 steps cut epoch 1 after 1 of 3 batches; resumed to 6 steps, both
+    ranks finish it with rank 0's carried sums: the history and weights of one process
+    training 6 steps."""
+    model, _ = _one_process(worker.plain_config(training_steps=6))
+    rank0, rank1 = _ranks(run, "cut")
+    for key, value in worker.weights(model).items():
+        assert torch.equal(rank0[key], rank1[key]), key
+        torch.testing.assert_close(rank0[key], value, rtol=0, atol=1e-5)
+    for rank in (0, 1):
+        history = json.loads((run / f"cut-history-{rank}.json").read_text())
+        assert [h["steps"] for h in history] == [3, 3]
+        np.testing.assert_allclose(_losses(history), _losses(model.history), rtol=1e-4)
+
+
 def test_the_saved_models_load_in_one_process(run):
     rank0, _ = _ranks(run, "bn")
     model = DGAN.load(run / "bn.dgan")
@@ -196,7 +229,7 @@ def test_resume_with_the_same_number_of_processes(run):
 
 def test_resume_with_another_number_of_processes_is_an_error(run):
     point = find_resume_point(run / "ckpt")
-    assert point.run["world_size"] == 2
+    assert point.record.world_size == 2
     model = DGAN(worker.plain_config(epochs=3))
     with pytest.raises(ParameterError, match="2 process\\(es\\), this one has 1"):
         model.train_numpy(worker.plain_data(), progress_bar=False, resume_from=run / "ckpt")

@@ -1,6 +1,6 @@
 """Quality levers: gradient-penalty norm, generator weight average, temporal critic,
-feature feedback, fakes shared by the critic and generator rounds, and the large-data
-settings chosen from the data's size."""
+feature feedback, fakes shared by the critic and generator rounds (the settings chosen
+from the data's size: tests/test_sizing.py)."""
 
 from __future__ import annotations
 
@@ -319,85 +319,3 @@ def test_large_data_recipe_sets_its_fields_and_yours_win():
     assert rates == (1e-4, 1e-4, 1e-4)
     with pytest.raises(ParameterError, match="batch_size"):
         DGANConfig.for_large_data(max_sequence_len=4, sample_len=2, batch_size=0)
-
-
-# ----- large-data settings chosen from the data's size -------------------------------------
-def _untouched_config(**kw) -> DGANConfig:
-    """Tiny networks, every large-data field at its default."""
-    from tiny import TINY_NETWORKS
-
-    base = dict(max_sequence_len=4, sample_len=2, epochs=1, cuda=False, seed=0)
-    return DGANConfig(**{**base, **TINY_NETWORKS, **kw})
-
-
-def test_auto_picks_the_settings_and_the_budget_from_the_number_of_series():
-    """One rule for every size (dgan.config.sizing), no switch at a threshold."""
-    from dgan.config.sizing import MAX_STEPS, MIN_STEPS, SIZE_SETTINGS
-
-    config = _untouched_config(epochs=400)  # epochs at its default: the rule picks the length
-    picked = {n: config.resolved_for(n) for n in (48, 256, 1000, 3661, 10**6)}
-    assert {n: c.batch_size for n, c in picked.items()} == {
-        48: 16,
-        256: 32,
-        1000: 64,
-        3661: 128,
-        10**6: 128,
-    }
-    assert {n: c.training_steps for n, c in picked.items()} == {
-        48: MIN_STEPS,
-        256: MIN_STEPS,
-        1000: MIN_STEPS,
-        3661: 400 * 29,  # 400 epochs of 29 batches of 128
-        10**6: MAX_STEPS,
-    }
-    for resolved in picked.values():
-        assert resolved.large_data is True
-        assert {k: getattr(resolved, k) for k in SIZE_SETTINGS} == SIZE_SETTINGS
-    assert config.large_data == "auto" and config.batch_size == 1024  # a new object
-    assert config.training_steps is None
-
-
-def test_a_length_you_set_is_kept_and_epochs_and_steps_are_not_both_set():
-    assert _untouched_config(epochs=7).resolved_for(256).training_steps is None
-    chosen = _untouched_config(epochs=400, training_steps=123).resolved_for(256)
-    assert chosen.training_steps == 123 and chosen.batch_size == 32
-    with pytest.raises(ParameterError, match="set one of them"):
-        _untouched_config(epochs=7, training_steps=123)
-
-
-def test_a_large_data_field_you_set_keeps_auto_off_and_true_keeps_your_field():
-    assert _untouched_config(generator_learning_rate=5e-4).resolved_for(10**5).batch_size == 1024
-    forced = _untouched_config(large_data=True, batch_size=64).resolved_for(10)
-    assert forced.batch_size == 64 and forced.generator_learning_rate == 1e-4
-    assert _untouched_config(large_data=False).resolved_for(10**5).batch_size == 1024
-    assert (
-        DGANConfig.gretel(max_sequence_len=4, sample_len=2).resolved_for(10**5).large_data is False
-    )
-    with pytest.raises(ParameterError, match="large_data must be True, False or 'auto'"):
-        _untouched_config(large_data="yes")
-
-
-def test_training_uses_the_settings_picked_for_its_size_and_keeps_them(rng, tmp_path, caplog):
-    config = _untouched_config()
-    features = rng.random((256, 4, 1))
-    model = DGAN(config)
-    plan = model.plan(features, warm_up_steps=0)
-    assert plan.large_data and plan.batch_size == 32 and "picked for 256 series" in str(plan)
-    with caplog.at_level("INFO", logger="dgan.prepare"):
-        model.train_numpy(features, progress_bar=False)
-    assert "settings picked for that size" in caplog.text
-    assert model.config.large_data is True and model.config.batch_size == 32
-    assert model.trainer.generator_ema is not None and model.generator.feature_feedback
-    assert config.large_data == "auto" and config.batch_size == 1024  # the caller's object
-    loaded = DGAN.load(model.save(tmp_path / "sized.dgan"))
-    assert loaded.config.batch_size == 32 and loaded.generator.feature_feedback
-
-
-def test_resuming_an_auto_run_continues_with_the_settings_picked_for_its_size(rng, tmp_path):
-    features = rng.random((1000, 4, 1))
-    folder = tmp_path / "checkpoints"
-    first = DGAN(_untouched_config(epochs=1, checkpoint_dir=str(folder)))
-    first.train_numpy(features, progress_bar=False)
-    resumed = DGAN(_untouched_config(epochs=2, checkpoint_dir=str(folder)))
-    resumed.train_numpy(features, progress_bar=False, resume_from=folder)
-    assert len(resumed.history) == 2 and resumed.config.batch_size == 64

@@ -116,6 +116,42 @@ def test_generates_in_batches_in_original_units(rng):
     assert values.min() >= 100 - 1e-6 and values.max() <= 200 + 1e-6
 
 
+def _generator_calls(model: DGAN, monkeypatch) -> list[int]:
+    """The batch size of each generator call from now on."""
+    calls: list[int] = []
+    forward = type(model.generator).forward
+
+    def counting(self, attribute_noise, *args, **kw):
+        calls.append(len(attribute_noise))
+        return forward(self, attribute_noise, *args, **kw)
+
+    monkeypatch.setattr(type(model.generator), "forward", counting)
+    return calls
+
+
+def test_generation_has_its_own_batch_size_and_it_never_changes_the_values(rng, monkeypatch):
+    """Before: generation ran in training's batches (16 here; the size rule picks 16 to
+    128), so 4,096 series took 256 generator calls."""
+    from dgan.sampling import GENERATION_BATCH, generation_batch_size
+
+    model = _train(rng.normal(size=(16, 4, 1)))
+    calls = _generator_calls(model, monkeypatch)
+    noise = model.attribute_noise_func(100), model.feature_noise_func(100)
+    _, one_call = model.generate_numpy(attribute_noise=noise[0], feature_noise=noise[1])
+    assert calls == [100]
+    calls.clear()
+    _, in_batches = model.generate_numpy(
+        attribute_noise=noise[0], feature_noise=noise[1], batch_size=30
+    )
+    assert calls == [30, 30, 30, 10]
+    np.testing.assert_allclose(np.stack(in_batches), np.stack(one_call), rtol=1e-6, atol=1e-7)
+    assert generation_batch_size(model.config, model.encoder) == GENERATION_BATCH
+    long = dict(model.config.to_dict(), max_sequence_len=40_000, sample_len=1)
+    assert generation_batch_size(DGANConfig(**long), model.encoder) < 1024  # bounded by memory
+    with pytest.raises(ParameterError, match=r"batch_size must be None .* or a positive integer"):
+        model.generate_numpy(3, batch_size=0)
+
+
 def test_no_attributes_only_discrete_features_single_feature(rng):
     features = rng.choice(["up", "down"], size=(16, 4, 1)).astype(object)
     model = _train(features)

@@ -274,6 +274,20 @@ def test_clipping_uses_the_true_gradient_norm():
     torch.testing.assert_close(norms[1], torch.tensor(0.05), rtol=1e-3, atol=0)
 
 
+@pytest.mark.parametrize("precision", [Precision.FP32, Precision.BF16, Precision.FP16])
+def test_a_step_counts_as_skipped_only_when_it_is(precision):
+    """Before: in fp32 and bf16 with max_grad_norm, a NaN gradient counted as a skipped
+    step although the optimizer applied it (only fp16's loss scaler skips steps)."""
+    net = torch.nn.Linear(4, 1)
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    policy = PrecisionPolicy(CPU, precision, max_grad_norm=1.0)
+    loss = net(torch.ones(2, 4)).float().sum() * float("nan")  # NaN gradients
+    before = net.weight.detach().clone()
+    skipped = bool(policy.backward_and_step(loss, policy.critic_scaler, [opt]))
+    applied = not torch.equal(net.weight.detach(), before)
+    assert skipped == (precision == Precision.FP16) and applied != skipped
+
+
 # ----- divergence guard -------------------------------------------------------------------
 def _poison_at(step_to_poison: int, model_holder: list):
     calls = {"n": 0}

@@ -8,6 +8,7 @@ import os
 import pickle
 import stat
 import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -191,6 +192,48 @@ def test_save_leaves_no_temporary_files_and_overwrites(saved):
     model, path = saved
     model.save(path)
     assert [p.name for p in path.parent.iterdir()] == [path.name]
+
+
+# A process killed (os._exit: no cleanup) while a checkpoint's bytes are being written: a
+# watcher thread kills it at the first file in the folder that is not the empty temporary
+# dgan creates first (its name carries the run's tag), e.g. one safetensors makes itself.
+KILLED_WHILE_WRITING = """
+import os, sys, threading, torch
+from pathlib import Path
+from dgan.storage.format import write_model_file
+
+folder = Path(sys.argv[1])
+path = folder / "checkpoint-000001.dgan"
+
+def watch():
+    while True:
+        for entry in os.scandir(folder):
+            ours = entry.name.startswith(".checkpoint-000001.dgan.feedfacefeedface-")
+            if not ours or entry.stat().st_size > 0:
+                os._exit(9)
+
+threading.Thread(target=watch, daemon=True).start()
+write_model_file(path, {"w": torch.zeros(25_000_000)}, {}, tag="feedfacefeedface-")
+os._exit(0)  # the write ended before the watcher saw it: nothing was left to see
+"""
+
+
+def test_a_write_killed_midway_leaves_only_its_own_temporary(tmp_path):
+    """Before: safetensors' save_file wrote through its own ``.tmpXXXXXX`` file, which a
+    process killed during the write left in the checkpoint folder (the size of the
+    model), where no run could tell it was its own."""
+    import subprocess
+
+    script = tmp_path / "write.py"
+    script.write_text(KILLED_WHILE_WRITING)
+    folder = tmp_path / "ckpt"
+    folder.mkdir()
+    src = str(Path(__file__).parents[1] / "src")
+    env = {**os.environ, "PYTHONPATH": src, "OMP_NUM_THREADS": "1"}
+    done = subprocess.run([sys.executable, str(script), str(folder)], env=env, timeout=240)
+    assert done.returncode in (0, 9)
+    left = [p.name for p in folder.iterdir()]
+    assert all(n.startswith(".checkpoint-000001.dgan.feedfacefeedface-") for n in left), left
 
 
 # ------------------------------------------------------- untrusted or broken files

@@ -12,7 +12,8 @@ from tiny import tiny_config
 
 
 def _model(**kw) -> DGAN:
-    return DGAN(tiny_config(**{"epochs": 2, **kw}))
+    length = {} if "training_steps" in kw else {"epochs": 2}
+    return DGAN(tiny_config(**{**length, **kw}))
 
 
 def _data(rng, n=20):
@@ -183,7 +184,7 @@ def test_a_budget_in_steps_ends_with_a_partial_epoch(rng):
     """20 examples in batches of 8: 3 steps per epoch; 7 steps are 2 epochs and 1 step."""
     features, attributes = _data(rng)
     seen: list[ProgressInfo] = []
-    model = _model(epochs=400, training_steps=7)  # epochs at its default: steps decide
+    model = _model(training_steps=7)
     model.train_numpy(
         features,
         attributes=attributes,
@@ -194,7 +195,7 @@ def test_a_budget_in_steps_ends_with_a_partial_epoch(rng):
     assert [h["steps"] for h in model.history] == [3, 3, 1]
     assert model.trainer.steps_done == 7 == len(seen)
     assert [p.step for p in seen] == list(range(7)) and seen[-1].total_steps == 7
-    assert seen[-1].frac_completed == 6 / 7  # gretel's convention: batches before this one
+    assert seen[-1].frac_completed == 1.0  # the batch just done counts: all 7 are done
     assert [p.epoch for p in seen] == [0, 0, 0, 1, 1, 1, 2]
 
 

@@ -14,11 +14,22 @@ TINY_NETWORKS = dict(
 
 
 def tiny_config(**overrides) -> DGANConfig:
-    """A seeded, one-epoch CPU config with tiny networks; ``overrides`` win.
+    """A seeded, one-epoch CPU config with tiny networks and gretel's settings at any size
+    (``large_data=False``: the tests that use it test other things); ``overrides`` win.
 
     Example:
         >>> tiny_config(epochs=3).epochs, tiny_config().feature_num_units
         (3, 16)
     """
-    base = dict(max_sequence_len=6, sample_len=3, epochs=1, batch_size=8, cuda=False, seed=0)
+    base = dict(
+        max_sequence_len=6,
+        sample_len=3,
+        epochs=1,
+        batch_size=8,
+        cuda=False,
+        seed=0,
+        large_data=False,
+    )
+    if "training_steps" in overrides:  # the length in steps: no epochs beside it
+        del base["epochs"]
     return DGANConfig(**{**base, **TINY_NETWORKS, **overrides})

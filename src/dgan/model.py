@@ -35,14 +35,15 @@ from dgan.networks import Critic, Generator
 from dgan.planning import TrainingPlan, make_plan
 from dgan.prepare import ArraySource, FrameSource, Source, prepare, source_of
 from dgan.sampling import AttributesAndFeatures, Sampler
-from dgan.storage.checkpoint import Checkpointer, ResumePoint, resume_point
+from dgan.storage.checkpoint import Restored, ResumePoint, resume_point
+from dgan.storage.checkpointer import Checkpointer
 from dgan.storage.model_file import ModelFile, ModelParts, inconsistent_file_errors, loading_device
 from dgan.tabular.columns import Columns
 from dgan.tabular.frames import FrameLayout, attributes_frame_to_array
 from dgan.tabular.to_frame import generated_frame
 from dgan.train.batch import Batch
 from dgan.train.distributed import training_device
-from dgan.train.loop import Budget, ProgressInfo, fit
+from dgan.train.loop import Budget, ProgressInfo, continued_history, fit
 from dgan.train.trainer import Trainer
 
 
@@ -102,11 +103,8 @@ class DGAN:
         layout: FrameLayout | None = None,
         device: torch.device | None = None,
     ) -> None:
-        """Create networks, optimizers and RNG streams for a fitted encoder.
-
-        Training builds the model on its first call; `load` builds it from a file. Call
-        it yourself only to set up a model around an encoder you fitted.
-        """
+        """Create networks, optimizers and RNG streams for a fitted encoder (training
+        does on its first call, `load` from a file; call it only around your own encoder)."""
         if self.is_built:
             raise ParameterError("This model is built already; create a new DGAN to rebuild.")
         if device is not None:
@@ -290,7 +288,7 @@ class DGAN:
         collective = trainer.join_processes(data, [self.sampler.rng])  # None in one process
         world = 1 if collective is None else collective.world_size
         budget = Budget.of(self.config, len(data.features))
-        start_epoch, offset = 0, len(self.history)
+        restored = Restored(0, None, len(self.history), self.history)  # a new training call
         point = None if resume_from is None else resume_point(resume_from)
         if point is not None:
             if self.history or trainer.steps_done:
@@ -298,13 +296,15 @@ class DGAN:
                     "resume_from restores a training run into a new model, but this model "
                     "has trained already; create a new DGAN with the same config to resume."
                 )
-            start_epoch, offset, self.history = point.resume(self._parts(), data, world, budget)
+            restored = point.resume(self._parts(), data, world, budget)
+        self.history, offset, cut = restored.history, restored.history_offset, restored.cut
         writer = None
         if self.config.checkpoint_dir is not None:  # the folder is this run's from here on
             main = collective is None or collective.is_main
             writer = Checkpointer(
-                self._parts(), data, self.history, offset, budget, world, main, self._run_id, point
-            )
+                self._parts(), data, self.history, offset, budget, world, main, self._run_id,
+                point, cut,
+            )  # fmt: skip
         with writer or contextlib.nullcontext():
             self._run_id = self._run_id if writer is None else writer.run_id
             records = fit(
@@ -313,11 +313,13 @@ class DGAN:
                 budget,
                 progress_callback,
                 progress_bar,
-                start_epoch=start_epoch,
+                start_epoch=restored.start_epoch,
+                cut=cut,
                 seconds_used=sum(h.get("wall_time_s") or 0.0 for h in self.history[offset:]),
                 on_epoch_end=None if writer is None else writer.on_epoch_end,
             )
-        self.history.extend(r.renumbered(offset).as_dict() for r in records)
+        trained = [r.renumbered(offset).as_dict() for r in records]
+        self.history[:] = continued_history(self.history, trained, cut)
 
     def _train(
         self,
@@ -362,6 +364,7 @@ class DGAN:
         feature_noise: np.ndarray | torch.Tensor | None = None,
         attributes: np.ndarray | None = None,
         precision: str | None = None,
+        batch_size: int | None = None,
     ) -> AttributesAndFeatures:
         """Generate ``n`` synthetic examples in the original units.
 
@@ -373,6 +376,8 @@ class DGAN:
                 series (and their ranges) are generated for these attributes.
             precision: run the generator under "fp16", "bf16", "auto" or "fp32"
                 autocast (default: fp32). Output is always float data in original units.
+            batch_size: series per generator call (speed and memory, never the values);
+                None: up to 4096, fewer for long series (`dgan.sampling.generation_batch_size`).
 
         Returns:
             ``(attributes, features)``: an (n, attributes) array, or None for a model
@@ -392,7 +397,7 @@ class DGAN:
         """
         self._require_built()
         return self.sampler.generate(
-            n, attribute_noise, feature_noise, attributes, precision, as_numbers=True
+            n, attribute_noise, feature_noise, attributes, precision, batch_size, as_numbers=True
         )
 
     def generate_dataframe(
@@ -402,11 +407,12 @@ class DGAN:
         feature_noise: np.ndarray | torch.Tensor | None = None,
         attributes: pd.DataFrame | None = None,
         precision: str | None = None,
+        batch_size: int | None = None,
     ) -> pd.DataFrame:
         """Generate a DataFrame with the training frame's columns, order and dtypes.
 
         Args:
-            n, attribute_noise, feature_noise, precision: as in `generate_numpy`.
+            n, attribute_noise, feature_noise, precision, batch_size: as in `generate_numpy`.
             attributes: a frame with the attribute columns (one row per example, or a
                 LONG frame with an example id column) to condition generation on.
 
@@ -430,15 +436,13 @@ class DGAN:
         if attributes is not None:
             given = attributes_frame_to_array(attributes, self.data_frame_layout)
         generated_attributes, features = self.sampler.generate(
-            n, attribute_noise, feature_noise, given, precision
+            n, attribute_noise, feature_noise, given, precision, batch_size
         )
         return generated_frame(generated_attributes, features, self.data_frame_layout)
 
     def attribute_noise_func(self, n: int) -> torch.Tensor:
-        """(n, attribute_noise_dim) noise from the model's generation RNG (gretel's name).
-
-        Pass it, with `feature_noise_func`'s, to `generate_numpy` to reproduce output.
-        """
+        """(n, attribute_noise_dim) noise from the generation RNG (gretel's name): pass it,
+        with `feature_noise_func`'s, to `generate_numpy` to reproduce output."""
         self._require_built()
         return self.sampler.attribute_noise(n)
 
@@ -460,8 +464,7 @@ class DGAN:
 
         Weights, optimizer moments and RNG states go in safetensors; config, encoders,
         DataFrame layout and history as JSON. Continue training or generate after `load`.
-        After distributed training only rank 0 writes (on the other processes it writes
-        nothing), so calling it on every process or only on rank 0 both work.
+        After distributed training only rank 0 writes: call it on every process or rank 0.
 
         Example:
             >>> import tempfile, numpy as np

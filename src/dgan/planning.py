@@ -12,7 +12,8 @@ Its ``warnings`` name settings or columns that are likely mistakes, each with th
 Example:
     >>> import numpy as np
     >>> from dgan import DGAN, DGANConfig
-    >>> model = DGAN(DGANConfig(max_sequence_len=4, sample_len=2, batch_size=64, cuda=False))
+    >>> model = DGAN(DGANConfig(max_sequence_len=4, sample_len=2, batch_size=64, epochs=10,
+    ...                         cuda=False))
     >>> plan = model.plan(np.random.default_rng(0).random((40, 4, 1)), warm_up_steps=0)
     >>> plan.steps_per_epoch, plan.warnings[0].split(":")[0]
     (1, 'batch_size 64 >= 40 examples')
@@ -31,7 +32,7 @@ import pandas as pd
 import torch
 
 from dgan.config import DfStyle, DGANConfig, OutputType
-from dgan.config.sizing import DEFAULT_EPOCHS, MAX_STEPS, MIN_STEPS, SMALL_DATA
+from dgan.config.sizing import DEFAULT_EPOCHS, MAX_STEPS, MIN_STEPS, SIZE_SETTINGS, SMALL_DATA
 from dgan.precision import (
     Precision,
     bf16_is_native,
@@ -113,7 +114,7 @@ class TrainingPlan:
     small_data: str = ""  # with few series: what to expect and what to try ("" otherwise)
     minutes: float | None = None  # the time budget (training_minutes)
     missing_values: str = ""  # what the repair of missing values does ("" when none are)
-    epochs_done: int = 0  # resuming: epochs the checkpoint has trained (set by the caller)
+    steps_done: int = 0  # resuming: optimizer steps its run has trained (set by the caller)
     # resuming: seconds the interrupted run trained, which its time budget counts (caller)
     seconds_done: float = 0.0
     processes: int = 1  # under torchrun: the processes that train together
@@ -140,13 +141,14 @@ class TrainingPlan:
 
     @property
     def epochs_left(self) -> int:
-        """Epochs still to train: all, unless a resumed run has trained some."""
-        return max(0, self.epochs - self.epochs_done)
+        """Epochs still to train (the rest of an epoch cut short counts as one): all,
+        unless a resumed run has trained some."""
+        return max(0, self.epochs - self.steps_done // self.steps_per_epoch)
 
     @property
     def steps_left(self) -> int:
         """Optimizer steps still to train: all, unless a resumed run has trained some."""
-        return max(0, self.steps - self.epochs_done * self.steps_per_epoch)
+        return max(0, self.steps - self.steps_done)
 
     def to_json_dict(self) -> dict[str, Any]:
         """The plan as JSON-native values."""
@@ -162,7 +164,7 @@ class TrainingPlan:
         shortest, longest = self.lengths
         lengths = f"length {longest}" if shortest == longest else f"lengths {shortest}..{longest}"
         lines = ["training plan:", f"  {self.n_examples} examples, {lengths}"]
-        resumed = self.epochs_done > 0
+        resumed = self.steps_done > 0
         if self.missing_values:
             lines.append(f"  {self.missing_values}")
         for c in self.columns:
@@ -177,7 +179,7 @@ class TrainingPlan:
             *([f"  settings: {self.settings_reason}"] if self.settings_reason else []),
             # said when a run starts; a resumed run has said it
             *([f"  small data: {self.small_data}"] if self.small_data and not resumed else []),
-            *([self._resuming()] if resumed else []),
+            *([f"  {_resuming(self)}"] if resumed else []),
             f"  precision {self.precision}: {self.precision_reason}",
             f"  device {self.device}, {_count(self.threads, 'CPU thread')}"
             if self.processes == 1
@@ -185,7 +187,7 @@ class TrainingPlan:
             f"{_count(self.threads, 'CPU thread')} each",
         ]
         if self.seconds_per_step is not None:
-            left = " for the epochs left" if self.epochs_done else ""
+            left = " for the epochs left" if self.steps_done else ""
             together = f" of the {self.processes} processes" if self.processes > 1 else ""
             capped = self.minutes is not None and self.estimated_seconds == self.seconds_left
             lines.append(
@@ -196,23 +198,26 @@ class TrainingPlan:
         lines += [f"warning: {w}" for w in self.warnings]
         return "\n".join(lines)
 
-    def _resuming(self) -> str:
-        """A resumed run's line: epochs and steps left, and which clock the time budget reads."""
-        line = (
-            f"  resuming after epoch {self.epochs_done}: {_count(self.epochs_left, 'epoch')} "
-            f"left ({_count(self.steps_left, 'step')})"
-        )
-        if self.minutes is None:
-            return line
-        return (
-            f"{line}; the time budget of {self.minutes:g} min counts the whole run's training: "
-            f"{_duration(self.seconds_done)} before this resume, {_duration(self.seconds_left)} "
-            "left"
-        )
-
 
 def _count(n: int, noun: str) -> str:
     return f"{n:,} {noun}" + ("" if n == 1 else "s")
+
+
+def _resuming(plan: TrainingPlan) -> str:
+    """Where a resumed run goes on ("resuming after epoch 2 and 3 of 5 steps: ..."), and
+    which clock its time budget reads."""
+    whole, rest = divmod(plan.steps_done, plan.steps_per_epoch)
+    where = f"epoch {whole}" + (f" and {rest} of {plan.steps_per_epoch} steps" if rest else "")
+    line = (
+        f"resuming after {where}: {_count(plan.epochs_left, 'epoch')} left "
+        f"({_count(plan.steps_left, 'step')})"
+    )
+    if plan.minutes is None:
+        return line
+    return (
+        f"{line}; the time budget of {plan.minutes:g} min counts the whole run's training: "
+        f"{_duration(plan.seconds_done)} before this resume, {_duration(plan.seconds_left)} left"
+    )
 
 
 def _epochs(plan: TrainingPlan) -> str:
@@ -272,7 +277,8 @@ def make_plan(
         processes=world_size(),
     )
     plan.missing_values = repair_missing(arrays, config)[1]  # as training will repair them
-    plan.warnings = _warnings(plan, arrays, layout, checked.frame)
+    in_epochs = config.training_steps is None  # the budget: epochs, not optimizer steps
+    plan.warnings = _warnings(plan, arrays, layout, checked.frame, in_epochs)
     if warm_up_steps > 0:
         plan.seconds_per_step = _warm_up(config, checked, device, warm_up_steps)
     return plan
@@ -295,14 +301,23 @@ def _budget_reason(asked: DGANConfig, config: DGANConfig, n: int) -> str:
 
 
 def _settings_reason(asked: DGANConfig, config: DGANConfig, n: int) -> str:
-    """Which settings follow the data's size (large_data), or "" when gretel's apply."""
+    """Which settings follow the data's size (large_data), or "" when none do."""
     if not config.large_data:
         return ""
     how = "picked for" if asked.large_data == "auto" else "large_data=True for"
+    picked = [name for name in SIZE_SETTINGS if name not in asked.fields_set]
+    rates = [name for name in picked if name.endswith("learning_rate")]
+    words = [f"learning rates {config.generator_learning_rate:g}"] if len(rates) == 3 else []
+    words += [f"{name} {getattr(config, name):g}" for name in rates if len(rates) < 3]
+    if "generator_ema_decay" in picked:
+        words.append(f"generator weight average {config.generator_ema_decay}")
+    if "feature_feedback" in picked:
+        words.append(f"feature feedback {'on' if config.feature_feedback else 'off'}")
+    mine = sorted(asked.fields_set & {"batch_size", *SIZE_SETTINGS})
     return (
-        f"{how} {n:,} series: learning rates {config.generator_learning_rate:g}, "
-        f"generator weight average {config.generator_ema_decay}, feature feedback "
-        f"{'on' if config.feature_feedback else 'off'} (large_data=False: gretel's)"
+        f"{how} {n:,} series: {', '.join(words) or 'the batch size and budget only'}"
+        + (f"; yours: {', '.join(mine)}" if mine else "")
+        + " (large_data=False: gretel's)"
     )
 
 
@@ -399,10 +414,13 @@ def _warnings(
     arrays: TrainingArrays,
     layout: FrameLayout | None,
     frame: pd.DataFrame | None,
+    in_epochs: bool = True,
 ) -> list[str]:
     warnings = []
     n = plan.n_examples
-    if plan.batch_size >= n and not plan.large_data:
+    # One-step epochs learn little when the budget is in epochs (large_data=True or False,
+    # epochs given); a budget in steps trains as many whatever the epochs.
+    if plan.batch_size >= n and in_epochs and suggested_batch_size(n) < plan.batch_size:
         warnings.append(
             f"batch_size {plan.batch_size} >= {n} examples: every epoch is a single "
             "optimizer step, which learns little; set batch_size to "

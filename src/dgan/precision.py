@@ -340,7 +340,9 @@ class PrecisionPolicy:
         gradients (distributed training all-reduces them there).
 
         Returns a device bool tensor: True when the step was skipped (inf/NaN gradients,
-        the normal fp16 overflow that the scaler backs off from). Never syncs with the
+        the normal fp16 overflow that the scaler backs off from). Without loss scaling
+        (fp32, bf16) no step is skipped: a non-finite gradient is applied, and the
+        divergence guard finds it in the weights at its next check. Never syncs with the
         host: GradScaler passes found-inf to fused optimizers on the device.
         """
         for opt in optimizers:
@@ -356,7 +358,8 @@ class PrecisionPolicy:
                 params = [p for g in opt.param_groups for p in g["params"] if p.grad is not None]
                 # Returns the (unclipped) total norm as a device tensor: no host sync.
                 norm = torch.nn.utils.clip_grad_norm_(params, limit)
-                skipped = skipped | ~torch.isfinite(norm)
+                if scaler.is_enabled():  # the scaler skips a step with inf/NaN gradients
+                    skipped = skipped | ~torch.isfinite(norm)
         for opt in optimizers:
             scaler.step(opt)
         if self.static_scale is not None and scaler.is_enabled():

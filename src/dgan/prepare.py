@@ -216,12 +216,13 @@ def settle(config: DGANConfig, n_series: int) -> DGANConfig:
     so in the log when the data's size chose the large-data settings."""
     resolved = config.resolved_for(n_series)
     if resolved.large_data and config.large_data == "auto":
-        changed = ", ".join(
-            f"{name}={getattr(resolved, name)}"
+        changed = "".join(
+            f"{name}={getattr(resolved, name)}, "
             for name in ("batch_size", "generator_learning_rate", "training_steps")
+            if name not in config.fields_set  # picked, not the caller's
         )
         logger.info(
-            "%d series: training with the settings picked for that size (%s, ...; "
+            "%d series: training with the settings picked for that size (%s...; "
             "docs/quality.md); large_data=False keeps gretel's.",
             n_series,
             changed,

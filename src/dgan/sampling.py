@@ -1,7 +1,10 @@
 """Generation: the `Sampler` turns noise (and optionally requested attributes) into
 decoded examples with a trained generator. It runs the generator in eval mode under the
-requested precision, in batches, and puts the generator back as it found it; its noise
-comes from `dgan.noise` (RNG stream 1 of the config's seed).
+requested precision, in batches of its own size (`generation_batch_size`, not training's:
+without gradients a generator call holds far less, and few large calls are much faster
+than many small ones), and puts the generator back as it found it; its noise comes from
+`dgan.noise` (RNG stream 1 of the config's seed), drawn for all series at once, so the
+batch size never changes what is generated.
 """
 
 from __future__ import annotations
@@ -24,12 +27,38 @@ logger = logging.getLogger(__name__)
 
 AttributesAndFeatures = tuple[np.ndarray | None, list[np.ndarray]]
 
+GENERATION_BATCH = 4096
+"""The most series one generator call generates by default (`generation_batch_size`)."""
+GENERATION_MEMORY = 256 * 2**20
+"""Bytes of activations one generator call may hold by default: long series and wide
+networks get smaller batches."""
+
+
+def generation_batch_size(config: DGANConfig, encoder: DataEncoder) -> int:
+    """Series per generator call when none is asked for: `GENERATION_BATCH`, or fewer
+    where one series' activations (LSTM gates and states, output and noise at every step,
+    in float32) would take more than `GENERATION_MEMORY` in all.
+
+    Example:
+        >>> from dgan import DGAN, DGANConfig
+        >>> model = DGAN(DGANConfig(max_sequence_len=4, sample_len=2, epochs=1, cuda=False))
+        >>> model.train_numpy(np.random.default_rng(0).random((8, 4, 1)), progress_bar=False)
+        >>> generation_batch_size(model.config, model.encoder)
+        4096
+    """
+    steps = config.max_sequence_len // config.sample_len
+    lstm = 5 * config.feature_num_units * config.feature_num_layers  # 4 gates and the state
+    per_step = lstm + config.sample_len * encoder.feature_dim + config.feature_noise_dim
+    attribute_mlps = 2 * config.attribute_num_units * config.attribute_num_layers
+    per_series = 4 * (steps * per_step + attribute_mlps)  # bytes of float32
+    return int(max(1, min(GENERATION_BATCH, GENERATION_MEMORY // per_series)))
+
 
 class Sampler:
     """Generate decoded examples from a trained generator.
 
     Args:
-        config: the model's config (noise sizes, generation batch size, seed).
+        config: the model's config (noise sizes, network sizes, seed).
         encoder: the fitted `DataEncoder` (decodes the generator's output).
         generator: the trained `Generator`.
         device: where the generator lives.
@@ -80,6 +109,7 @@ class Sampler:
         feature_noise: np.ndarray | torch.Tensor | None = None,
         attributes: np.ndarray | None = None,
         precision: str | None = None,
+        batch_size: int | None = None,
         *,
         as_numbers: bool = False,
     ) -> AttributesAndFeatures:
@@ -99,9 +129,16 @@ class Sampler:
                     "one attribute row per example."
                 )
             n = len(condition)
+        if batch_size is not None and not (is_int(batch_size) and batch_size > 0):
+            raise ParameterError(
+                f"batch_size must be None (the default, {GENERATION_BATCH} series at most, "
+                f"fewer for long series) or a positive integer, got {short_repr(batch_size)}."
+            )
         attribute_noise, feature_noise = self._check_noise(n, attribute_noise, feature_noise)
         policy = PrecisionPolicy(self.device, resolve_precision(precision or "fp32", self.device))
-        encoded = self.generate_encoded(attribute_noise, feature_noise, condition, policy)
+        encoded = self.generate_encoded(
+            attribute_noise, feature_noise, condition, policy, batch_size
+        )
         generated_attributes, features = self.encoder.inverse(encoded)
         if requested is not None:
             for j, enc in enumerate(self.encoder.attribute_encoders):
@@ -119,14 +156,16 @@ class Sampler:
         feature_noise: torch.Tensor,
         condition: torch.Tensor | None,
         policy: PrecisionPolicy,
+        batch_size: int | None = None,
     ) -> EncodedData:
-        """Run the generator in eval mode under ``policy``, in batches; restore its state."""
+        """Run the generator in eval mode under ``policy``, ``batch_size`` series per call
+        (None: `generation_batch_size`); restore its state."""
         generator = self.generator
         was_training, lstm_in_fp32 = generator.training, generator.lstm_in_fp32
         generator.eval()
         policy.configure(generator)
         parts: list[list[torch.Tensor | None]] = [[], [], []]
-        batch = self.config.batch_size
+        batch = batch_size or generation_batch_size(self.config, self.encoder)
         try:
             with torch.inference_mode(), policy.autocast():
                 for start in range(0, len(attribute_noise), batch):

@@ -27,6 +27,7 @@ import pandas as pd
 
 from dgan.cli.tables import TableWriter
 from dgan.model import DGAN
+from dgan.tabular.frames import attributes_frame_to_array
 from dgan.tabular.to_frame import renumber_examples
 
 GENERATE_CHUNK = 10_000
@@ -44,10 +45,14 @@ def write_generated(
 
     Returns ``(series, rows)`` written. ``attributes`` is a frame of attribute values as
     `DGAN.generate_dataframe` takes it; a LONG one (several rows per example id) is
-    generated in one piece. ``chunk_size`` defaults to `GENERATE_CHUNK`.
+    generated in one piece. All its rows are checked first, so that a bad row (a category
+    never seen in training, say) is reported before generating, not after the chunks
+    before it. ``chunk_size`` defaults to `GENERATE_CHUNK`.
     """
     layout = model.data_frame_layout
     chunk_size = chunk_size or GENERATE_CHUNK
+    if attributes is not None:  # every row checked before any series is generated
+        model.sampler.encode_condition(attributes_frame_to_array(attributes, layout))
     series = rows = 0
     with TableWriter(path) as writer:
         for chunk_n, chunk_attributes in _chunks(n, attributes, layout, chunk_size):

@@ -22,7 +22,7 @@ from dgan.cli.demo import run_demo
 from dgan.cli.messages import check_not_long, flag_words, hint_long_data, in_flag_words
 from dgan.cli.outputs import check_checkpoint_paths, check_outputs
 from dgan.cli.progress import evaluation_progress, training_progress
-from dgan.cli.resume import epochs_done, interrupted_advice, resume_note, seconds_done
+from dgan.cli.resume import interrupted_advice, nothing_left, resume_note, steps_done
 from dgan.cli.summary import metrics_table, training_summary
 from dgan.cli.tables import read_table, require_module
 from dgan.config import DfStyle, DGANConfig
@@ -49,15 +49,23 @@ def run_train(args: argparse.Namespace) -> None:
     point = find_resume_point(args.resume) if args.resume else None  # read once, here
     df = read_table(args.data)
     try:
-        model, seconds = _plan_and_train(args, columns, settings, df, point)
+        model, seconds, plan = _plan_and_train(args, columns, settings, df, point)
     except KeyboardInterrupt as interrupt:  # Ctrl-C (or SIGTERM): say what is left
         interrupt.advice = interrupted_advice(settings.get("checkpoint_dir"), args.resume)
         raise
     if model is None:  # --dry-run
         return
     path = model.save(args.output)
-    before = 0 if point is None else len(point.history)
-    print(training_summary(model.history, seconds, first_epoch=before))
+    # The epochs this run trained: after the checkpoint's whole ones (it finishes a cut one)
+    before = 0 if point is None else point.record.history_offset + point.record.epochs_done
+    summary = training_summary(
+        model.history,
+        seconds,
+        plan.n_examples,
+        first_epoch=before,
+        nothing_left=nothing_left(point, plan),
+    )
+    print(summary)
     print(f"model: {path}")
 
 
@@ -67,9 +75,9 @@ def _plan_and_train(
     settings: dict[str, Any],
     df: Any,
     point: ResumePoint | None,
-) -> tuple[DGAN | None, float]:
-    """Print the plan and train (from ``point`` when resuming): the model and the seconds
-    training took (None and 0 after --dry-run)."""
+) -> tuple[DGAN | None, float, TrainingPlan]:
+    """Print the plan and train (from ``point`` when resuming): the model, the seconds
+    training took and the plan (None and 0 for the first two after --dry-run)."""
     with flag_words(), hint_long_data(_style_given(args)):
         notes = infer_lengths(df, columns, settings)  # also checks the column flags
         check_not_long(df, _style_given(args), args.example_id)
@@ -90,18 +98,18 @@ def _plan_and_train(
             point.check_config(config)  # before the plan: a mismatch is the first thing said
         model = DGAN(config)
         plan = model.plan(df, **columns.as_arguments())
-        plan.epochs_done = epochs_done(point, plan.epochs)  # of the budget's epochs
-        plan.seconds_done = seconds_done(point)  # which the time budget counts
+        plan.steps_done = steps_done(point, plan)  # of the budget's steps
+        plan.seconds_done = point.seconds_used() if point else 0.0  # the time budget counts
         _note_classes(plan, classes, args.continuous)
         if point is not None:
-            print(resume_note(point, plan.epochs))
+            print(in_flag_words(resume_note(point, plan)))
         print(in_flag_words(str(plan)))
         if args.dry_run:
-            return None, 0.0
+            return None, 0.0, plan
         progress = training_progress(args.progress_every, plan.seconds_left)
         start = time.perf_counter()
         model.train_dataframe(df, **columns.as_arguments(), resume_from=point, **progress)
-    return model, time.perf_counter() - start
+    return model, time.perf_counter() - start, plan
 
 
 def _note_classes(plan: TrainingPlan, classes: list[str], continuous: list[str] | None) -> None:
@@ -238,11 +246,17 @@ _CONFIG_FLAGS = (
 )
 
 
+_LENGTHS = {"epochs", "training_steps"}  # the training length, in either unit
+
+
 def _training_settings(args: argparse.Namespace) -> dict[str, Any]:
     """DGANConfig fields from --config, overridden by the flags; checked before any work."""
     settings = read_config_file(args.config) if args.config else {}
     check_settings(settings, source=args.config or "the flags")
-    settings.update({k: getattr(args, k) for k in _CONFIG_FLAGS if getattr(args, k) is not None})
+    flags = {k: getattr(args, k) for k in _CONFIG_FLAGS if getattr(args, k) is not None}
+    if flags.keys() & _LENGTHS:  # a length on the command line replaces the file's
+        settings = {k: v for k, v in settings.items() if k not in _LENGTHS}
+    settings.update(flags)
     if getattr(args, "resume", None) and settings.get("checkpoint_dir") is None:
         # a resumed run keeps checkpointing there (into the folder of a checkpoint file)
         settings["checkpoint_dir"] = str(resume_folder(args.resume))

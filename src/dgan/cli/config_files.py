@@ -74,12 +74,15 @@ def _read_text(path: Path) -> str:
     """The text of a config file: a regular file (a device or a pipe could give endless
     bytes, or none and block), at most `MAX_CONFIG_BYTES` long, in UTF-8 (a BOM allowed)."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a pipe: no waiting
+    # Checked before the descriptor becomes a file object: opening a folder's descriptor
+    # raises an error that names the descriptor's number, not the path.
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise ParameterError(
+            f"Config file {str(path)!r} is not a regular file (it is a device, a pipe or "
+            "a folder, or a link to one); give a TOML or JSON file."
+        )
     with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise ParameterError(
-                f"Config file {str(path)!r} is not a regular file (it is a device, a pipe or "
-                "a folder, or a link to one); give a TOML or JSON file."
-            )
         raw = f.read(MAX_CONFIG_BYTES + 1)
     if len(raw) > MAX_CONFIG_BYTES:
         raise ParameterError(

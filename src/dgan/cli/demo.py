@@ -34,6 +34,7 @@ DEMO_CONFIG = DGANConfig(
     batch_size=16,
     epochs=600,
     seed=0,
+    large_data=False,  # gretel's settings (benchmarks/demo_settings.py measured both)
 )
 DEMO_SYNTHETIC_SERIES = 480
 """Series `dgan demo` generates: ten times the real data, for smooth plots."""
@@ -72,7 +73,7 @@ def run_demo(out: str | Path, epochs: int | None = None, force: bool = False) ->
     model = DGAN(config)
     start = time.perf_counter()
     model.train_dataframe(real_df, df_style=DfStyle.LONG, **DEMO_COLUMNS, **training_progress())
-    print(training_summary(model.history, time.perf_counter() - start))
+    print(training_summary(model.history, time.perf_counter() - start, n_real))
     written = {"model": model.save(paths["model"])}
     synthetic_df = model.generate_dataframe(DEMO_SYNTHETIC_SERIES)
     written["synthetic data"] = write_table(synthetic_df, paths["synthetic data"])

@@ -13,66 +13,81 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from dgan.planning import TrainingPlan
 from dgan.storage.checkpoint import ResumePoint
 from dgan.storage.folder import list_checkpoints, resume_folder
 
 
-def epochs_done(point: ResumePoint | None, epochs: int) -> int:
-    """Epochs of this training call that the checkpoint has trained already: 0 without
-    one, all ``epochs`` when the divergence guard stopped that run (nothing is left).
+def steps_done(point: ResumePoint | None, plan: TrainingPlan) -> int:
+    """Optimizer steps of the training budget (``plan``'s) that the checkpoint has trained
+    already: 0 without one, all of them when nothing is left (`nothing_left`).
 
     Example:
-        >>> point = ResumePoint(Path("ck/checkpoint-000080.dgan"), {},
-        ...                     {"checkpoint": {"run_epochs_done": 80}})
-        >>> epochs_done(point, 400), epochs_done(None, 400)
-        (80, 0)
+        >>> steps_done(None, None)
+        0
     """
     if point is None:
         return 0
-    done = int(point.run["run_epochs_done"])
-    return max(done, epochs) if point.run.get("stopped") else done
+    done = point.record.steps_at(plan.steps_per_epoch)
+    return max(done, plan.steps) if nothing_left(point, plan) else done
 
 
-def seconds_done(point: ResumePoint | None) -> float:
-    """Seconds the interrupted run trained (the epochs of its training call), which its
-    time budget (``--training-minutes``) counts: 0 without a checkpoint.
-
-    Example:
-        >>> point = ResumePoint(Path("ck/checkpoint-000002.dgan"), {}, {
-        ...     "history": [{"wall_time_s": 9.0}, {"wall_time_s": 1.5}, {"wall_time_s": 2.0}],
-        ...     "checkpoint": {"run_epochs_done": 2, "history_offset": 1}})
-        >>> seconds_done(point), seconds_done(None)
-        (3.5, 0.0)
-    """
+def nothing_left(point: ResumePoint | None, plan: TrainingPlan) -> str | None:
+    """Why a resumed run of ``plan`` has nothing left to train, with what trains further,
+    or None when something is left (or there is no checkpoint)."""
     if point is None:
-        return 0.0
-    run = point.history[point.run["history_offset"] :]
-    return float(sum(h.get("wall_time_s") or 0.0 for h in run))
+        return None
+    record = point.record
+    if record.stopped:
+        return "the divergence guard stopped that run (see its guard events)"
+    if record.steps_at(plan.steps_per_epoch) >= plan.steps:
+        return "the budget is trained (a larger --epochs or --training-steps trains further)"
+    if plan.minutes is not None and point.seconds_used() >= 60 * plan.minutes:
+        return (
+            f"its time budget, --training-minutes {plan.minutes:g}, is spent (a larger "
+            "--training-minutes trains further)"
+        )
+    return None
 
 
-def resume_note(point: ResumePoint, epochs: int) -> str:
-    """The line ``dgan train --resume`` prints: the checkpoint, and the epochs done and left
-    of the ``epochs`` of the training budget (``--epochs``, ``--training-steps`` or the
-    budget picked for the data).
+def resume_note(point: ResumePoint, plan: TrainingPlan) -> str:
+    """The line ``dgan train --resume`` prints: the checkpoint, and what its run has trained
+    of the training budget (``--epochs``, ``--training-steps`` or the budget picked for
+    the data) and what is left, or why nothing is.
 
     Example:
-        >>> point = ResumePoint(Path("ck/checkpoint-000080.dgan"), {},
-        ...                     {"checkpoint": {"run_epochs_done": 80}})
-        >>> resume_note(point, 400)
+        >>> from dgan.planning import TrainingPlan
+        >>> from dgan.storage.resume import ResumeRecord
+        >>> record = ResumeRecord(80, 320, 0, "0" * 64, 40)
+        >>> point = ResumePoint(Path("ck/checkpoint-000080.dgan"), {}, {"history": []}, record)
+        >>> plan = TrainingPlan([], 40, (4, 4), 4, 2, 10, 4, 400, 1600, "", "fp32", "", "cpu", 1)
+        >>> resume_note(point, plan)
         'resuming from ck/checkpoint-000080.dgan: 80 of 400 epochs trained, 320 left'
     """
-    done, path = int(point.run["run_epochs_done"]), point.path
-    if point.run.get("stopped"):
+    path, per_epoch = point.path, plan.steps_per_epoch
+    why = nothing_left(point, plan)
+    done = point.record.steps_at(per_epoch)
+    if why is not None:
         return (
-            f"resuming from {path}: the divergence guard stopped that run after {done} epochs, "
-            "so nothing is left to train (see its guard events)"
+            f"resuming from {path}: it has trained {_steps(done, per_epoch)}; nothing is left "
+            f"to train: {why}"
         )
-    if done >= epochs:
+    if done % per_epoch == 0 and plan.steps % per_epoch == 0:
         return (
-            f"resuming from {path}: it has trained all {epochs} epochs of the budget; nothing "
-            "is left to train (a larger --epochs or --training-steps trains further)"
+            f"resuming from {path}: {done // per_epoch} of {plan.epochs} epochs trained, "
+            f"{plan.epochs - done // per_epoch} left"
         )
-    return f"resuming from {path}: {done} of {epochs} epochs trained, {epochs - done} left"
+    return (
+        f"resuming from {path}: {done:,} of {plan.steps:,} steps trained "
+        f"({_steps(done, per_epoch)}), {plan.steps - done:,} left"
+    )
+
+
+def _steps(steps: int, per_epoch: int) -> str:
+    """``steps`` optimizer steps as epochs and steps: "2 epochs and 3 of 5 steps"."""
+    whole, rest = divmod(steps, per_epoch)
+    text = f"{whole:,} epoch" + ("" if whole == 1 else "s")
+    return text + (f" and {rest} of {per_epoch} steps" if rest else "")
 
 
 def interrupted_advice(checkpoint_dir: str | None, resume: str | None) -> str:

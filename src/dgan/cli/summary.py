@@ -3,7 +3,7 @@
 Example:
     >>> history = [{"epoch": 0, "examples_per_s": 100.0, "wall_time_s": 0.5,
     ...             "precision": "fp32", "guard_events": []}]
-    >>> print(training_summary(history, seconds=0.6))
+    >>> print(training_summary(history, seconds=0.6, n_series=50))
     trained 1 epoch on 50 series in 0.6 s (100 examples/s)
     precision: fp32
     guard events: none
@@ -23,28 +23,35 @@ MAX_EVENTS_SHOWN = 5
 
 
 def training_summary(
-    history: Sequence[dict[str, Any]], seconds: float, first_epoch: int = 0
+    history: Sequence[dict[str, Any]],
+    seconds: float,
+    n_series: int,
+    first_epoch: int = 0,
+    nothing_left: str | None = None,
 ) -> str:
     """Time, throughput, precision in effect and guard events of a training run.
 
-    ``history`` is ``DGAN.history`` (one dict per epoch); this run trained the epochs from
-    ``first_epoch`` on (a resumed run: the epochs its checkpoint held come before), in
-    ``seconds`` of wall time. Throughput leaves out the run's first epoch, which pays for
-    one-off setup. Precision and guard events cover the whole history.
+    ``history`` is ``DGAN.history`` (one dict per epoch) of a model trained on
+    ``n_series`` series; this run trained the epochs from ``first_epoch`` on (a resumed
+    run: the whole epochs its checkpoint held come before), in ``seconds`` of wall time,
+    or nothing, for the reason ``nothing_left`` gives. Throughput leaves out the run's first
+    epoch, which pays for one-off setup. Precision and guard events cover the whole history.
 
     Example (resumed after 1 epoch):
         >>> history = [{"epoch": k, "examples_per_s": 100.0, "wall_time_s": 0.5}
         ...            for k in range(3)]
-        >>> print(training_summary(history, seconds=1.1, first_epoch=1).splitlines()[0])
+        >>> print(training_summary(history, 1.1, 50, first_epoch=1).splitlines()[0])
         trained epochs 1-2 (2 epochs) on 50 series in 1.1 s (100 examples/s after the first epoch)
-    """
+        >>> print(training_summary(history, 0.1, 50, 3, "the budget is trained"))
+        nothing left to train: the model had trained 3 epochs (1.5 s of training); the budget is trained
+    """  # noqa: E501
     everything = [EpochRecord.from_dict(h) for h in history]
     records = everything[first_epoch:]
-    if not records and first_epoch:
+    if nothing_left is not None or (not records and first_epoch):
         return (
             f"nothing left to train: the model had trained {_epochs(len(everything))} "
-            f"({_epoch_seconds(everything):.1f} s of training); a larger --epochs or "
-            "--training-minutes (the whole run's) trains further"
+            f"({_epoch_seconds(everything):.1f} s of training); "
+            f"{nothing_left or 'a larger --epochs or --training-steps trains further'}"
         )
     if not records:
         return f"trained 0 epochs in {seconds:.1f} s"
@@ -52,7 +59,6 @@ def training_summary(
     epoch_seconds = _epoch_seconds(steady)
     examples = sum((r.examples_per_s or 0.0) * (r.wall_time_s or 0.0) for r in steady)
     last = records[-1]
-    n_series = round((last.examples_per_s or 0.0) * (last.wall_time_s or 0.0))
     trained = _epochs(len(records))
     if first_epoch:  # resumed: which epochs this run trained
         first, final = records[0].epoch, last.epoch

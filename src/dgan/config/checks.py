@@ -21,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from dgan.config.enums import Normalization
+
 _REPR = reprlib.Repr()
 _REPR.maxstring = _REPR.maxother = 40
 
@@ -194,3 +196,41 @@ class Custom(Check):
 def _listed(choices: tuple[Any, ...]) -> str:
     shown = [repr(c) for c in choices]
     return shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} or {shown[-1]}"
+
+
+# ----- checks of single fields and across fields -----------------------------------------
+_DIVISOR_SCAN = 64  # divisors looked for: up to this and their cofactors (bounded work)
+
+
+def normalization_problem(name: str, value: Any, default: Any) -> str | None:
+    """A `Normalization` member (a config file's name of one is converted before)."""
+    if isinstance(value, Normalization):
+        return None
+    names = ", ".join(n.name for n in Normalization)
+    return f"{name} must be one of {names}, got {short_repr(value)}."
+
+
+def checkpoint_dir_problem(name: str, value: Any, default: Any) -> str | None:
+    """A folder's path (a string without NUL, which no path holds)."""
+    if isinstance(value, str) and "\0" not in value:
+        return None
+    return f"{name} must be a directory path or None, got {short_repr(value)}."
+
+
+def divisibility_problem(length: int, sample_len: int) -> str:
+    """The message for a sample_len that does not divide max_sequence_len, with a few
+    divisors near sample_len; bounded work however large the numbers are.
+
+    Example:
+        >>> divisibility_problem(20, 7).split(";")[0]
+        'max_sequence_len=20 is not divisible by sample_len=7'
+    """
+    small = [d for d in range(1, min(length, _DIVISOR_SCAN) + 1) if length % d == 0]
+    divisors = {*small, *(length // d for d in small)}
+    near = sorted(sorted(divisors, key=lambda d: abs(math.log(d / sample_len)))[:8])
+    multiple = length + (-length % sample_len)
+    return (
+        f"max_sequence_len={length} is not divisible by sample_len={sample_len}; choose a "
+        f"sample_len that divides it, e.g. one of {near}, or raise max_sequence_len to "
+        f"{multiple}, a multiple of sample_len (series may be shorter than max_sequence_len)."
+    )

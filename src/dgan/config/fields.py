@@ -3,15 +3,17 @@
 Field names and defaults match gretel-synthetics' ``timeseries_dgan.config`` so that a
 user switches by changing an import; the fields after ``mixed_precision_training`` are
 dgan's own additions. The config is validated once, in ``__post_init__``, and never
-mutated by dgan afterwards.
+mutated by dgan afterwards. It also records which fields were set, whatever their values
+(`dgan.config.given`), so that the settings that follow the data's size
+(`dgan.config.sizing`) honour every value given and still show gretel's defaults.
 """
 
 from __future__ import annotations
 
 import contextlib
-import math
 import os
-from dataclasses import MISSING, Field, asdict, dataclass, field, fields, replace
+from collections.abc import Iterable
+from dataclasses import MISSING, Field, InitVar, asdict, dataclass, field, fields
 from enum import Enum
 from typing import Any
 
@@ -24,12 +26,16 @@ from dgan.config.checks import (
     OneOf,
     PositiveInt,
     Real,
+    checkpoint_dir_problem,
+    divisibility_problem,
     is_int,
     is_real,
+    normalization_problem,
     short_repr,
 )
 from dgan.config.enums import Normalization
-from dgan.config.sizing import LARGE_DATA_SETTINGS, size_settings
+from dgan.config.given import GIVEN, record_given
+from dgan.config.sizing import LARGE_DATA_SETTINGS, resolve
 from dgan.errors import ParameterError, raise_all
 
 FP16_MAX = 65504.0
@@ -58,13 +64,6 @@ _LAYERS = PositiveInt(most=MAX_LAYERS, why_most=" (deeper networks train no bett
 _ROUNDS = PositiveInt(most=MAX_ROUNDS, why_most=" (each round is a whole update per batch)")
 
 
-def _normalization_problem(name: str, value: Any, default: Any) -> str | None:
-    if isinstance(value, Normalization):
-        return None
-    names = ", ".join(n.name for n in Normalization)
-    return f"{name} must be one of {names}, got {short_repr(value)}."
-
-
 def _seed_problem(name: str, value: Any, default: Any) -> str | None:
     if is_int(value) and 0 <= value <= MAX_SEED:
         return None
@@ -87,21 +86,18 @@ def _loss_scale_problem(name: str, value: Any, default: Any) -> str | None:
     )
 
 
-def _checkpoint_dir_problem(name: str, value: Any, default: Any) -> str | None:
-    if isinstance(value, str) and "\0" not in value:  # no path holds a NUL character
-        return None
-    return f"{name} must be a directory path or None, got {short_repr(value)}."
-
-
+@record_given
 @dataclass
 class DGANConfig:
     """Everything that defines a DGAN model and how it is trained.
 
+    Every field shows gretel's default unless set; `fields_set` says which were set.
+
     Example:
         >>> from dgan import DGANConfig
         >>> config = DGANConfig(max_sequence_len=20, sample_len=5, epochs=10)
-        >>> config.batch_size
-        1024
+        >>> config.batch_size, sorted(config.fields_set)
+        (1024, ['epochs', 'max_sequence_len', 'sample_len'])
     """
 
     # --- Model structure ---
@@ -125,7 +121,7 @@ class DGANConfig:
     """Train a second critic on attributes alone (helps match attribute distributions)."""
 
     # --- Data transformation ---
-    normalization: Normalization = setting(Normalization.ZERO_ONE, Custom(_normalization_problem))
+    normalization: Normalization = setting(Normalization.ZERO_ONE, Custom(normalization_problem))
     """Range continuous variables are scaled to before training."""
     apply_feature_scaling: bool = setting(True, Flag())
     """Scale each continuous variable to the normalization range (else data must be in it)."""
@@ -154,15 +150,14 @@ class DGANConfig:
     attribute_discriminator_learning_rate: float = setting(0.001, _POSITIVE)
     attribute_discriminator_beta1: float = setting(0.5, _BETA)
     batch_size: int = setting(1024, PositiveInt())
-    """Examples per training batch (and per generation batch). Left at gretel's 1024 (the
-    default), ``large_data="auto"`` picks it from the data's size (`dgan.config.sizing`).
-    Set it yourself and gretel's settings apply (``large_data``): with fewer examples than
-    the batch every epoch is one optimizer step, which learns little; ``DGAN.plan`` then
-    warns and suggests `dgan.planning.suggested_batch_size`."""
+    """Examples per training batch. Unless you set it (to any value, 1024 included),
+    ``large_data="auto"`` picks it from the data's size (`dgan.config.sizing`); gretel's
+    1024 is what ``large_data=False`` trains with. With fewer examples than the batch, an
+    epoch is one optimizer step: ``DGAN.plan`` warns when the budget is in epochs."""
     epochs: int = setting(400, PositiveInt())
-    """Passes over the training data. Left at 400 (the default), ``large_data="auto"``
-    trains for the budget of ``training_steps`` it picks from the data's size instead; set
-    it (or ``training_steps``) to choose the length yourself."""
+    """Passes over the training data. Unless you set it (400 included) or
+    ``training_steps``, ``large_data="auto"`` trains for the budget of ``training_steps``
+    it picks from the data's size instead."""
     training_steps: int | None = setting(None, PositiveInt(optional=True))
     """Train for this many optimizer steps (batches) instead of ``epochs``; the last epoch
     may be partial. None: ``epochs`` epochs, or the budget ``large_data="auto"`` picks."""
@@ -254,17 +249,17 @@ class DGANConfig:
     smoothly. Runs the LSTM one step at a time (slower for long series). Part of the
     large-data settings (``large_data``); docs/quality.md measures it."""
     large_data: bool | str = setting("auto", OneOf((True, False, "auto")))
-    """How the training settings follow the data's size. "auto" (the default): when none of
+    """How the training settings follow the data's size. "auto" (the default): each of
     ``batch_size``, the three learning rates, ``generator_ema_decay`` and
-    ``feature_feedback`` was changed from its default (a field set to its default value
-    counts as unchanged), they and the training budget are picked from the number of
-    series by one rule (`dgan.config.sizing`: batch about an eighth of the series, 16 to
-    128, learning rates 1e-4, a 0.999 weight average, feature feedback, 10,000 to 20,000
-    steps unless ``epochs`` or ``training_steps`` is set); docs/quality.md measures it.
-    True: the rule's settings at batch 128 (`LARGE_DATA_SETTINGS`), for the fields left at
-    their defaults, trained for ``epochs``. False: gretel's settings at any size. Decided
-    when training first sees the data: the trained model's config shows the settings
-    used, with large_data True or False."""
+    ``feature_feedback`` that you did not set (a value given equal to the default counts
+    as set), and the budget unless you set ``epochs`` or ``training_steps``, is picked
+    from the number of series by one rule (`dgan.config.sizing`: batch about an eighth of
+    the series, 16 to 128, learning rates 1e-4, a 0.999 weight average, feature feedback,
+    10,000 to 20,000 steps); docs/quality.md measures it. True: the rule's settings at
+    batch 128 (`LARGE_DATA_SETTINGS`) for the fields you did not set, trained for
+    ``epochs``. False: gretel's settings at any size. Decided when training first sees the
+    data: the trained model's config shows the settings used, with large_data True (the
+    rule picked some) or False."""
     reuse_fakes: bool = setting(False, Flag())
     """Generate once per batch: the critic rounds train on these fakes and the first
     generator round backpropagates through the same ones (as gretel-synthetics does),
@@ -280,7 +275,7 @@ class DGANConfig:
     """Channels of the temporal critic's convolutions."""
 
     # --- Checkpoints (see dgan.storage.checkpoint) ---
-    checkpoint_dir: str | None = setting(None, Custom(_checkpoint_dir_problem, optional=True))
+    checkpoint_dir: str | None = setting(None, Custom(checkpoint_dir_problem, optional=True))
     """Directory for training checkpoints (model files plus what exact resume needs);
     None writes none. Resume with ``train_numpy(..., resume_from=checkpoint_dir)``."""
     checkpoint_every: int = setting(10, PositiveInt())
@@ -292,11 +287,19 @@ class DGANConfig:
     checkpoint_keep: int = setting(3, PositiveInt())
     """Keep the newest this many checkpoints; older ones are deleted."""
 
-    def __post_init__(self) -> None:
+    _given: InitVar[Iterable[str] | None] = None
+    """Private: the fields set (`dgan.config.given`); a call records what it passes."""
+
+    def __post_init__(self, _given: Iterable[str] | None) -> None:
         self._coerce_inputs()
         if isinstance(self.checkpoint_dir, os.PathLike):  # a Path is kept as its text
             self.checkpoint_dir = os.fspath(self.checkpoint_dir)
-        raise_all(self._problems(), ParameterError, "DGANConfig")
+        known = {f.name for f in fields(self)}
+        record = _given if isinstance(_given, (list, tuple, set, frozenset)) else [None]
+        valid = all(isinstance(name, str) and name in known for name in record)
+        self._given = frozenset(record) if valid else frozenset()
+        problems = [] if valid else [f"{GIVEN} must list DGANConfig fields, got {_given!r}."]
+        raise_all(problems + self._problems(), ParameterError, "DGANConfig")
 
     def _coerce_inputs(self) -> None:
         # Convert input representations without changing what was asked for: the enum's
@@ -328,8 +331,8 @@ class DGANConfig:
             and self.sample_len > 0
             and self.max_sequence_len % self.sample_len != 0
         ):
-            problems.append(_divisibility_problem(self.max_sequence_len, self.sample_len))
-        if self.training_steps is not None and self.epochs != _default("epochs"):
+            problems.append(divisibility_problem(self.max_sequence_len, self.sample_len))
+        if self.training_steps is not None and "epochs" in self.fields_set:
             problems.append(
                 f"epochs={short_repr(self.epochs)} and training_steps="
                 f"{short_repr(self.training_steps)} both set the training length; set one "
@@ -341,6 +344,19 @@ class DGANConfig:
                 "set dp_enabled=False."
             )
         return problems
+
+    @property
+    def fields_set(self) -> frozenset[str]:
+        """The fields set: passed when the config was made (whatever their values), settled
+        for the data's size, or holding a value other than gretel's default (assigned
+        later, say). The others show their defaults and `resolved_for` may pick them.
+
+        Example:
+            >>> sorted(DGANConfig(max_sequence_len=4, sample_len=2, batch_size=1024).fields_set)
+            ['batch_size', 'max_sequence_len', 'sample_len']
+        """
+        changed = {f.name for f in fields(self) if getattr(self, f.name) != _default(f.name)}
+        return self._given | changed
 
     @property
     def effective_precision(self) -> str:
@@ -356,13 +372,15 @@ class DGANConfig:
         return "fp16" if self.mixed_precision_training else "fp32"
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the fields as a dict usable as ``DGANConfig(**config.to_dict())``.
+        """Return the fields as a dict usable as ``DGANConfig(**config.to_dict())``, with
+        the record of the fields set under ``"_given"`` (`fields_set`, kept that way).
 
         Example:
-            >>> DGANConfig(max_sequence_len=4, sample_len=2).to_dict()["sample_len"]
-            2
+            >>> config = DGANConfig(max_sequence_len=4, sample_len=2)
+            >>> config.to_dict()["sample_len"], config.to_dict()["_given"]
+            (2, ['max_sequence_len', 'sample_len'])
         """
-        return asdict(self)
+        return {**asdict(self), GIVEN: sorted(self.fields_set)}
 
     def to_json_dict(self) -> dict[str, Any]:
         """Like `to_dict`, with enums as their names so the result is JSON-serializable.
@@ -371,11 +389,9 @@ class DGANConfig:
             >>> DGANConfig(max_sequence_len=4, sample_len=2).to_json_dict()["normalization"]
             'ZERO_ONE'
         """
-        return {
-            f.name: (v.name if isinstance(v, Enum) else v)
-            for f in fields(self)
-            for v in [getattr(self, f.name)]
-        }
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        named = {k: (v.name if isinstance(v, Enum) else v) for k, v in values.items()}
+        return {**named, GIVEN: sorted(self.fields_set)}
 
     @classmethod
     def gretel(cls, **fields: Any) -> DGANConfig:
@@ -421,41 +437,26 @@ class DGANConfig:
 
     def resolved_for(self, n_series: int) -> DGANConfig:
         """This config as training on ``n_series`` series uses it: ``large_data`` decided
-        (True or False) and the settings it implies in the fields left at their defaults
-        (`large_data`). A new object; this one is unchanged.
+        (True or False) and the settings it implies in the fields not set
+        (`dgan.config.sizing.resolve`). A new object; this one is unchanged.
 
         Example:
             >>> config = DGANConfig(max_sequence_len=24, sample_len=4)
             >>> [(c.batch_size, c.training_steps) for c in map(config.resolved_for, (64, 5000))]
             [(16, 10000), (128, 16000)]
-            >>> DGANConfig(max_sequence_len=24, sample_len=4, batch_size=256).resolved_for(
-            ...     5000).large_data
-            False
+            >>> mine = DGANConfig(max_sequence_len=24, sample_len=4, batch_size=1024, epochs=400)
+            >>> picked = mine.resolved_for(64)
+            >>> picked.batch_size, picked.epochs, picked.training_steps, picked.feature_feedback
+            (1024, 400, None, True)
         """
-        if self.large_data != "auto":
-            return self.with_large_data(bool(self.large_data))
-        if not all(getattr(self, k) == _default(k) for k in LARGE_DATA_SETTINGS):
-            return replace(self, large_data=False)  # the user's settings, gretel's otherwise
-        rule = size_settings(n_series)
-        if self.epochs != _default("epochs") or self.training_steps is not None:
-            del rule["training_steps"]  # the length the user chose
-        return replace(self, large_data=True, **rule)
-
-    def with_large_data(self, use: bool) -> DGANConfig:
-        """A copy with ``large_data=use``; when True, with `LARGE_DATA_SETTINGS` in the
-        fields left at their defaults."""
-        changes: dict[str, Any] = {"large_data": use}
-        if use:
-            for name, value in LARGE_DATA_SETTINGS.items():
-                if getattr(self, name) == _default(name):
-                    changes[name] = value
-        return replace(self, **changes)
+        return resolve(self, n_series)
 
     @classmethod
     def from_json_dict(cls, data: dict[str, Any]) -> DGANConfig:
         """Build a config from `to_json_dict` output (or a TOML/JSON config file's table).
 
         Unknown keys are an error that names them, so typos in config files are caught.
+        The fields given are set (`fields_set`), unless ``data`` holds the record itself.
 
         Example:
             >>> c = DGANConfig(max_sequence_len=4, sample_len=2)
@@ -467,7 +468,7 @@ class DGANConfig:
                 f"A DGANConfig must be read from a table of fields (like "
                 f'{{"max_sequence_len": 20, "sample_len": 5}}), not {short_repr(data)}.'
             )
-        known = {f.name for f in fields(cls)}
+        known = {f.name for f in fields(cls)} | {GIVEN}  # GIVEN: the record of fields set
         unknown = sorted(set(data) - known)
         if unknown:
             raise ParameterError(
@@ -478,23 +479,7 @@ class DGANConfig:
 
 # ----- helpers --------------------------------------------------------------------------
 
-_DIVISOR_SCAN = 64  # divisors looked for: up to this and their cofactors (bounded work)
-
 
 def _default(name: str) -> Any:
     f: Field = DGANConfig.__dataclass_fields__[name]
     return None if f.default is MISSING else f.default
-
-
-def _divisibility_problem(length: int, sample_len: int) -> str:
-    """The message for a sample_len that does not divide max_sequence_len, with a few
-    divisors near sample_len; bounded work however large the numbers are."""
-    small = [d for d in range(1, min(length, _DIVISOR_SCAN) + 1) if length % d == 0]
-    divisors = {*small, *(length // d for d in small)}
-    near = sorted(sorted(divisors, key=lambda d: abs(math.log(d / sample_len)))[:8])
-    multiple = length + (-length % sample_len)
-    return (
-        f"max_sequence_len={length} is not divisible by sample_len={sample_len}; choose a "
-        f"sample_len that divides it, e.g. one of {near}, or raise max_sequence_len to "
-        f"{multiple}, a multiple of sample_len (series may be shorter than max_sequence_len)."
-    )

@@ -12,8 +12,12 @@ feature feedback, for a budget of optimizer steps chosen from the data's size:
   `MIN_STEPS` and at most `MAX_STEPS` optimizer steps: small data gets more passes, large
   data fewer than 400 (a million series would otherwise train for days).
 
-`DGANConfig.resolved_for` applies the rule to a config when training first sees the data;
-the measurements behind it are in docs/quality.md ("Settings by data size").
+The rule sets each of those fields that the user did not set (`DGANConfig.fields_set`: a
+value given equal to gretel's default counts as set, and is honoured), and the budget
+unless ``epochs`` or ``training_steps`` is set; the budget follows the batch size in
+effect, the user's or the rule's. `resolve` (`DGANConfig.resolved_for`) applies it when
+training first sees the data; the measurements behind it are in docs/quality.md
+("Settings by data size").
 
 Example:
     >>> rule = size_settings(256)
@@ -27,6 +31,8 @@ from __future__ import annotations
 
 import math
 from typing import Any
+
+from dgan.config.given import Config, settled
 
 DEFAULT_EPOCHS = 400
 """gretel's (and `DGANConfig`'s) default number of epochs."""
@@ -80,3 +86,45 @@ def size_settings(n_series: int) -> dict[str, Any]:
     """Every setting the rule picks for ``n_series`` series (see the module docstring)."""
     batch = size_batch(n_series)
     return {"batch_size": batch, **SIZE_SETTINGS, "training_steps": size_steps(n_series, batch)}
+
+
+def resolve(config: Config, n_series: int) -> Config:
+    """``config`` settled for training on ``n_series`` series (`DGANConfig.resolved_for`):
+    with ``large_data="auto"`` the rule's value in each sized field not set and, unless
+    ``epochs`` or ``training_steps`` is set, the rule's budget at the batch size in effect
+    (``large_data`` then True, or False when the user set everything); with True or False,
+    `apply_large_data`. The settled fields count as set (`dgan.config.given.settled`).
+
+    Example:
+        >>> from dgan import DGANConfig
+        >>> mine = DGANConfig(max_sequence_len=4, sample_len=2, batch_size=1024)
+        >>> settled_config = resolve(mine, 256)
+        >>> settled_config.batch_size, settled_config.training_steps, settled_config.large_data
+        (1024, 10000, True)
+    """
+    if config.large_data != "auto":
+        return apply_large_data(config, bool(config.large_data))
+    chosen = config.fields_set
+    rule = {"batch_size": size_batch(n_series), **SIZE_SETTINGS}
+    picked = {name: value for name, value in rule.items() if name not in chosen}
+    if not chosen & {"epochs", "training_steps"}:  # the length is the user's when set
+        batch = picked.get("batch_size", config.batch_size)
+        picked["training_steps"] = size_steps(n_series, batch)
+    return settled(config, large_data=bool(picked), **picked)
+
+
+def apply_large_data(config: Config, use: bool) -> Config:
+    """``config`` settled with ``large_data=use``: when True, with `LARGE_DATA_SETTINGS` in
+    the fields not set (trained for ``epochs``); when False, gretel's settings as they are.
+
+    Example:
+        >>> from dgan import DGANConfig
+        >>> forced = apply_large_data(DGANConfig(max_sequence_len=4, sample_len=2), True)
+        >>> forced.batch_size, forced.feature_feedback, forced.training_steps
+        (128, True, None)
+    """
+    changes: dict[str, Any] = {"large_data": use}
+    if use:
+        chosen = config.fields_set
+        changes |= {k: v for k, v in LARGE_DATA_SETTINGS.items() if k not in chosen}
+    return settled(config, **changes)

@@ -10,7 +10,9 @@ replaces and deletes only its own files.
   that finds the lock held is refused at once, with the holder's identity. Taking the
   lock also proves the folder usable before any training: it is created if missing and
   must accept a new file, so a path that is a file, lies below one, or is read-only is a
-  `ParameterError` naming it.
+  `ParameterError` naming it. The lock file is opened without following links and must
+  be a regular file of one name: a ``dgan.lock`` that is a symbolic or hard link (say, to
+  a file of the user's) is refused, never truncated or written through.
 - **Ownership.** Every checkpoint records its run's id (``run_id``). A fresh run gets a
   new id; a run resumed from a checkpoint in the same folder keeps that checkpoint's id
   (it is the same run, continued); a run resumed into another folder is a new run there.
@@ -40,12 +42,14 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import errno
 import json
 import logging
 import os
 import re
 import secrets
 import socket
+import stat
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -223,9 +227,16 @@ class RunFolder:
 
     def prune(self, written: tuple[int, Path], keep: int) -> None:
         """Record the checkpoint just ``written`` as this run's and delete this run's
-        checkpoints beyond the newest ``keep``; no other file is touched."""
+        checkpoints older than the newest ``keep`` up to it; no other file is touched.
+
+        The one just written is the newest: higher-numbered ones of this run are damaged
+        leftovers of its interrupted future (loadable ones are refused when the folder is
+        opened), which resuming skips and this run's later checkpoints replace. Counting
+        them would delete the checkpoint just written and keep only damaged ones.
+        """
         self.owned[written[0]] = written[1]
-        for epochs in sorted(self.owned)[:-keep]:
+        up_to = sorted(epochs for epochs in self.owned if epochs <= written[0])
+        for epochs in up_to[:-keep]:
             self.owned.pop(epochs).unlink(missing_ok=True)
 
     def close(self) -> None:
@@ -323,7 +334,7 @@ class FolderLock:
         try:
             folder.mkdir(parents=True, exist_ok=True)
             while True:
-                fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+                fd = _open_lock_file(path)
                 try:
                     lock = cls._lock(fd, path, folder, identity)
                 except BaseException:
@@ -372,7 +383,8 @@ class FolderLock:
         if self._fd is None:
             return
         with contextlib.suppress(OSError):  # already gone, or Windows (open files stay)
-            self.path.unlink()
+            if os.path.samestat(os.fstat(self._fd), os.lstat(self.path)):  # still ours
+                self.path.unlink()
         os.close(self._fd)  # closing the descriptor releases the lock
         self._fd = None
 
@@ -381,6 +393,31 @@ class FolderLock:
 
     def __exit__(self, *exc: object) -> None:
         self.release()
+
+
+def _open_lock_file(path: Path) -> int:
+    """A descriptor of the lock file at ``path``, created if missing, never through a link
+    (``O_NOFOLLOW``; where it is missing, as on Windows, the path is checked first):
+    ParameterError for a link, or for anything but a regular file with one name."""
+    nofollow = getattr(os, "O_NOFOLLOW", 0)
+    fix = (
+        f"dgan never writes its lock through a link, so as not to overwrite the file it "
+        f"points to; remove {str(path)!r} (it is not dgan's) or give another checkpoint_dir."
+    )
+    if not nofollow and os.path.islink(path):  # pragma: no cover - Windows
+        raise ParameterError(f"{str(path)!r} is a symbolic link: {fix}")
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | nofollow, 0o666)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise ParameterError(f"{str(path)!r} is a symbolic link: {fix}") from e
+        raise
+    status = os.fstat(fd)  # no names: removed by a run releasing it (`acquire` retries)
+    if not stat.S_ISREG(status.st_mode) or status.st_nlink > 1:
+        os.close(fd)
+        what = "not a regular file" if not stat.S_ISREG(status.st_mode) else "a hard link"
+        raise ParameterError(f"{str(path)!r} is {what}: {fix}")
+    return fd
 
 
 def _try_lock(fd: int) -> bool:

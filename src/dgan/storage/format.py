@@ -15,7 +15,10 @@ from it is valid.
 
 Format versions: 1 (dgan 0.1.0 before the header digest) had a digest of the tensors only;
 such files still load, with their header checked against the schema, and a warning asks
-to save them again. 2 is the current one.
+to save them again. 2 added the digest of the whole file. 3, the current one, adds the
+config's record of the fields set (``_given``, `dgan.config.given`); format-2 files load,
+their fields counting as set where they differ from gretel's defaults
+(`dgan.storage.schema.saved_config`).
 """
 
 from __future__ import annotations
@@ -33,14 +36,15 @@ from typing import Any
 import numpy as np
 import torch
 from safetensors import SafetensorError
-from safetensors.torch import safe_open, save_file
+from safetensors.torch import safe_open
+from safetensors.torch import save as safetensors_bytes
 
 from dgan.config import short_repr
 from dgan.errors import SerializationError
 from dgan.storage.schema import MAX_HEADER_DEPTH, header_problems
 
 FORMAT_NAME = "dgan-model"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 HEADER_KEY = "dgan"
 DIGEST_KEY = "dgan_sha256"
 _FILE_FIELDS = ("format", "format_version", "tensors_sha256")  # written by this module
@@ -85,7 +89,11 @@ def _write_atomically(
     path: Path, tensors: dict[str, torch.Tensor], metadata: dict, tag: str = ""
 ) -> None:
     """Write beside the target and rename, so an interrupted save never leaves half a
-    file; errors name ``path``, the user's path, never the temporary one."""
+    file; errors name ``path``, the user's path, never the temporary one.
+
+    dgan writes the bytes itself, into its one temporary: safetensors' ``save_file``
+    writes through a temporary of its own (``.tmpXXXXXX``) that a process killed during
+    the write leaves behind, which no run could prove its own and clean up."""
     where = f"Cannot save the model to {str(path)!r}"
     if path.is_dir():
         raise SerializationError(
@@ -98,14 +106,17 @@ def _write_atomically(
     except OSError as e:
         raise SerializationError(f"{where}: {e.strerror or e}. Check the path.") from e
     try:
-        # The mode the umask gave the new file (safetensors writes with 0o600), or the
-        # replaced file's own.
+        # The mode the umask gave the new temporary (as to any file the user creates), or
+        # the replaced file's own.
         keep = existing if existing is not None and stat.S_ISREG(existing.st_mode) else None
         mode = stat.S_IMODE((keep or os.stat(tmp)).st_mode)
-        save_file(tensors, str(tmp), metadata=metadata)
-        os.chmod(tmp, mode)
-        with open(tmp, "rb") as f:
+        data = safetensors_bytes(tensors, metadata=metadata)
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
             os.fsync(f.fileno())  # the bytes are on disk before the rename makes them the file
+        del data
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except (OSError, SafetensorError) as e:
         detail = e.strerror if isinstance(e, OSError) and e.strerror else str(e)

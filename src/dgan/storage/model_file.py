@@ -30,6 +30,7 @@ from dgan.storage.format import (
     unflatten_state_dict,
     write_model_file,
 )
+from dgan.storage.schema import saved_config
 from dgan.tabular.layout import FrameLayout
 from dgan.version import __version__
 
@@ -110,7 +111,7 @@ class ModelFile:
         return cls(Path(path), tensors, state)
 
     def config(self) -> DGANConfig:
-        return DGANConfig.from_json_dict(self.state["config"])
+        return saved_config(self.state["config"])
 
     def encoder(self) -> DataEncoder:
         return DataEncoder.from_json(self.state["encoder"])

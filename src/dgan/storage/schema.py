@@ -19,12 +19,15 @@ MAX_HEADER_DEPTH = 32
 """Deepest nesting of JSON containers a header may have; dgan writes at most 6 levels."""
 RUN_ID = re.compile("[0-9a-f]{8,64}")
 """What a checkpoint's run id looks like (`dgan.storage.folder.new_run_id` makes 16 digits)."""
-_CHECKPOINT_COUNTS = (  # (field, least value, required: absent from older checkpoints)
-    ("run_epochs_done", 0, True),
-    ("history_offset", 0, True),
-    ("examples", 1, True),
-    ("world_size", 1, False),
-)
+RESUME_VERSION = 2
+"""The newest version of a checkpoint's resume record (`dgan.storage.resume`) read here."""
+_CHECKPOINT_COUNTS = {  # per version: (field, least value, required: absent from older ones)
+    1: (("run_epochs_done", 0, True), ("history_offset", 0, True), ("examples", 1, True),
+        ("world_size", 1, False)),
+    2: (("epochs_done", 0, True), ("steps_done", 0, True), ("history_offset", 0, True),
+        ("examples", 1, True), ("world_size", 1, True)),
+}  # fmt: skip
+_CUT_COUNTS = (("batches_done", 1), ("seen", 0), ("trained", 0), ("skipped_steps", 0))
 
 
 _NUMBER = "a finite number"
@@ -154,9 +157,25 @@ def _in(
     return _check(p, ok, where, what, value)
 
 
+def saved_config(data: dict[str, Any]) -> DGANConfig:
+    """The config a model file holds. Files from before the record of the fields set
+    (format 2) hold every field and no record: there, as dgan read them then, a field
+    counts as set when its value differs from gretel's default (`DGANConfig.fields_set`).
+
+    Example:
+        >>> config = DGANConfig(max_sequence_len=4, sample_len=2, epochs=400)
+        >>> old = {k: v for k, v in config.to_json_dict().items() if k != "_given"}
+        >>> "epochs" in saved_config(config.to_json_dict()).fields_set
+        True
+        >>> "epochs" in saved_config(old).fields_set
+        False
+    """
+    return DGANConfig.from_json_dict({"_given": [], **data})
+
+
 def _config(p: list[str], data: dict[str, Any]) -> DGANConfig | None:
     try:
-        return DGANConfig.from_json_dict(data)
+        return saved_config(data)
     except DGANError as e:
         p.append(f"config is invalid ({' '.join(str(e).split())})")
     except TypeError as e:  # a required field is missing
@@ -378,11 +397,15 @@ def _precision(p: list[str], data: Any, within: str = "precision") -> None:
 
 
 def _checkpoint(p: list[str], data: Any, history: Any) -> None:
-    """The resume information of a checkpoint (`dgan.storage.checkpoint.Checkpointer.write`)."""
+    """The resume record of a checkpoint (`dgan.storage.resume.ResumeRecord`)."""
     if not _is_dict(p, data, "checkpoint"):
         return
+    version, where = data.get("version", 1), "checkpoint.version"
+    newest = f"an integer from 1 to {RESUME_VERSION} (a newer dgan wrote it: upgrade dgan)"
+    if not _check(p, _is_int(version) and 1 <= version <= RESUME_VERSION, where, newest, version):
+        return
     counts = {}
-    for key, least, needed in _CHECKPOINT_COUNTS:
+    for key, least, needed in _CHECKPOINT_COUNTS[version]:
         if (key in data or needed) and _required(p, data, key, "checkpoint"):
             value, where = data[key], f"checkpoint.{key}"
             if _check(p, _is_int(value) and value >= least, where, f"an integer >= {least}", value):
@@ -394,7 +417,7 @@ def _checkpoint(p: list[str], data: Any, history: Any) -> None:
     if "stopped" in data:
         value = data["stopped"]
         _check(p, isinstance(value, bool), "checkpoint.stopped", "true or false", value)
-    if "run_id" in data:  # absent in checkpoints from before run ids
+    if data.get("run_id") is not None:  # absent in checkpoints from before run ids
         value = data["run_id"]
         ok = isinstance(value, str) and RUN_ID.fullmatch(value) is not None
         _check(p, ok, "checkpoint.run_id", "8 to 64 lowercase hex digits", value)
@@ -409,9 +432,40 @@ def _checkpoint(p: list[str], data: Any, history: Any) -> None:
             and _required(p, guard, "optimizers", "checkpoint.guard")
         ):
             _optimizers(p, guard["optimizers"], "checkpoint.guard.optimizers")
-    done, offset = counts.get("run_epochs_done"), counts.get("history_offset")
-    if None not in (done, offset) and isinstance(history, list) and offset + done != len(history):
-        p.append(
-            f"checkpoint.history_offset={offset} plus checkpoint.run_epochs_done={done} "
-            f"must be the {len(history)} epochs of history"
-        )
+    cut = data.get("cut") if version >= 2 else None
+    if cut is not None:
+        _cut(p, cut)
+    done = counts.get("run_epochs_done" if version == 1 else "epochs_done")
+    offset, entries = counts.get("history_offset"), "epochs of history"
+    if None not in (done, offset) and isinstance(history, list):
+        name = "run_epochs_done" if version == 1 else "epochs_done"
+        cut_epoch = " plus the epoch cut short" if cut is not None else ""
+        if offset + done + (cut is not None) != len(history):
+            p.append(
+                f"checkpoint.history_offset={offset} plus checkpoint.{name}={done}"
+                f"{cut_epoch} must be the {len(history)} {entries}"
+            )
+
+
+def _cut(p: list[str], cut: Any) -> None:
+    """The epoch a budget cut short (`dgan.train.loop.CutEpoch`), without its tensors."""
+    if not _is_dict(p, cut, "checkpoint.cut"):
+        return
+    for key, least in _CUT_COUNTS:
+        if _required(p, cut, key, "checkpoint.cut"):
+            value, where = cut[key], f"checkpoint.cut.{key}"
+            _check(p, _is_int(value) and value >= least, where, f"an integer >= {least}", value)
+    if _required(p, cut, "wall_time_s", "checkpoint.cut"):
+        _in(p, cut["wall_time_s"], "checkpoint.cut.wall_time_s", (0, True))
+    peak = cut.get("peak_memory_bytes")
+    ok = peak is None or (_is_int(peak) and peak >= 0)
+    _check(p, ok, "checkpoint.cut.peak_memory_bytes", "an integer >= 0 or null", peak)
+    where = "checkpoint.cut.guard_events"
+    if _required(p, cut, "guard_events", "checkpoint.cut") and _is_list(
+        p, cut["guard_events"], where
+    ):
+        for j, event in enumerate(cut["guard_events"]):
+            if _is_dict(p, event, f"{where}[{j}]"):
+                for key in ("epoch", "step"):
+                    value = event.get(key)
+                    _check(p, _is_int(value), f"{where}[{j}].{key}", "an integer", value)

@@ -213,9 +213,9 @@ def _varying_attributes(rows: pd.DataFrame, codes: np.ndarray, labels: list[str]
             problems.append(
                 f"Attribute {column!r} is missing (a blank cell) in some rows of example(s) "
                 f"{_named(np.flatnonzero(blank), counts.index, labels)}, while their other rows "
-                "hold a value. An attribute has one value per series: fill in the missing "
-                "cells with the series' value (or, if the column changes over time, move it to "
-                "feature_columns)."
+                "hold a value, so it is not constant within each example (gretel's words). An "
+                "attribute has one value per series: fill in the missing cells with the series' "
+                "value (or, if the column changes over time, move it to feature_columns)."
             )
         if (varying & ~blank).any():
             problems.append(

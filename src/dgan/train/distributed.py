@@ -207,7 +207,9 @@ class Collective:
 
     def end_epoch(self, modules: Iterable[torch.nn.Module], acc: Accumulators, seen: int) -> int:
         """Sum the epoch's loss sums over processes and average the modules' BatchNorm
-        running statistics; returns the examples seen by all processes."""
+        running statistics; returns the examples seen by all processes. ``seen`` is this
+        process's count (its shards' examples, whose losses ``acc`` holds): the one place
+        the count becomes global, so the means are over the whole batches."""
         buffers = [
             b
             for m in modules

@@ -4,6 +4,11 @@ guard's checks and one `EpochRecord` per epoch (`fit`).
 The host reads the device only at sync points: every ``log_every`` steps and at the end
 of each epoch (each read is marked as a deliberate sync). There the `DivergenceGuard`
 checks health, rolls back and falls back a precision when it must, or stops training.
+
+An epoch that the budget cuts short (the last one of a budget in steps, or where the time
+budget ran out) ends with a `CutEpoch`: what a checkpoint keeps so that a resumed run
+finishes that epoch exactly as an uncut run would, from its next batch, in the same
+permutation, adding to the same sums (`fit`'s ``cut``).
 """
 
 from __future__ import annotations
@@ -31,17 +36,18 @@ class ProgressInfo:
 
     ``step`` (0-based, like ``batch``) and ``total_steps`` count the optimizer steps of the
     training call (the last epoch of a budget in steps may be partial); ``frac_completed``
-    uses them when given. ``losses`` (dgan's) holds the epoch's mean losses so far, by
-    name as in ``DGAN.history``, at the steps where training reads them from the device
-    anyway (every ``log_every`` steps and at each epoch's end); None at the others. The
-    callback comes before the divergence guard's check of the step, so losses can be
-    NaN where the guard then rolls back.
+    uses them when given. It counts the batch just done: 1.0 after the last one.
+    ``losses`` (dgan's) holds the epoch's mean losses so far, by name as in
+    ``DGAN.history``, at the steps where training reads them from the device anyway (every
+    ``log_every`` steps and at each epoch's end); None at the others. The callback comes
+    before the divergence guard's check of the step, so losses can be NaN where the guard
+    then rolls back.
 
     Example:
         >>> ProgressInfo(epoch=1, total_epochs=4, batch=0, total_batches=2).frac_completed
-        0.25
+        0.375
         >>> ProgressInfo(1, 2, 1, 4, step=5, total_steps=6).frac_completed
-        0.8333333333333334
+        1.0
     """
 
     epoch: int
@@ -54,9 +60,10 @@ class ProgressInfo:
 
     @property
     def frac_completed(self) -> float:
+        # The callback runs after a batch: batch (0-based) done means batch + 1 batches done.
         if self.step is not None and self.total_steps:
-            return self.step / self.total_steps
-        done = self.epoch * self.total_batches + self.batch
+            return (self.step + 1) / self.total_steps
+        done = self.epoch * self.total_batches + self.batch + 1
         return done / (self.total_epochs * self.total_batches)
 
 
@@ -94,6 +101,53 @@ class Budget:
         return max(0, min(self.steps_per_epoch, self.steps - epoch * self.steps_per_epoch))
 
 
+@dataclass(eq=False)  # holds tensors: compared by identity
+class CutEpoch:
+    """An epoch that the budget cut short after ``batches_done`` of its batches, as a
+    checkpoint keeps it (`dgan.storage.resume.ResumeRecord`): a resumed run finishes it
+    from the next batch of the same ``permutation``, adding to these sums, so that its
+    record (and the weights) are those of a run never cut.
+
+    Attributes:
+        epoch: the epoch, 0-based, of the training call.
+        batches_done: its batches trained (fewer than the epoch has).
+        permutation: (examples,) int64 on the CPU: the epoch's order of the examples.
+        loss_sums: (len(LOSS_NAMES),) the batch-weighted loss sums so far, over all
+            processes (under torchrun rank 0 carries them on; see `fit`).
+        seen: examples whose losses are in ``loss_sums``, over all processes.
+        trained: examples trained in the epoch, over all processes.
+        skipped_steps, wall_time_s, guard_events, peak_memory_bytes: of the epoch so far.
+    """
+
+    epoch: int
+    batches_done: int
+    permutation: torch.Tensor
+    loss_sums: torch.Tensor
+    seen: int
+    trained: int
+    skipped_steps: int = 0
+    wall_time_s: float = 0.0
+    guard_events: tuple[GuardEvent, ...] = ()
+    peak_memory_bytes: int | None = None
+
+
+def continued_history(history: list[dict], records: list[dict], cut: CutEpoch | None) -> list[dict]:
+    """``history`` then the ``records`` of a training call (as dicts); when the call
+    resumed a ``cut`` epoch, its first record (that whole epoch) replaces the partial one
+    that ends ``history``.
+
+    Example:
+        >>> continued_history([{"epoch": 0}, {"epoch": 1, "steps": 2}], [{"epoch": 1}], None)
+        [{'epoch': 0}, {'epoch': 1, 'steps': 2}, {'epoch': 1}]
+        >>> cut = CutEpoch(1, 2, torch.arange(4), torch.zeros(5), 4, 4)
+        >>> continued_history([{"epoch": 0}, {"epoch": 1, "steps": 2}], [{"epoch": 1}], cut)
+        [{'epoch': 0}, {'epoch': 1}]
+    """
+    if cut is not None and records:
+        return [*history[:-1], *records]
+    return [*history, *records]
+
+
 def fit(
     trainer: Trainer,
     data: Batch,
@@ -102,17 +156,23 @@ def fit(
     progress_bar: bool | None = None,
     *,
     start_epoch: int = 0,
+    cut: CutEpoch | None = None,
     seconds_used: float = 0.0,
-    on_epoch_end: Callable[[EpochRecord], None] | None = None,
+    on_epoch_end: Callable[[EpochRecord, CutEpoch | None], None] | None = None,
 ) -> list[EpochRecord]:
     """Train on ``data`` for ``budget``; returns one record per epoch trained.
 
     Stops early, keeping the last good weights, if the divergence guard finds no safer
     precision to continue in, and at the time budget. ``start_epoch`` > 0 continues a run
     restored from a checkpoint (its epochs from ``start_epoch`` on, with the guard's
-    restored snapshot; ``seconds_used`` of its time budget spent before the interruption);
-    ``on_epoch_end`` is called with each epoch's record (it writes checkpoints).
+    restored snapshot; ``seconds_used`` of its time budget spent before the interruption),
+    from batch ``cut.batches_done`` of that epoch when it was ``cut``;
+    ``on_epoch_end`` is called with each epoch's record, and its `CutEpoch` when the budget
+    cut it short (it writes checkpoints).
     """
+    done = start_epoch * budget.steps_per_epoch + (0 if cut is None else cut.batches_done)
+    if done >= budget.steps:
+        return []  # a resumed run that has trained its budget already
     if budget.seconds is not None and seconds_used >= budget.seconds:
         return []  # a resumed run whose time budget was spent: nothing left to train
     for m in trainer.modules().values():
@@ -120,9 +180,8 @@ def fit(
     collective = trainer.collective
     show = sys.stderr.isatty() if progress_bar is None else progress_bar
     show = show and (collective is None or collective.is_main)
-    done = min(budget.steps, start_epoch * budget.steps_per_epoch)
     bar = tqdm(total=budget.steps, initial=done, disable=not show, unit="batch", desc="training")
-    if trainer.config.divergence_guard and start_epoch == 0:
+    if trainer.config.divergence_guard and done == 0:
         trainer.guard.snapshot()
     deadline = None
     if budget.seconds is not None:
@@ -130,10 +189,13 @@ def fit(
     records = []
     try:
         for epoch in range(start_epoch, budget.epochs):
-            record = _epoch(trainer, data, epoch, budget, progress_callback, bar, deadline)
+            resumed = cut if epoch == start_epoch else None
+            record, cut_here = _epoch(
+                trainer, data, epoch, budget, progress_callback, bar, deadline, resumed
+            )
             records.append(record)
             if on_epoch_end is not None:
-                on_epoch_end(record)
+                on_epoch_end(record, cut_here)
             if record.stopped or record.time_budget_reached:
                 break
     finally:
@@ -141,24 +203,41 @@ def fit(
     return records
 
 
-def _epoch(trainer, data, epoch, budget, progress_callback, bar, deadline) -> EpochRecord:
+def _epoch(
+    trainer, data, epoch, budget, progress_callback, bar, deadline, cut=None
+) -> tuple[EpochRecord, CutEpoch | None]:
+    """Train ``epoch`` (the rest of it after a ``cut``): its record, and its `CutEpoch`
+    when the budget ends it before its last batch."""
     n, device, collective = len(data), trainer.device, trainer.collective
     cuda = device.type == "cuda"
     if cuda:
         torch.cuda.reset_peak_memory_stats(device)
     start = time.perf_counter()
     acc = Accumulators(device)
-    seen, trained, steps, events, stopped, time_up = 0, 0, 0, [], False, False
+    # seen: examples in this process's loss sums (its shard of each batch; the whole batch
+    # in one process), made global in one place, Collective.end_epoch. trained: examples of
+    # the whole batches, over all processes (examples_per_s counts them all).
+    seen, trained, first, events, stopped, time_up = 0, 0, 0, [], False, False
+    if cut is None:
+        # Balanced batches (sizes differ by at most one) from a device permutation; a
+        # partial last epoch of a budget in steps trains the first of them.
+        perm = torch.randperm(n, device=device, generator=trainer.rng)
+    else:  # the rest of an epoch cut short: the same order, adding to the same sums
+        perm, first, trained = cut.permutation.to(device), cut.batches_done, cut.trained
+        events = list(cut.guard_events)
+        if collective is None or collective.is_main:  # global sums: one process carries
+            acc.losses.copy_(cut.loss_sums.to(device))  # them, the epoch-end sum adds the rest
+            seen = cut.seen
     batches = budget.batches(epoch)
-    # Balanced batches (sizes differ by at most one) from a device permutation; a partial
-    # last epoch of a budget in steps trains the first of them.
-    perm = torch.randperm(n, device=device, generator=trainer.rng)
-    for b, index in enumerate(perm.tensor_split(budget.steps_per_epoch)[:batches]):
+    steps = first
+    for b, index in enumerate(perm.tensor_split(budget.steps_per_epoch)[first:batches], first):
         if collective is None:
+            shard = index
             trainer.train_step(data.take(index), acc)
         else:  # every process draws the same permutation and takes its shard
-            trainer.train_step(data.take(collective.shard(index)), acc, len(index))
-        seen += len(index)
+            shard = collective.shard(index)
+            trainer.train_step(data.take(shard), acc, len(index))
+        seen += len(shard)  # per process, like the loss sums it divides
         trained += len(index)
         steps += 1
         bar.update(1)
@@ -183,12 +262,16 @@ def _epoch(trainer, data, epoch, budget, progress_callback, bar, deadline) -> Ep
                 bar.set_postfix_str(bar_postfix(trainer, acc, seen), refresh=False)
         if stopped or time_up:
             break
-    if collective is not None:  # sums over processes; batch indices count them all already
+    if collective is not None:  # the epoch's sums and count, per process -> global
         seen = collective.end_epoch(trainer.modules().values(), acc, seen)
-    elapsed = time.perf_counter() - start
+    elapsed = time.perf_counter() - start + (0.0 if cut is None else cut.wall_time_s)
     means = _mean_losses(trainer, acc, seen) if seen else dict.fromkeys(LOSS_NAMES)
     policy = trainer.policy
-    return EpochRecord(
+    peak = torch.cuda.max_memory_allocated(device) if cuda else peak_rss_bytes()
+    if cut is not None and cut.peak_memory_bytes is not None:
+        peak = max(peak, cut.peak_memory_bytes)
+    skipped = acc.skipped_steps() + (0 if cut is None else cut.skipped_steps)  # host sync
+    record = EpochRecord(
         epoch=epoch,
         **means,
         examples_per_s=trained / elapsed,
@@ -197,12 +280,26 @@ def _epoch(trainer, data, epoch, budget, progress_callback, bar, deadline) -> Ep
         in_hardware=runs_in_hardware(policy.precision, device),
         critic_loss_scale=loss_scale(policy.critic_scaler),
         generator_loss_scale=loss_scale(policy.generator_scaler),
-        skipped_steps=acc.skipped_steps(),  # host sync
+        skipped_steps=skipped,
         guard_events=tuple(events),
-        peak_memory_bytes=torch.cuda.max_memory_allocated(device) if cuda else peak_rss_bytes(),
+        peak_memory_bytes=peak,
         stopped=stopped,
         steps=steps,
         time_budget_reached=time_up,
+    )
+    if stopped or steps == budget.steps_per_epoch:
+        return record, None
+    return record, CutEpoch(
+        epoch,
+        steps,
+        perm.cpu(),
+        acc.losses.detach().cpu().clone(),
+        seen,
+        trained,
+        skipped,
+        elapsed,
+        tuple(events),
+        peak,
     )
 
 

@@ -1,0 +1,189 @@
+"""The settings that follow the data's size (dgan.config.sizing) and the record of the
+fields set that they honour (dgan.config.given)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+from dgan import DGAN, DGANConfig
+from dgan.config.sizing import MAX_STEPS, MIN_STEPS, SIZE_SETTINGS, size_steps
+from dgan.errors import ParameterError
+from dgan.storage.schema import saved_config
+from tiny import TINY_NETWORKS
+
+
+def _untouched_config(**kw) -> DGANConfig:
+    """Tiny networks; every field the rule picks, and the length, left out."""
+    base = dict(max_sequence_len=4, sample_len=2, cuda=False, seed=0)
+    return DGANConfig(**{**base, **TINY_NETWORKS, **kw})
+
+
+def test_auto_picks_the_settings_and_the_budget_from_the_number_of_series():
+    """One rule for every size, no switch at a threshold."""
+    config = _untouched_config()
+    picked = {n: config.resolved_for(n) for n in (48, 256, 1000, 3661, 10**6)}
+    assert {n: c.batch_size for n, c in picked.items()} == {
+        48: 16,
+        256: 32,
+        1000: 64,
+        3661: 128,
+        10**6: 128,
+    }
+    assert {n: c.training_steps for n, c in picked.items()} == {
+        48: MIN_STEPS,
+        256: MIN_STEPS,
+        1000: MIN_STEPS,
+        3661: 400 * 29,  # 400 epochs of 29 batches of 128
+        10**6: MAX_STEPS,
+    }
+    for resolved in picked.values():
+        assert resolved.large_data is True
+        assert {k: getattr(resolved, k) for k in SIZE_SETTINGS} == SIZE_SETTINGS
+    assert config.large_data == "auto" and config.batch_size == 1024  # a new object
+    assert config.training_steps is None
+
+
+def test_values_given_equal_to_gretels_defaults_are_honoured():
+    """Before: batch_size=1024, epochs=400 on 64 series trained at batch 16 for 10,000
+    steps with learning rate 1e-4, as if nothing had been given."""
+    config = _untouched_config(batch_size=1024, epochs=400, generator_learning_rate=1e-3)
+    assert config.batch_size == 1024 and config.epochs == 400  # as gretel's users see them
+    resolved = config.resolved_for(64)
+    assert (resolved.batch_size, resolved.epochs, resolved.training_steps) == (1024, 400, None)
+    assert resolved.generator_learning_rate == 1e-3
+    plan = DGAN(config).plan(__import__("numpy").zeros((64, 4, 1)), warm_up_steps=0)
+    assert (plan.batch_size, plan.steps) == (1024, 400) and "epochs=400" in plan.budget_reason
+
+
+def test_the_rule_applies_per_field_to_the_fields_not_set():
+    """Before: setting batch_size alone (as the torchrun error advises) turned off the
+    whole rule: gretel's learning rates and no budget in steps."""
+    resolved = _untouched_config(batch_size=64).resolved_for(2000)
+    assert resolved.batch_size == 64 and resolved.large_data is True
+    assert {k: getattr(resolved, k) for k in SIZE_SETTINGS} == SIZE_SETTINGS
+    assert resolved.training_steps == size_steps(2000, 64) == 400 * 32  # at the batch in effect
+    mine = _untouched_config(generator_learning_rate=5e-4, feature_feedback=False)
+    resolved = mine.resolved_for(10**5)
+    assert resolved.batch_size == 128 and resolved.discriminator_learning_rate == 1e-4
+    assert resolved.generator_learning_rate == 5e-4 and resolved.feature_feedback is False
+
+
+def test_a_length_you_set_is_kept_and_epochs_and_steps_are_not_both_set():
+    assert _untouched_config(epochs=7).resolved_for(256).training_steps is None
+    chosen = _untouched_config(training_steps=123).resolved_for(256)
+    assert chosen.training_steps == 123 and chosen.batch_size == 32
+    for epochs in (7, 400):  # 400, gretel's default, is a length given too
+        with pytest.raises(ParameterError, match="set one of them"):
+            _untouched_config(epochs=epochs, training_steps=123)
+
+
+def test_large_data_true_and_false_keep_your_fields():
+    forced = _untouched_config(large_data=True, batch_size=1024).resolved_for(10)
+    assert forced.batch_size == 1024 and forced.generator_learning_rate == 1e-4
+    assert forced.training_steps is None  # trained for epochs
+    assert _untouched_config(large_data=False).resolved_for(10**5).batch_size == 1024
+    assert (
+        DGANConfig.gretel(max_sequence_len=4, sample_len=2).resolved_for(10**5).large_data is False
+    )
+    everything = dict.fromkeys(["epochs"], 3) | {"batch_size": 16, **SIZE_SETTINGS}
+    assert _untouched_config(**everything).resolved_for(100).large_data is False  # all yours
+    with pytest.raises(ParameterError, match="large_data must be True, False or 'auto'"):
+        _untouched_config(large_data="yes")
+
+
+def test_the_record_of_fields_set_survives_copies_dicts_and_json():
+    config = _untouched_config(batch_size=1024, epochs=400)
+    assert "batch_size" in dataclasses.replace(config, seed=1).fields_set
+    assert "seed" in dataclasses.replace(config, seed=1).fields_set  # a changed value
+    for copy in (
+        DGANConfig(**config.to_dict()),
+        DGANConfig.from_json_dict(json.loads(json.dumps(config.to_json_dict()))),
+    ):
+        assert copy == config and copy.fields_set == config.fields_set
+        assert copy.resolved_for(64).batch_size == 1024
+    later = _untouched_config()
+    later.batch_size = 64  # assigned after the config was made (gretel's users do)
+    assert later.resolved_for(5000).batch_size == 64
+    with pytest.raises(ParameterError, match="_given must list DGANConfig fields"):
+        DGANConfig.from_json_dict({**config.to_json_dict(), "_given": ["bach_size"]})
+
+
+def test_a_settled_config_keeps_its_settings_when_settled_again():
+    settled = _untouched_config(generator_ema_decay=None).resolved_for(64)
+    assert settled.generator_ema_decay is None and settled.batch_size == 16
+    again = saved_config(settled.to_json_dict()).resolved_for(10**6)
+    assert again == settled  # a loaded model trained on more data keeps what it trained with
+    assert {"batch_size", "training_steps"} <= again.fields_set
+
+
+def test_a_model_file_from_before_the_record_reads_set_fields_from_their_values():
+    """Format-2 files hold no record: a field counts as set where it differs from
+    gretel's default, as dgan read them then (so epochs=400 beside the rule's
+    training_steps is not refused as two lengths)."""
+    settled = _untouched_config().resolved_for(64)
+    old = {k: v for k, v in settled.to_json_dict().items() if k != "_given"}
+    loaded = saved_config(old)
+    assert loaded == settled and "epochs" not in loaded.fields_set
+    with pytest.raises(ParameterError, match="set one of them"):
+        DGANConfig.from_json_dict(old)  # a config file's table: every field in it is set
+
+
+def test_training_uses_the_settings_picked_for_its_size_and_keeps_them(rng, tmp_path, caplog):
+    config = _untouched_config(epochs=1)
+    features = rng.random((256, 4, 1))
+    model = DGAN(config)
+    plan = model.plan(features, warm_up_steps=0)
+    assert plan.large_data and plan.batch_size == 32 and "picked for 256 series" in str(plan)
+    with caplog.at_level("INFO", logger="dgan.prepare"):
+        model.train_numpy(features, progress_bar=False)
+    assert "settings picked for that size" in caplog.text
+    assert model.config.large_data is True and model.config.batch_size == 32
+    assert model.trainer.generator_ema is not None and model.generator.feature_feedback
+    assert config.large_data == "auto" and config.batch_size == 1024  # the caller's object
+    loaded = DGAN.load(model.save(tmp_path / "sized.dgan"))
+    assert loaded.config == model.config and loaded.generator.feature_feedback
+    assert loaded.config.fields_set == model.config.fields_set
+
+
+def test_resuming_an_auto_run_continues_with_the_settings_picked_for_its_size(rng, tmp_path):
+    features = rng.random((1000, 4, 1))
+    folder = tmp_path / "checkpoints"
+    first = DGAN(_untouched_config(epochs=1, checkpoint_dir=str(folder)))
+    first.train_numpy(features, progress_bar=False)
+    resumed = DGAN(_untouched_config(epochs=2, checkpoint_dir=str(folder)))
+    resumed.train_numpy(features, progress_bar=False, resume_from=folder)
+    assert len(resumed.history) == 2 and resumed.config.batch_size == 64
+
+
+def test_cli_honours_values_given_equal_to_gretels_defaults(tmp_path, capsys):
+    """Before: --epochs 400 (in a flag or a config file) was ignored, 399 and 401 not."""
+    from test_ux import cli, long_frame
+
+    data = tmp_path / "data.csv"
+    long_frame(n_series=64, n_steps=4).to_csv(data, index=False)
+    flags = ["--example-id", "id", "--time", "step", "--attributes", "kind"]
+    config = tmp_path / "dgan.toml"
+    config.write_text("epochs = 400\nbatch_size = 1024\n")
+    for given in (["--epochs", "400", "--batch-size", "1024"], ["--config", str(config)]):
+        assert cli(["train", str(data), "--dry-run", *given, *flags]) == 0
+        out = capsys.readouterr().out
+        assert "--batch-size 1024: 1 step per epoch; training 400 steps (400 epochs)" in out
+        assert "settings: picked for 64 series: learning rates 0.0001" in out
+
+
+def test_one_step_epochs_are_warned_about_whenever_the_budget_is_in_epochs(rng):
+    """Before: large_data=True (batch 128) on 48 series trained 400 one-step epochs
+    without the plan's warning."""
+    features = rng.random((48, 4, 1))
+
+    def one_step_warnings(**kw) -> list[str]:
+        plan = DGAN(_untouched_config(**kw)).plan(features, warm_up_steps=0)
+        return [w for w in plan.warnings if "every epoch is a single optimizer step" in w]
+
+    assert len(one_step_warnings(large_data=True)) == 1
+    assert len(one_step_warnings(batch_size=1024, epochs=400)) == 1  # auto, epochs given
+    assert one_step_warnings() == []  # auto: batch 16, 3 steps per epoch
+    assert one_step_warnings(batch_size=1024) == []  # a budget in steps: 10,000 of them
