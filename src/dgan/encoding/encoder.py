@@ -35,12 +35,13 @@ from dgan.encoding.variables import (  # re-exported: the encoders are part of t
     VariableEncoder,
     all_numeric,
     encoder_from_json,
-    make_encoder,
+    fit_variables,
     output_slices,
     output_type,
     variable_names,
 )
 from dgan.errors import DataError, raise_all
+from dgan.series import SeriesRows, as_series_rows
 
 __all__ = [
     "BITS",
@@ -203,7 +204,7 @@ class DataEncoder:
     def fit(
         cls,
         config: Any,
-        features: list[np.ndarray],
+        features: SeriesRows | list[np.ndarray],
         feature_types: list[OutputType],
         attributes: np.ndarray | None,
         attribute_types: list[OutputType] | None,
@@ -212,29 +213,27 @@ class DataEncoder:
     ) -> DataEncoder:
         """Learn every encoder from validated training data (see `model.py`).
 
-        The names (e.g. DataFrame columns; default "feature 0", ...) name the variables
-        in error messages, also after the model is saved and loaded.
+        Three separate steps, each on whole columns: the variables' ranges and
+        categories (`fit_variables`), whether series differ in length, and the example
+        scaling's ranges of midpoints and half-ranges. The names (e.g. DataFrame columns;
+        default "feature 0", ...) name the variables in error messages, also after the
+        model is saved and loaded.
         """
+        features = as_series_rows(features)
         settings = {
             "normalization": config.normalization,
             "apply_feature_scaling": config.apply_feature_scaling,
             "binary_encoder_cutoff": config.binary_encoder_cutoff,
         }
-        stacked = np.concatenate(features, axis=0)  # (sum T_i, F)
         feature_names = variable_names(feature_names, "feature", len(feature_types))
-        feature_encoders = [
-            make_encoder(kind, feature_names[i], settings).fit(stacked[:, i])
-            for i, kind in enumerate(feature_types)
-        ]
+        feature_encoders = fit_variables(feature_types, feature_names, features.rows, settings)
         attribute_encoders = None
         if attributes is not None:
             attribute_names = variable_names(attribute_names, "attribute", len(attribute_types))
-            attribute_encoders = [
-                make_encoder(kind, attribute_names[i], settings).fit(attributes[:, i])
-                for i, kind in enumerate(attribute_types)
-            ]
-        lengths = np.array([len(f) for f in features])
-        variable_length = bool((lengths != config.max_sequence_len).any())
+            attribute_encoders = fit_variables(
+                attribute_types, attribute_names, attributes, settings
+            )
+        variable_length = bool((features.lengths != config.max_sequence_len).any())
         encoder = cls(
             attribute_encoders,
             feature_encoders,
@@ -256,7 +255,7 @@ class DataEncoder:
         return encoder
 
     def mismatch_problems(
-        self, features: list[np.ndarray], attributes: np.ndarray | None
+        self, features: SeriesRows | list[np.ndarray], attributes: np.ndarray | None
     ) -> list[str]:
         """Why data given to continue training does not fit these encoders ([] if it does).
 
@@ -273,14 +272,14 @@ class DataEncoder:
             >>> enc.mismatch_problems([np.zeros((2, 2))], None)[0][:44]
             'The model was trained on 1 feature(s); this '
         """
+        features = as_series_rows(features)
         fix = "train a new DGAN on this data, or continue with data shaped like the first"
         problems = []
         n_features = len(self.feature_encoders)
-        widths = {f.shape[1] for f in features}
-        if widths != {n_features}:
+        if features.width != n_features:
             problems.append(
                 f"The model was trained on {n_features} feature(s); this data has "
-                f"{sorted(widths)}: {fix}."
+                f"[{features.width}]: {fix}."
             )
         n_attributes = 0 if self.attribute_encoders is None else len(self.attribute_encoders)
         given = 0 if attributes is None else attributes.shape[1]
@@ -289,7 +288,7 @@ class DataEncoder:
                 f"The model was trained on {n_attributes} attribute(s); this data has {given}: "
                 f"{fix}."
             )
-        if not self.variable_length and any(len(f) != self.max_sequence_len for f in features):
+        if not self.variable_length and (features.lengths != self.max_sequence_len).any():
             problems.append(
                 "The model was trained on series of one length "
                 f"({self.max_sequence_len}); this data has shorter ones, which it would pad "
@@ -297,8 +296,7 @@ class DataEncoder:
             )
         if problems:
             return problems
-        stacked = np.concatenate(features, axis=0)
-        columns = [("feature", e, stacked[:, i]) for i, e in enumerate(self.feature_encoders)]
+        columns = [("feature", e, features.rows[:, i]) for i, e in enumerate(self.feature_encoders)]
         if attributes is not None:
             columns += [
                 ("attribute", e, attributes[:, i]) for i, e in enumerate(self.attribute_encoders)
@@ -313,56 +311,84 @@ class DataEncoder:
                     )
         return problems
 
-    def _scaled_continuous(self, series: np.ndarray) -> np.ndarray:
-        """(T, C) globally scaled continuous features of one series."""
-        return np.stack(
-            [self.feature_encoders[i].transform(series[:, i]) for i in self.continuous_features],
-            axis=1,
-        ).astype(np.float64)
+    def _scaled_continuous(self, rows: np.ndarray) -> np.ndarray:
+        """(R, C) globally scaled continuous features of ``rows`` (R, F)."""
+        scaled = np.empty((len(rows), len(self.continuous_features)), dtype=np.float64)
+        for j, i in enumerate(self.continuous_features):
+            scaled[:, j] = self.feature_encoders[i].transform(rows[:, i])  # float32 values
+        return scaled
 
-    def _midpoints_and_half_ranges(self, features: list[np.ndarray]) -> tuple[np.ndarray, ...]:
-        scaled = [self._scaled_continuous(f) for f in features]
-        lo = np.stack([s.min(axis=0) for s in scaled])  # (N, C)
-        hi = np.stack([s.max(axis=0) for s in scaled])
+    def _midpoints_and_half_ranges(self, features: SeriesRows) -> tuple[np.ndarray, ...]:
+        """(N, C) midpoints and half-ranges of each series' globally scaled features."""
+        n, c = len(features), len(self.continuous_features)
+        lo, hi = np.empty((n, c)), np.empty((n, c))
+        for first, part in features.chunks():
+            scaled = self._scaled_continuous(part.rows)  # (R_chunk, C)
+            rows = slice(first, first + len(part))
+            lo[rows] = np.minimum.reduceat(scaled, part.starts, axis=0)  # no series is empty
+            hi[rows] = np.maximum.reduceat(scaled, part.starts, axis=0)
         return (hi + lo) / 2.0, (hi - lo) / 2.0
 
     # ----- transform ------------------------------------------------------------------
-    def transform(self, features: list[np.ndarray], attributes: np.ndarray | None) -> EncodedData:
-        """Encode validated data (every series no longer than max_sequence_len)."""
+    def transform(
+        self, features: SeriesRows | list[np.ndarray], attributes: np.ndarray | None
+    ) -> EncodedData:
+        """Encode validated data (every series no longer than max_sequence_len).
+
+        Whole columns at a time, in chunks of series, straight into the one output array.
+        """
+        features = as_series_rows(features)
         n, t_max = len(features), self.max_sequence_len
-        lengths = np.array([len(f) for f in features], dtype=np.int64)
         encoded = np.zeros((n, t_max, self.feature_dim), dtype=np.float32)
         additional = None
         if self.additional_encoders is not None:
             mid, half = self._midpoints_and_half_ranges(features)
-        for k, series in enumerate(features):
-            length = len(series)
-            columns = []
-            for i, enc in enumerate(self.feature_encoders):
-                col = enc.transform(series[:, i])
-                columns.append(col[:, None] if col.ndim == 1 else col)
-            block = np.concatenate(columns, axis=1)
+        for first, part in features.chunks():
+            block = self._encode_rows(part.rows)  # (R_chunk, F_enc without the flag)
             if self.additional_encoders is not None:
-                lo, span = mid[k] - half[k], 2.0 * half[k]  # (C,)
-                z = self._scaled_continuous(series)  # (T_k, C)
-                # A constant series has no range: put it mid-range, the half-range is 0.
-                unit = np.where(span > 0, (z - lo) / np.where(span > 0, span, 1.0), 0.5)
-                scaled = unit if self.normalization == Normalization.ZERO_ONE else unit * 2 - 1
-                starts = [s.start for s in output_slices(self.feature_encoders)]
-                for j, i in enumerate(self.continuous_features):
-                    block[:, starts[i]] = scaled[:, j]
-            encoded[k, :length, : block.shape[1]] = block
-            if self.variable_length:
-                flag = self.generation_flag_column
-                encoded[k, : length - 1, flag] = 1.0  # continues
-                encoded[k, length - 1, flag + 1] = 1.0  # ends here
+                series = slice(first, first + len(part))
+                self._scale_examples(block, part, mid[series], half[series])
+            target = encoded[first : first + len(part)]
+            if part.one_length == t_max:
+                target[:, :, : block.shape[1]] = block.reshape(len(part), t_max, -1)
+            else:
+                target[part.example_of_row(), part.step_of_row(), : block.shape[1]] = block
+        if self.variable_length:
+            flag = self.generation_flag_column
+            lengths = features.lengths
+            steps = np.arange(t_max)
+            encoded[:, :, flag] = steps < (lengths - 1)[:, None]  # continues
+            encoded[np.arange(n), lengths - 1, flag + 1] = 1.0  # ends here
         if self.additional_encoders is not None:
             parts = []
             for j in range(len(self.continuous_features)):
                 parts.append(self.additional_encoders[2 * j].transform(mid[:, j]))
                 parts.append(self.additional_encoders[2 * j + 1].transform(half[:, j]))
             additional = np.stack(parts, axis=1).astype(np.float32)
+        lengths = features.lengths.copy()
         return EncodedData(self.transform_attributes(attributes, n), additional, encoded, lengths)
+
+    def _encode_rows(self, rows: np.ndarray) -> np.ndarray:
+        """(R, F_enc) every feature's encoding of ``rows`` (R, F), without the flag."""
+        slices = output_slices(self.feature_encoders)
+        width = sum(s.width for s in slices)
+        block = np.empty((len(rows), width), dtype=np.float32)
+        for i, (enc, s) in enumerate(zip(self.feature_encoders, slices, strict=True)):
+            col = enc.transform(rows[:, i])
+            block[:, s.start : s.start + s.width] = col[:, None] if col.ndim == 1 else col
+        return block
+
+    def _scale_examples(self, block, part: SeriesRows, mid, half) -> None:
+        """Rescale each series' continuous columns of ``block`` to the full range, in place."""
+        lo, span = mid - half, 2.0 * half  # (N_chunk, C)
+        lo, span = np.repeat(lo, part.lengths, axis=0), np.repeat(span, part.lengths, axis=0)
+        z = self._scaled_continuous(part.rows)  # (R_chunk, C)
+        # A constant series has no range: put it mid-range, the half-range is 0.
+        unit = np.where(span > 0, (z - lo) / np.where(span > 0, span, 1.0), 0.5)
+        scaled = unit if self.normalization == Normalization.ZERO_ONE else unit * 2 - 1
+        starts = [s.start for s in output_slices(self.feature_encoders)]
+        for j, i in enumerate(self.continuous_features):
+            block[:, starts[i]] = scaled[:, j]
 
     def transform_attributes(self, attributes: np.ndarray | None, n: int) -> np.ndarray | None:
         if self.attribute_encoders is None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from dgan.series import SeriesRows
 from dgan.tabular.arrays import TrainingArrays
 from dgan.tabular.layout import FrameLayout
 
@@ -28,9 +29,7 @@ def pooled_features(arrays: TrainingArrays) -> np.ndarray:
         >>> pooled_features(arrays).shape
         (12, 2)
     """
-    if not arrays.features:
-        return np.empty((0, len(arrays.feature_types)))
-    return np.concatenate(arrays.features)
+    return arrays.features.rows
 
 
 def distinct(values: np.ndarray) -> int:
@@ -41,6 +40,17 @@ def distinct(values: np.ndarray) -> int:
         2
     """
     return int(pd.Series(values, dtype=object).nunique(dropna=False))
+
+
+def _constant_within(series: SeriesRows, j: int) -> bool:
+    """Whether feature ``j`` holds one value (or only NaN) within every series."""
+    values = series.rows[:, j]
+    if values.dtype.kind != "f":  # objects: pandas compares them
+        per_series = pd.Series(values).groupby(series.example_of_row())
+        return bool(per_series.nunique(dropna=False).max() <= 1)
+    first = np.repeat(values[series.starts], series.lengths)  # each series' first value
+    same = (values == first) | (np.isnan(values) & np.isnan(first))
+    return bool(same.all())
 
 
 def per_series_feature_warnings(arrays: TrainingArrays, names: list) -> list[str]:
@@ -54,12 +64,12 @@ def per_series_feature_warnings(arrays: TrainingArrays, names: list) -> list[str
         >>> per_series_feature_warnings(arrays, ["site"])[0].split(":")[0]
         "feature 'site' never changes within a series (3 values across the 3 series)"
     """
-    lengths = [len(f) for f in arrays.features]
-    if len(lengths) < 2 or max(lengths, default=0) < 2:
+    series = arrays.features
+    lengths = series.lengths
+    if len(lengths) < 2 or lengths.max(initial=0) < 2:
         return []
     pooled = pd.DataFrame(pooled_features(arrays))
-    per_series = pooled.groupby(np.repeat(np.arange(len(lengths)), lengths))
-    constant = per_series.nunique(dropna=False).max(axis=0) <= 1
+    constant = pd.Series([_constant_within(series, j) for j in range(series.width)])
     warnings = []
     for j, name in enumerate(names):
         across = distinct(pooled.iloc[:, j].to_numpy())
