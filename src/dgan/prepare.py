@@ -32,6 +32,7 @@ from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
+import torch
 
 from dgan.config import DGANConfig, OutputType
 from dgan.encoding.encoder import DataEncoder, EncodedData
@@ -41,6 +42,7 @@ from dgan.tabular.columns import Columns
 from dgan.tabular.frames import dataframe_to_arrays
 from dgan.tabular.layout import FrameLayout
 from dgan.tabular.missing import repair_missing_values
+from dgan.train.memory import check_data_memory
 
 logger = logging.getLogger(__name__)
 
@@ -198,6 +200,10 @@ def prepare(
         if problems and resuming is not None:
             raise _other_run(resuming, "; ".join(problems))
         raise_all(problems, DataError, "the data to continue training on")
+    n = len(arrays.features)
+    extra = 4 * n * (encoder.attribute_dim + encoder.additional_dim)
+    shape = (n, encoder.max_sequence_len, encoder.feature_dim)
+    check_data_memory(shape, extra, "memory", torch.device("cpu"))  # before it is made
     encoded = encoder.transform(arrays.features, arrays.attributes)
     return Prepared(encoded, encoder, config, layout)
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-CHUNK_ROWS = 1 << 20
+CHUNK_ROWS = 1 << 18
 """Rows per chunk where whole-data temporaries would cost several times the data."""
 
 
@@ -97,6 +97,17 @@ class SeriesRows(Sequence):
     def step_of_row(self) -> np.ndarray:
         """(R,) each row's time step within its series."""
         return np.arange(len(self.rows), dtype=np.int64) - np.repeat(self.starts, self.lengths)
+
+    def per_row(self, values: np.ndarray, axis: int = 0) -> np.ndarray:
+        """Per-series ``values`` (N along ``axis``) repeated over each series' rows.
+
+        Example:
+            >>> SeriesRows.from_list([np.zeros((1, 1)), np.zeros((2, 1))]).per_row(
+            ...     np.array([5, 7])).tolist()
+            [5, 7, 7]
+        """
+        one = self.one_length  # one count repeats far faster than a count per series
+        return np.repeat(values, self.lengths if one is None else one, axis=axis)
 
     # ----- new data ---------------------------------------------------------------------
     def take(self, keep: np.ndarray) -> SeriesRows:

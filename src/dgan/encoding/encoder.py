@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -72,22 +72,26 @@ def series_ends(continues, ends):
     return ends >= continues
 
 
-@dataclass
+@dataclass(eq=False)
 class EncodedData:
     """A dataset in the networks' representation (float32), before moving to a device.
 
     ``attributes`` and ``additional_attributes`` are None when the model has none
-    (absence is decided when the encoder is built, never NaN-filled).
+    (absence is decided when the encoder is built, never NaN-filled). The arrays are not
+    to be changed once made: the digest is computed once and kept.
     """
 
     attributes: np.ndarray | None  # (N, A_enc)
     additional_attributes: np.ndarray | None  # (N, 2 * continuous features)
     features: np.ndarray  # (N, T, F_enc), zero after each series' end
     lengths: np.ndarray  # (N,) int64
+    _digest: str | None = field(default=None, init=False, repr=False)
 
     def digest(self) -> str:
         """SHA-256 of the arrays (names, dtypes, shapes and bytes): checkpoints and the
         processes of a distributed run compare it to be sure they hold the same data.
+        Computed on the first call (reading the arrays in place, without a copy), then
+        remembered.
 
         Example:
             >>> a = EncodedData(None, None, np.zeros((2, 3, 1), np.float32), np.array([3, 3]))
@@ -95,6 +99,8 @@ class EncodedData:
             >>> a.digest() == a.digest(), a.digest() == b.digest()
             (True, False)
         """
+        if self._digest is not None:
+            return self._digest
         digest = hashlib.sha256()
         for name in ("attributes", "additional_attributes", "features", "lengths"):
             array = getattr(self, name)
@@ -103,8 +109,16 @@ class EncodedData:
                 continue
             array = np.ascontiguousarray(array)
             digest.update(f"{name}|{array.dtype.str}|{array.shape}|".encode())
-            digest.update(array.tobytes())
-        return digest.hexdigest()
+            digest.update(memoryview(array.reshape(-1)).cast("B"))  # the bytes, uncopied
+        self._digest = digest.hexdigest()
+        return self._digest
+
+
+def _ranges(part: SeriesRows, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(N, C) midpoints and half-ranges of each series of ``part``, given its ``z`` (C, R)."""
+    lo = np.minimum.reduceat(z, part.starts, axis=1).T  # no series is empty
+    hi = np.maximum.reduceat(z, part.starts, axis=1).T
+    return (hi + lo) / 2.0, (hi - lo) / 2.0
 
 
 class DataEncoder:
@@ -312,22 +326,21 @@ class DataEncoder:
         return problems
 
     def _scaled_continuous(self, rows: np.ndarray) -> np.ndarray:
-        """(R, C) globally scaled continuous features of ``rows`` (R, F)."""
-        scaled = np.empty((len(rows), len(self.continuous_features)), dtype=np.float64)
+        """(C, R) globally scaled continuous features of ``rows`` (R, F), a feature a row
+        (so that reductions over a series' steps read contiguous memory)."""
+        scaled = np.empty((len(self.continuous_features), len(rows)), dtype=np.float64)
         for j, i in enumerate(self.continuous_features):
-            scaled[:, j] = self.feature_encoders[i].transform(rows[:, i])  # float32 values
+            scaled[j] = self.feature_encoders[i].transform(rows[:, i])  # float32 values
         return scaled
 
     def _midpoints_and_half_ranges(self, features: SeriesRows) -> tuple[np.ndarray, ...]:
         """(N, C) midpoints and half-ranges of each series' globally scaled features."""
         n, c = len(features), len(self.continuous_features)
-        lo, hi = np.empty((n, c)), np.empty((n, c))
+        mid, half = np.empty((n, c)), np.empty((n, c))
         for first, part in features.chunks():
-            scaled = self._scaled_continuous(part.rows)  # (R_chunk, C)
-            rows = slice(first, first + len(part))
-            lo[rows] = np.minimum.reduceat(scaled, part.starts, axis=0)  # no series is empty
-            hi[rows] = np.maximum.reduceat(scaled, part.starts, axis=0)
-        return (hi + lo) / 2.0, (hi - lo) / 2.0
+            series = slice(first, first + len(part))
+            mid[series], half[series] = _ranges(part, self._scaled_continuous(part.rows))
+        return mid, half
 
     # ----- transform ------------------------------------------------------------------
     def transform(
@@ -340,15 +353,23 @@ class DataEncoder:
         features = as_series_rows(features)
         n, t_max = len(features), self.max_sequence_len
         encoded = np.zeros((n, t_max, self.feature_dim), dtype=np.float32)
-        additional = None
-        if self.additional_encoders is not None:
-            mid, half = self._midpoints_and_half_ranges(features)
+        scaling = self.additional_encoders is not None
+        if scaling:
+            c = len(self.continuous_features)
+            mid, half = np.empty((n, c)), np.empty((n, c))
         for first, part in features.chunks():
-            block = self._encode_rows(part.rows)  # (R_chunk, F_enc without the flag)
-            if self.additional_encoders is not None:
-                series = slice(first, first + len(part))
-                self._scale_examples(block, part, mid[series], half[series])
-            target = encoded[first : first + len(part)]
+            series = slice(first, first + len(part))
+            target = encoded[series]
+            direct = part.one_length == t_max and not self.variable_length
+            block = self._encode_rows(
+                part.rows, target.reshape(len(part.rows), -1) if direct else None
+            )
+            if scaling:
+                z = self._scaled_continuous(part.rows)  # (R_chunk, C)
+                mid[series], half[series] = _ranges(part, z)
+                self._scale_examples(block, part, z, mid[series], half[series])
+            if direct:
+                continue  # written in place
             if part.one_length == t_max:
                 target[:, :, : block.shape[1]] = block.reshape(len(part), t_max, -1)
             else:
@@ -359,7 +380,8 @@ class DataEncoder:
             steps = np.arange(t_max)
             encoded[:, :, flag] = steps < (lengths - 1)[:, None]  # continues
             encoded[np.arange(n), lengths - 1, flag + 1] = 1.0  # ends here
-        if self.additional_encoders is not None:
+        additional = None
+        if scaling:
             parts = []
             for j in range(len(self.continuous_features)):
                 parts.append(self.additional_encoders[2 * j].transform(mid[:, j]))
@@ -368,27 +390,35 @@ class DataEncoder:
         lengths = features.lengths.copy()
         return EncodedData(self.transform_attributes(attributes, n), additional, encoded, lengths)
 
-    def _encode_rows(self, rows: np.ndarray) -> np.ndarray:
-        """(R, F_enc) every feature's encoding of ``rows`` (R, F), without the flag."""
+    def _encode_rows(self, rows: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """(R, F_enc) every feature's encoding of ``rows`` (R, F), without the flag; into
+        ``out`` when given."""
         slices = output_slices(self.feature_encoders)
-        width = sum(s.width for s in slices)
-        block = np.empty((len(rows), width), dtype=np.float32)
+        if out is None:
+            out = np.empty((len(rows), sum(s.width for s in slices)), dtype=np.float32)
         for i, (enc, s) in enumerate(zip(self.feature_encoders, slices, strict=True)):
             col = enc.transform(rows[:, i])
-            block[:, s.start : s.start + s.width] = col[:, None] if col.ndim == 1 else col
-        return block
+            out[:, s.start : s.start + s.width] = col[:, None] if col.ndim == 1 else col
+        return out
 
-    def _scale_examples(self, block, part: SeriesRows, mid, half) -> None:
-        """Rescale each series' continuous columns of ``block`` to the full range, in place."""
-        lo, span = mid - half, 2.0 * half  # (N_chunk, C)
-        lo, span = np.repeat(lo, part.lengths, axis=0), np.repeat(span, part.lengths, axis=0)
-        z = self._scaled_continuous(part.rows)  # (R_chunk, C)
-        # A constant series has no range: put it mid-range, the half-range is 0.
-        unit = np.where(span > 0, (z - lo) / np.where(span > 0, span, 1.0), 0.5)
-        scaled = unit if self.normalization == Normalization.ZERO_ONE else unit * 2 - 1
+    def _scale_examples(self, block, part: SeriesRows, z, mid, half) -> None:
+        """Rescale each series' continuous columns of ``block`` to the full range, in
+        place, given their globally scaled values ``z`` (C, R) and ranges (N, C)."""
+        # (C, N_chunk), contiguous: repeating a transposed array is slow
+        lo, span = np.ascontiguousarray((mid - half).T), np.ascontiguousarray((2.0 * half).T)
+        flat = ~(span > 0)
+        # Each series' numbers repeated over its steps: flat (C, R) arrays are faster to
+        # work on than (C, N, T) broadcasts over short steps.
+        unit = z - part.per_row(lo, axis=1)
+        unit /= part.per_row(np.where(flat, 1.0, span), axis=1)
+        if flat.any():  # a constant series has no range: put it mid-range
+            unit[part.per_row(flat, axis=1)] = 0.5
+        if self.normalization != Normalization.ZERO_ONE:
+            unit *= 2
+            unit -= 1
         starts = [s.start for s in output_slices(self.feature_encoders)]
         for j, i in enumerate(self.continuous_features):
-            block[:, starts[i]] = scaled[:, j]
+            block[:, starts[i]] = unit[j]
 
     def transform_attributes(self, attributes: np.ndarray | None, n: int) -> np.ndarray | None:
         if self.attribute_encoders is None:

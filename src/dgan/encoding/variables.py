@@ -106,13 +106,21 @@ class ContinuousEncoder:
         return self
 
     def transform(self, values: np.ndarray) -> np.ndarray:
-        values = np.asarray(values, dtype=np.float64)
+        unit = np.array(values, dtype=np.float64)  # a copy, worked on in place
         if not self.apply_scaling:
-            return values.astype(np.float32)
+            return unit.astype(np.float32)
         # Halves keep the arithmetic finite for data spanning the whole float64 range.
         half_span = self.max / 2 - self.min / 2
-        unit = (values / 2 - self.min / 2) / half_span if half_span > 0 else 0.0 * values
-        return self._from_unit(unit).astype(np.float32)
+        if half_span > 0:
+            unit /= 2
+            unit -= self.min / 2
+            unit /= half_span
+        else:
+            unit *= 0.0
+        if self.normalization != Normalization.ZERO_ONE:  # as _from_unit
+            unit *= 2.0
+            unit -= 1.0
+        return unit.astype(np.float32)
 
     def inverse(self, encoded: np.ndarray) -> np.ndarray:
         encoded = np.asarray(encoded, dtype=np.float64)

@@ -47,7 +47,9 @@ def infer_types(columns: Sequence[np.ndarray]) -> list[OutputType]:
         [<OutputType.DISCRETE: 0>]
     """
     return [
-        OutputType.CONTINUOUS if float_values(col) is not None else OutputType.DISCRETE
+        OutputType.CONTINUOUS
+        if col.dtype.kind in "fiu" or float_values(col) is not None  # numbers at a glance
+        else OutputType.DISCRETE
         for col in columns
     ]
 

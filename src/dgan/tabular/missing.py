@@ -16,6 +16,7 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
+import pandas as pd
 
 from dgan.config import OutputType
 from dgan.errors import DataError, ParameterError, raise_all
@@ -150,7 +151,8 @@ def _examples_with_nan(features: SeriesRows, continuous: list[int]) -> np.ndarra
     """(N,) whether each series has a NaN in a continuous feature (a column at a time)."""
     row_has_nan = np.zeros(len(features.rows), dtype=bool)
     for i in continuous:
-        row_has_nan |= np.isnan(np.asarray(features.rows[:, i], dtype=np.float64))
+        column = features.rows[:, i]
+        row_has_nan |= np.isnan(column if column.dtype.kind == "f" else column.astype(float))
     affected = np.zeros(len(features), dtype=bool)
     rows = np.flatnonzero(row_has_nan)
     affected[np.searchsorted(features.starts, rows, side="right") - 1] = True
@@ -301,6 +303,12 @@ def _check_types_given(kind: str, types, n_columns: int) -> None:
         )
 
 
+def _holds_no_floats(values: np.ndarray) -> bool:
+    """Whether an object column holds only strings, integers or bools (missing aside)."""
+    kind = pd.api.types.infer_dtype(values, skipna=True)
+    return values.dtype == object and kind in ("string", "integer", "boolean")
+
+
 def _column_problems(
     values,
     kind: OutputType,
@@ -313,7 +321,8 @@ def _column_problems(
     (``examples_of(rows)``: the examples that hold those rows)."""
     is_attribute = examples_of is None
     if kind is OutputType.CONTINUOUS:
-        numbers = float_values(values)
+        # Float columns as they are: a float32 value is infinite exactly when it is in float64.
+        numbers = values if values.dtype.kind == "f" else float_values(values)
         if numbers is None:
             if conditioning:
                 return [
@@ -327,12 +336,17 @@ def _column_problems(
         infinite = np.isinf(numbers)
         # NaN in features is repair_missing_values' business; in attributes it is fatal.
         nan = np.isnan(numbers) if is_attribute else np.zeros_like(infinite)
+    elif values.dtype.kind in "iubUS" or _holds_no_floats(values):  # no infinity in them
+        infinite = np.zeros(len(values), dtype=bool)
+    elif values.dtype.kind == "f":
+        infinite = np.isinf(values)
     else:  # discrete: NaN is a category, but a float infinity is surely a mistake
         infinite = np.fromiter(
             (isinstance(v, (float, np.floating)) and math.isinf(v) for v in values),
             dtype=bool,
             count=len(values),
         )
+    if kind is not OutputType.CONTINUOUS:
         nan = np.zeros_like(infinite)
     fix_inf = (
         "replace it with finite values (or NaN, which is repaired in continuous features) "
