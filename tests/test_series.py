@@ -11,6 +11,7 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.tiny import tiny_config
 
 from dgan import DGAN, DGANConfig
 from dgan.encoding import encoder as encoder_module
@@ -20,7 +21,6 @@ from dgan.prepare import ArraySource, prepare
 from dgan.series import SeriesRows
 from dgan.train import memory
 from dgan.train.batch import Batch
-from tests.tiny import tiny_config
 
 
 @settings(max_examples=50, deadline=None)

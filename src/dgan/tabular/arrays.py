@@ -136,6 +136,10 @@ def _feature_list(
     if features is None:
         problems.append("features is None; pass an (examples, time, features) array.")
         return None
+    if isinstance(features, SeriesRows):  # from a DataFrame: checked but for lengths
+        if (problem := too_long_problem(features.lengths, max_len, labels)) is not None:
+            problems.append(problem)
+        return features
     # A ragged list given as np.array(list) is a 1-d object array: treat it as a list.
     ragged = isinstance(features, np.ndarray) and features.ndim == 1 and features.dtype == object
     if isinstance(features, np.ndarray) and not ragged:
