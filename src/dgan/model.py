@@ -430,7 +430,7 @@ class DGAN:
         if attributes is not None:
             given = attributes_frame_to_array(attributes, self.data_frame_layout)
         generated_attributes, features = self.sampler.generate(
-            n, attribute_noise, feature_noise, given, precision
+            n, attribute_noise, feature_noise, given, precision, as_rows=True
         )
         return generated_frame(generated_attributes, features, self.data_frame_layout)
 

@@ -447,6 +447,12 @@ class DataEncoder:
 
     def inverse(self, data: EncodedData) -> tuple[np.ndarray | None, list[np.ndarray]]:
         """Decode to (attributes (N, A) or None, list of (T_i, F) feature arrays)."""
+        attributes, features = self.inverse_rows(data)
+        return attributes, list(features)
+
+    def inverse_rows(self, data: EncodedData) -> tuple[np.ndarray | None, SeriesRows]:
+        """Decode to (attributes (N, A) or None, the series as one `SeriesRows`), whole
+        columns at a time (`inverse` lists the series)."""
         n = data.features.shape[0]
         attributes = None
         if self.attribute_encoders is not None:
@@ -475,7 +481,10 @@ class DataEncoder:
         decoded = self._inverse_columns(
             self.feature_encoders, output_slices(self.feature_encoders), feats, feats.shape[:2]
         )  # (N, T, F)
-        return attributes, [decoded[k, : lengths[k]] for k in range(n)]
+        if (lengths == decoded.shape[1]).all():
+            return attributes, SeriesRows.from_padded(decoded)
+        within = np.arange(decoded.shape[1]) < lengths[:, None]  # (N, T) steps kept
+        return attributes, SeriesRows(decoded[within], lengths)
 
     @staticmethod
     def _inverse_columns(encoders, slices, encoded, lead_shape) -> np.ndarray:
