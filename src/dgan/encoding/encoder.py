@@ -462,7 +462,6 @@ class DataEncoder:
         lengths = self.lengths_from_flags(data.features)
         feats = data.features.astype(np.float64)
         if self.additional_encoders is not None:
-            feats = feats.copy()
             starts = [s.start for s in output_slices(self.feature_encoders)]
             for j, i in enumerate(self.continuous_features):
                 mid = self.additional_encoders[2 * j].inverse(data.additional_attributes[:, 2 * j])

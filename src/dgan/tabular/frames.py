@@ -141,14 +141,18 @@ def _long_to_arrays(df: pd.DataFrame, roles: Roles, max_sequence_len: int):
     # Row order: stable by time, then stable by example, so rows of one example keep
     # their time order (and their frame order where times tie).
     order = np.arange(n_rows)
-    if roles.time is not None:
-        order = _time_order(df[roles.time])
+    times = None if roles.time is None else _time_keys(df[roles.time])
     if roles.example_id is not None:
         codes, ids = pd.factorize(df[roles.example_id])  # examples in order of first appearance
-        order = order[np.argsort(codes[order], kind="stable")]
-        codes = codes[order]
+        if not _in_order(codes, times):  # the sorts below would change nothing otherwise
+            if times is not None:
+                order = times.sort_values(kind="stable").index.to_numpy()
+            order = order[np.argsort(codes[order], kind="stable")]
+            codes = codes[order]
         labels = [repr(plain(i)) for i in ids]
     else:
+        if times is not None:
+            order = times.sort_values(kind="stable").index.to_numpy()
         # Only whole chunks: a shorter last one would make the model variable-length,
         # and generated frames, which have no id column then, could not be split again.
         n_examples = n_rows // max_sequence_len
@@ -332,8 +336,24 @@ def _output_type(column: ColumnName, roles: Roles) -> OutputType:
     return OutputType.DISCRETE if column in roles.discrete else OutputType.CONTINUOUS
 
 
-def _time_order(series: pd.Series) -> np.ndarray:
-    """Row positions in the time column's natural order (stable; see the module doc)."""
+def _in_order(codes: np.ndarray, times: pd.Series | None) -> bool:
+    """Whether the rows are grouped by example (``codes``, numbered by first appearance)
+    and, within each example, in time order already."""
+    same = np.diff(codes) == 0
+    if not (same | (np.diff(codes) > 0)).all():
+        return False
+    if times is None:
+        return True
+    keys = times.to_numpy()
+    if keys.dtype.kind not in "ifmM":  # (unsigned differences would wrap around)
+        return False
+    with np.errstate(invalid="ignore"):
+        steps = np.diff(keys)
+        return bool((steps[same] >= steps.dtype.type(0)).all())  # NaN, NaT: not in order
+
+
+def _time_keys(series: pd.Series) -> pd.Series:
+    """The time column's values to sort by, indexed by row position (see the module doc)."""
     values = series.reset_index(drop=True)
     name = series.name
     if not (ptypes.is_numeric_dtype(values) or ptypes.is_datetime64_any_dtype(values)):
@@ -354,7 +374,7 @@ def _time_order(series: pd.Series) -> np.ndarray:
                 first,
             )
             values = pd.Series(pd.factorize(values)[0])
-    return values.sort_values(kind="stable").index.to_numpy()
+    return values
 
 
 def _as_datetimes(values: pd.Series) -> pd.Series | None:

@@ -166,8 +166,11 @@ def decimals_of(series: pd.Series) -> int | None:
     if values.size == 0:
         return None
     tolerance = 1e-12 * np.maximum(1.0, np.abs(values))
+    head, head_tolerance = values[:1000], tolerance[:1000]
     with np.errstate(over="ignore", invalid="ignore"):  # huge values: never "rounded"
         for decimals in range(MAX_DECIMALS + 1):
+            if not np.all(np.abs(np.round(head, decimals) - head) <= head_tolerance):
+                continue  # the first values need more: no pass over all of them
             if np.all(np.abs(np.round(values, decimals) - values) <= tolerance):
                 return decimals
     return None
