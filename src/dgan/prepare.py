@@ -41,6 +41,7 @@ from dgan.tabular.arrays import TrainingArrays, validate_training_arrays
 from dgan.tabular.columns import Columns
 from dgan.tabular.frames import dataframe_to_arrays
 from dgan.tabular.layout import FrameLayout
+from dgan.tabular.messages import Labels
 from dgan.tabular.missing import repair_missing_values
 from dgan.train.memory import check_data_memory
 
@@ -261,9 +262,14 @@ def repair_missing(arrays: TrainingArrays, config: DGANConfig) -> tuple[Training
         feature_names=arrays.feature_names,
         example_names=arrays.example_names,
     )
+    if kept.all():
+        return dataclasses.replace(arrays, features=features), summary
     attributes = None if arrays.attributes is None else arrays.attributes[kept]
     names = arrays.example_names
-    names = None if names is None else [name for name, k in zip(names, kept, strict=True) if k]
+    if isinstance(names, Labels):
+        names = names.subset(kept)
+    elif names is not None:
+        names = [name for name, k in zip(names, kept, strict=True) if k]
     repaired = dataclasses.replace(
         arrays, features=features, attributes=attributes, example_names=names
     )

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from dgan.config import OutputType
 from dgan.errors import DataError, ParameterError, SequenceLengthError, raise_all
@@ -324,6 +325,13 @@ def _value_kinds(values: np.ndarray) -> set[str]:
         return {"timedelta"}
     if kind != "O":
         return set()
+    inferred = pd.api.types.infer_dtype(values, skipna=False)  # one pass in C
+    if inferred in ("integer", "floating", "mixed-integer-float"):
+        return {"number"}
+    if inferred == "boolean":
+        return {"bool"}
+    if inferred == "string":
+        return {"number" if _is_number_text(t) else "text" for t in pd.unique(values)}
     kinds = set()
     texts = set()
     for v in values:

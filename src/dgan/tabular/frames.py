@@ -49,7 +49,7 @@ from dgan.tabular.layout import (
     column_spec,
     json_value,
 )
-from dgan.tabular.messages import SHOW, ColumnName, plain
+from dgan.tabular.messages import SHOW, ColumnName, Labels, plain
 from dgan.tabular.to_frame import arrays_to_dataframe
 
 __all__ = [
@@ -73,7 +73,7 @@ class FrameArrays(NamedTuple):
     attribute_types: list[OutputType]
     feature_types: list[OutputType]
     layout: FrameLayout
-    example_labels: list[str] | None = None
+    example_labels: Labels | None = None
     """How messages name each example: "row 3" (WIDE), "'sensor-3'" (LONG, its id) or
     "chunk 2 (rows 12-17)" (LONG without example ids)."""
 
@@ -133,7 +133,7 @@ def _wide_to_arrays(df: pd.DataFrame, roles: Roles):
     attributes = _stack_columns(df, roles.attributes, roles.discrete) if roles.attributes else None
     steps = _stack_columns(df, roles.features, roles.discrete)  # (N, T)
     features = SeriesRows.from_padded(steps[:, :, None])  # N series of (T, 1)
-    return attributes, features, None, [f"row {plain(i)!r}" for i in df.index]
+    return attributes, features, None, Labels(df.index, lambda i: f"row {i!r}")
 
 
 def _long_to_arrays(df: pd.DataFrame, roles: Roles, max_sequence_len: int):
@@ -149,7 +149,7 @@ def _long_to_arrays(df: pd.DataFrame, roles: Roles, max_sequence_len: int):
                 order = times.sort_values(kind="stable").index.to_numpy()
             order = order[np.argsort(codes[order], kind="stable")]
             codes = codes[order]
-        labels = [repr(plain(i)) for i in ids]
+        labels = Labels(ids, repr)
     else:
         if times is not None:
             order = times.sort_values(kind="stable").index.to_numpy()
@@ -166,10 +166,10 @@ def _long_to_arrays(df: pd.DataFrame, roles: Roles, max_sequence_len: int):
             )
         order = order[: n_examples * max_sequence_len]
         codes = np.arange(len(order)) // max_sequence_len
-        labels = [
-            f"chunk {k} (rows {k * max_sequence_len}-{(k + 1) * max_sequence_len - 1})"
-            for k in range(n_examples)
-        ]
+        labels = Labels(
+            np.arange(n_examples),
+            lambda k: f"chunk {k} (rows {k * max_sequence_len}-{(k + 1) * max_sequence_len - 1})",
+        )
         sorted_by = " (sorted by time)" if roles.time is not None else ""
         left_out = n_rows - len(order)
         note = ""

@@ -39,6 +39,8 @@ def distinct(values: np.ndarray) -> int:
         >>> distinct(np.array([1.0, 1.0, np.nan]))
         2
     """
+    if values.dtype.kind in "iufb":  # numbers compare as numbers: no objects needed
+        return int(pd.Series(values).nunique(dropna=False))
     return int(pd.Series(values, dtype=object).nunique(dropna=False))
 
 
@@ -72,8 +74,10 @@ def per_series_feature_warnings(arrays: TrainingArrays, names: list) -> list[str
     constant = pd.Series([_constant_within(series, j) for j in range(series.width)])
     warnings = []
     for j, name in enumerate(names):
+        if not constant.iloc[j]:
+            continue
         across = distinct(pooled.iloc[:, j].to_numpy())
-        if constant.iloc[j] and across > 1:
+        if across > 1:
             warnings.append(
                 f"feature {name!r} never changes within a series ({across} values across the "
                 f"{len(lengths)} series): it describes each series rather than following it "
