@@ -625,3 +625,27 @@ def test_long_rows_are_ordered_as_a_stable_sort_by_time_then_example(seed, shuff
     order = order[np.argsort(codes[order], kind="stable")]
     expected = [df["x"].to_numpy()[order][codes[order] == k] for k in range(codes.max() + 1)]
     assert [f[:, 0].tolist() for f in features] == [e.tolist() for e in expected]
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 2**31), st.integers(0, 12), st.integers(1, 3000))
+def test_decimals_are_the_fewest_that_write_every_value(seed, decimals, n):
+    """Trying the first values before all of them finds what trying all of them finds."""
+    from dgan.tabular.layout import MAX_DECIMALS, decimals_of
+
+    rng = np.random.default_rng(seed)
+    values = np.round(rng.normal(0, 100, n), decimals)
+    values[rng.random(n) < 0.01] = np.nan
+    if rng.random() < 0.3:  # one value far down the column needs more decimals
+        values[-1] = 1 / 3
+    finite = values[np.isfinite(values)]
+    tolerance = 1e-12 * np.maximum(1.0, np.abs(finite))
+    expected = next(
+        (
+            d
+            for d in range(MAX_DECIMALS + 1)
+            if finite.size and np.all(np.abs(np.round(finite, d) - finite) <= tolerance)
+        ),
+        None,
+    )
+    assert decimals_of(pd.Series(values)) == expected

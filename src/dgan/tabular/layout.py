@@ -162,18 +162,20 @@ def decimals_of(series: pd.Series) -> int | None:
     if not ptypes.is_float_dtype(series.dtype):
         return None
     values = series.to_numpy(dtype=np.float64, na_value=np.nan)
+    # The first values rule out most candidates without a pass over all of them.
+    head = values[:1000]
+    candidates = [d for d in range(MAX_DECIMALS + 1) if _exact(head[np.isfinite(head)], d)]
     values = values[np.isfinite(values)]
     if values.size == 0:
         return None
+    return next((d for d in candidates if _exact(values, d)), None)
+
+
+def _exact(values: np.ndarray, decimals: int) -> bool:
+    """Whether ``decimals`` decimals write every value exactly (to 1e-12 relative)."""
     tolerance = 1e-12 * np.maximum(1.0, np.abs(values))
-    head, head_tolerance = values[:1000], tolerance[:1000]
     with np.errstate(over="ignore", invalid="ignore"):  # huge values: never "rounded"
-        for decimals in range(MAX_DECIMALS + 1):
-            if not np.all(np.abs(np.round(head, decimals) - head) <= head_tolerance):
-                continue  # the first values need more: no pass over all of them
-            if np.all(np.abs(np.round(values, decimals) - values) <= tolerance):
-                return decimals
-    return None
+        return bool(np.all(np.abs(np.round(values, decimals) - values) <= tolerance))
 
 
 def is_auto_discrete(dtype) -> bool:
