@@ -7,6 +7,7 @@ import hashlib
 import types
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 from hypothesis import given, settings
@@ -118,3 +119,30 @@ def test_data_too_large_for_the_device_is_an_error_before_moving_it(monkeypatch)
     with pytest.raises(DataError, match="8 series x 4 steps x 3 encoded values"):
         Batch.from_encoded(data, torch.device("meta"))
     assert Batch.from_encoded(data, "cpu").features.shape == (8, 4, 3)  # shares memory
+
+
+def test_dgan_train_checks_the_table_once_for_its_two_plans(tmp_path, monkeypatch, capsys):
+    """The batch-size plan and the printed plan share one check; training does its own."""
+    from dgan.cli.main import main
+    from dgan.tabular import frames
+
+    calls = []
+    real = frames.dataframe_to_arrays
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr("dgan.prepare.dataframe_to_arrays", counting)
+    rng = np.random.default_rng(4)
+    table = tmp_path / "data.csv"
+    pd.DataFrame(
+        {"id": np.repeat(np.arange(30), 4), "t": np.tile(np.arange(4), 30), "x": rng.random(120)}
+    ).to_csv(table, index=False)
+    argv = ["train", str(table), "-o", str(tmp_path / "m.dgan"), "--example-id", "id"]
+    argv += ["--time", "t", "--epochs", "1", "--config", str(tmp_path / "tiny.json")]
+    (tmp_path / "tiny.json").write_text(
+        '{"feature_num_units": 8, "attribute_num_units": 8, "discriminator_num_units": 8}'
+    )
+    assert main(argv) == 0
+    assert len(calls) == 2  # was 3: each plan checked the table again

@@ -69,12 +69,22 @@ class Source(Protocol):
 
 @dataclass(frozen=True)
 class FrameSource:
-    """A DataFrame and the roles of its columns (`DGAN.train_dataframe`'s arguments)."""
+    """A DataFrame and the roles of its columns (`DGAN.train_dataframe`'s arguments).
+
+    Its check is done once per ``max_sequence_len`` and kept (a plan and the training
+    that follows it may share one source): the frame must not change meanwhile.
+    """
 
     df: pd.DataFrame
     columns: Columns
+    _checked: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)
 
     def check(self, max_sequence_len: int) -> Checked:
+        if max_sequence_len not in self._checked:
+            self._checked[max_sequence_len] = self._check(max_sequence_len)
+        return self._checked[max_sequence_len]
+
+    def _check(self, max_sequence_len: int) -> Checked:
         columns = self.columns
         if columns.is_long and columns.example_id_column is None and columns.attribute_columns:
             raise ParameterError(  # gretel's words first
@@ -126,6 +136,8 @@ def source_of(data: pd.DataFrame | Any, **how: Any) -> FrameSource | ArraySource
         >>> source_of(pd.DataFrame({"x": [1.0]}), df_style="wide").columns.df_style
         'wide'
     """
+    if isinstance(data, (FrameSource, ArraySource, Checked)):  # a source already
+        return data
     if isinstance(data, pd.DataFrame):
         return FrameSource(data, Columns(**how))
     return ArraySource(data, **how)

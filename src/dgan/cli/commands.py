@@ -28,6 +28,7 @@ from dgan.errors import ParameterError
 from dgan.metrics import evaluate, frames_to_series
 from dgan.model import DGAN
 from dgan.planning import suggested_batch_size
+from dgan.prepare import FrameSource
 from dgan.storage.checkpoint import ResumePoint, find_resume_point
 from dgan.storage.folder import resume_folder
 from dgan.storage.format import json_safe
@@ -71,9 +72,10 @@ def _plan_and_train(
     with flag_words(), hint_long_data(_style_given(args)):
         notes = infer_lengths(df, columns, settings)  # also checks the column flags
         check_not_long(df, _style_given(args), args.example_id)
+        source = FrameSource(df, columns)  # checked once for both plans
         if "batch_size" not in settings:  # neither --batch-size nor in --config
             config = DGANConfig.from_json_dict(settings)
-            plan = DGAN(config).plan(df, warm_up_steps=0, **columns.as_arguments())
+            plan = DGAN(config).plan(source, warm_up_steps=0)
             if not plan.large_data:  # the large-data settings bring their own batch size
                 settings["batch_size"] = suggested_batch_size(plan.n_examples)
                 notes.append(f"batch_size={settings['batch_size']} (for {plan.n_examples} series)")
@@ -86,7 +88,8 @@ def _plan_and_train(
         if point is not None:
             point.check_config(config)  # before the plan: a mismatch is the first thing said
         model = DGAN(config)
-        plan = model.plan(df, **columns.as_arguments())
+        plan = model.plan(source)
+        del source  # its checked copy: training checks the frame itself
         plan.epochs_done = epochs_done(point, plan.epochs)  # of the budget's epochs
         if point is not None:
             print(resume_note(point, plan.epochs))
