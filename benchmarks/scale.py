@@ -240,6 +240,7 @@ def main() -> None:
     parser.add_argument("--baseline", help="git revision to measure too (e.g. main)")
     parser.add_argument("--baseline-only", action="store_true", help="skip this checkout")
     parser.add_argument("--label", default="cpu", help="name part of the result file")
+    parser.add_argument("--markdown", nargs="+", type=Path, help="print tables of these results")
     parser.add_argument("--child", choices=KINDS, help=argparse.SUPPRESS)
     parser.add_argument("--n", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--table", type=Path, help=argparse.SUPPRESS)
@@ -247,6 +248,9 @@ def main() -> None:
     args = parser.parse_args()
     if args.child:
         child(args.child, args.n, args.table, args.src)
+        return
+    if args.markdown:
+        print(markdown(args.markdown))
         return
 
     sys.path.insert(0, str(HERE))
@@ -278,6 +282,37 @@ def main() -> None:
             results["sizes"][str(n)] = entry
     path = write_result(results, f"scale-{args.label}", "cpu", HERE / "results")
     print(f"wrote {path}")
+
+
+def markdown(paths: list[Path]) -> str:
+    """docs/performance.md's tables from result files: every code measured, by size."""
+    header = "| code | series | data | train_numpy (50 steps) | peak growth "
+    rows = [header + "| dgan train (Parquet) | peak growth |", "|---|---|---|---|---|---|---|"]
+    stage_rows = []
+    for path in paths:
+        result = json.loads(Path(path).read_text())
+        for n, entry in result["sizes"].items():
+            data = entry["data_bytes"]
+            for code, kinds in entry.items():
+                if code == "data_bytes":
+                    continue
+                cells = [code, f"{int(n):,}", f"{data / 2**20:,.0f} MiB"]
+                for kind in ("train_numpy", "cli"):
+                    r = kinds.get(kind, {})
+                    if "seconds" in r:
+                        cells += [f"{r['seconds']:,.1f} s", f"{r['peak_growth_bytes'] / data:.1f}x"]
+                    else:
+                        cells += ["-", "-"]
+                rows.append("| " + " | ".join(cells) + " |")
+                stages = kinds.get("stages", {}).get("stages")
+                if stages:
+                    text = ", ".join(
+                        f"{k} {v['seconds']:.1f} s ({v['peak_growth_bytes'] / data:.1f}x)"
+                        for k, v in stages.items()
+                    )
+                    stage_rows.append(f"| {code} | {int(n):,} | {text} |")
+    stage_table = ["| code | series | stage: time (peak growth after it) |", "|---|---|---|"]
+    return "\n".join(rows) + "\n\n" + "\n".join(stage_table + stage_rows) + "\n"
 
 
 def _summary(result: dict[str, Any], data_bytes: int) -> str:

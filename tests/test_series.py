@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from tests.tiny import tiny_config
 
 from dgan import DGAN, DGANConfig
-from dgan.encoding import encoder as encoder_module
+from dgan.encoding import encoded as encoded_module
 from dgan.encoding.encoder import EncodedData
 from dgan.errors import DataError
 from dgan.prepare import ArraySource, prepare
@@ -89,7 +89,7 @@ def test_training_with_checkpoints_and_resuming_hash_the_data_once_each(tmp_path
         return real(*args)
 
     # Only the encoder's hashlib: model files have digests of their own.
-    monkeypatch.setattr(encoder_module, "hashlib", types.SimpleNamespace(sha256=counting))
+    monkeypatch.setattr(encoded_module, "hashlib", types.SimpleNamespace(sha256=counting))
     features = np.random.default_rng(2).random((16, 6, 1))
     config = tiny_config(epochs=2, checkpoint_dir=str(tmp_path), checkpoint_every=1)
     DGAN(config).train_numpy(features, progress_bar=False)
