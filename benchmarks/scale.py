@@ -1,8 +1,8 @@
 """How preparation, training and generation grow with the number of series.
 
 Random data, 24 steps x 4 continuous features + 1 discrete attribute (5 categories), at
-10^4, 10^5 and 10^6 series (``--sizes``). Each measurement runs in a fresh process (so
-``ru_maxrss`` is that measurement's peak) on one thread:
+10^4, 10^5 and 10^6 series (``--sizes``). Each measurement runs in a fresh process, its peak
+RSS (VmHWM) reset once the data is made, on one thread:
 
 * ``train_numpy``: one `DGAN.train_numpy` call, 50 training steps, preparation included
   (the issue-35 target: time and peak memory growth over the data's size);
@@ -77,6 +77,12 @@ def _rss() -> int:
 
 
 def _peak() -> int:
+    """This process's peak RSS: VmHWM, not ru_maxrss, which a process started by another
+    inherits from it (the driver's RSS at the fork would count as the measured peak)."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
 
 
