@@ -91,11 +91,21 @@ class SeriesRows(Sequence):
         return first if (self.lengths == first).all() else None
 
     def example_of_row(self) -> np.ndarray:
-        """(R,) the series each row belongs to."""
+        """(R,) the series each row belongs to.
+
+        Example:
+            >>> SeriesRows.from_list([np.zeros((1, 1)), np.zeros((2, 1))]).example_of_row().tolist()
+            [0, 1, 1]
+        """
         return np.repeat(np.arange(len(self), dtype=np.int64), self.lengths)
 
     def step_of_row(self) -> np.ndarray:
-        """(R,) each row's time step within its series."""
+        """(R,) each row's time step within its series.
+
+        Example:
+            >>> SeriesRows.from_list([np.zeros((1, 1)), np.zeros((2, 1))]).step_of_row().tolist()
+            [0, 0, 1]
+        """
         return np.arange(len(self.rows), dtype=np.int64) - np.repeat(self.starts, self.lengths)
 
     def per_row(self, values: np.ndarray, axis: int = 0) -> np.ndarray:
@@ -121,7 +131,13 @@ class SeriesRows(Sequence):
         return SeriesRows(self.rows[np.repeat(keep, self.lengths)], self.lengths[keep])
 
     def with_rows(self, rows: np.ndarray) -> SeriesRows:
-        """The same series with other values (same number of rows), e.g. encoded ones."""
+        """The same series with other values (same number of rows), e.g. encoded ones.
+
+        Example:
+            >>> data = SeriesRows.from_list([np.zeros((1, 1)), np.zeros((2, 1))])
+            >>> data.with_rows(np.arange(3.0)[:, None])[1].ravel().tolist()
+            [1.0, 2.0]
+        """
         if len(rows) != len(self.rows):
             raise ValueError(f"{len(rows)} rows for series of {len(self.rows)} rows in all")
         return SeriesRows(rows, self.lengths)
@@ -146,7 +162,13 @@ class SeriesRows(Sequence):
 
     def padded(self, length: int, fill: float = 0.0) -> np.ndarray:
         """``(N, length, F)``, each series followed by ``fill`` (a view when all have
-        ``length`` steps)."""
+        ``length`` steps).
+
+        Example:
+            >>> data = SeriesRows.from_list([np.ones((1, 1)), np.ones((2, 1))])
+            >>> data.padded(2)[:, :, 0].tolist()
+            [[1.0, 0.0], [1.0, 1.0]]
+        """
         if self.one_length == length:
             return self.rows.reshape(len(self), length, self.width)
         out = np.full((len(self), length, self.width), fill, dtype=self.rows.dtype)

@@ -409,7 +409,17 @@ class DataEncoder:
 
     def inverse_rows(self, data: EncodedData) -> tuple[np.ndarray | None, SeriesRows]:
         """Decode to (attributes (N, A) or None, the series as one `SeriesRows`), whole
-        columns at a time (`inverse` lists the series)."""
+        columns at a time (`inverse` lists the series).
+
+        Example:
+            >>> from dgan import DGANConfig
+            >>> config = DGANConfig(max_sequence_len=3, sample_len=1)
+            >>> features = [np.array([[0.0], [1.0], [2.0]]), np.array([[4.0], [2.0]])]
+            >>> enc = DataEncoder.fit(config, features, [OutputType.CONTINUOUS], None, None)
+            >>> rows = enc.inverse_rows(enc.transform(features, None))[1]
+            >>> rows.lengths.tolist(), np.allclose(rows[1], features[1])
+            ([3, 2], True)
+        """
         n = data.features.shape[0]
         attributes = None
         if self.attribute_encoders is not None:
