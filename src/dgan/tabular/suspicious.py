@@ -50,7 +50,7 @@ def _constant_within(series: SeriesRows, j: int) -> bool:
     if values.dtype.kind != "f":  # objects: pandas compares them
         per_series = pd.Series(values).groupby(series.example_of_row())
         return bool(per_series.nunique(dropna=False).max() <= 1)
-    first = np.repeat(values[series.starts], series.lengths)  # each series' first value
+    first = series.per_row(values[series.starts])  # each series' first value, per row
     same = (values == first) | (np.isnan(values) & np.isnan(first))
     return bool(same.all())
 
@@ -97,7 +97,10 @@ def few_integers(values: np.ndarray, most: int = 10) -> bool:
     """
     numbers = np.asarray(values, dtype=np.float64)
     numbers = numbers[np.isfinite(numbers)]
-    if numbers.size < 2 * most or not np.all(numbers == np.round(numbers)):
+    head = numbers[:1000]  # most columns show fractions at once: no pass over all values
+    if numbers.size < 2 * most or not np.all(head == np.round(head)):
+        return False
+    if not np.all(numbers == np.round(numbers)):
         return False
     return 1 < len(np.unique(numbers)) <= most
 
