@@ -621,3 +621,27 @@ def test_property_significant_rounding_is_the_float_of_the_short_decimal(value, 
         decimals, significant = precision_of(pd.Series([rounded]))
         assert significant is None or significant <= digits
         assert decimals is not None or significant is not None
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**31), st.booleans(), st.sampled_from(["int", "float", "text"]))
+def test_long_rows_are_ordered_as_a_stable_sort_by_time_then_example(seed, shuffle, kind):
+    """Frames already in order skip the sorts; the result is the sorts' either way."""
+    rng = np.random.default_rng(seed)
+    ids = np.repeat(rng.permutation(6), rng.integers(1, 5, 6))
+    times = np.concatenate([np.sort(rng.integers(0, 4, (ids == i).sum())) for i in pd.unique(ids)])
+    df = pd.DataFrame({"id": ids, "t": times, "x": np.arange(len(ids), dtype=float)})
+    if kind == "float":
+        df["t"] = df["t"] * 0.5
+    elif kind == "text":
+        df["t"] = [f"step{t}" for t in df["t"]]
+    if shuffle:
+        df = df.iloc[rng.permutation(len(df))].reset_index(drop=True)
+    columns = Columns(example_id_column="id", time_column="t", df_style="long")
+    features = dataframe_to_arrays(df, columns, 8).features
+    keys = pd.Series(pd.factorize(df["t"])[0]) if kind == "text" else df["t"]
+    order = keys.sort_values(kind="stable").index.to_numpy()
+    codes = pd.factorize(df["id"])[0]
+    order = order[np.argsort(codes[order], kind="stable")]
+    expected = [df["x"].to_numpy()[order][codes[order] == k] for k in range(codes.max() + 1)]
+    assert [f[:, 0].tolist() for f in features] == [e.tolist() for e in expected]

@@ -221,8 +221,8 @@ class DGAN:
         """What training on ``data`` would do, without training: a `dgan.planning.TrainingPlan`.
 
         ``data`` and ``how`` are what `train_dataframe` takes (a DataFrame and its column
-        arguments) or what `train_numpy` takes (features, and ``feature_types``,
-        ``attributes``, ``attribute_types``). The plan lists each column's role and type,
+        arguments), what `train_numpy` takes (features, and ``feature_types``, ...), or a
+        `dgan.prepare` source (whose check it reuses). The plan lists each column's role and type,
         examples and lengths, batch size, steps per epoch, epochs, the precision in effect
         and why, threads, warnings with their fix, and a time estimate from
         ``warm_up_steps`` steps of a throwaway copy (0: no estimate); this model is not
@@ -436,7 +436,7 @@ class DGAN:
         if attributes is not None:
             given = attributes_frame_to_array(attributes, self.data_frame_layout)
         generated_attributes, features = self.sampler.generate(
-            n, attribute_noise, feature_noise, given, precision, batch_size
+            n, attribute_noise, feature_noise, given, precision, batch_size, as_rows=True
         )
         return generated_frame(generated_attributes, features, self.data_frame_layout)
 

@@ -252,7 +252,7 @@ def make_plan(
     arrays, layout = checked.arrays, checked.layout
     n = len(arrays.features)
     asked, config = config, config.resolved_for(n)  # as training will settle it
-    lengths = [len(f) for f in arrays.features]
+    lengths = arrays.features.lengths.tolist()
     precision, reason = _precision(config, device)
     budget = Budget.of(config, n)
     plan = TrainingPlan(

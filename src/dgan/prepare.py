@@ -32,6 +32,7 @@ from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
+import torch
 
 from dgan.config import DGANConfig, OutputType
 from dgan.encoding.encoder import DataEncoder, EncodedData
@@ -40,7 +41,9 @@ from dgan.tabular.arrays import TrainingArrays, validate_training_arrays
 from dgan.tabular.columns import Columns
 from dgan.tabular.frames import dataframe_to_arrays
 from dgan.tabular.layout import FrameLayout
+from dgan.tabular.messages import Labels
 from dgan.tabular.missing import repair_missing_values
+from dgan.train.memory import check_data_memory
 
 logger = logging.getLogger(__name__)
 
@@ -66,12 +69,22 @@ class Source(Protocol):
 
 @dataclass(frozen=True)
 class FrameSource:
-    """A DataFrame and the roles of its columns (`DGAN.train_dataframe`'s arguments)."""
+    """A DataFrame and the roles of its columns (`DGAN.train_dataframe`'s arguments).
+
+    Its check is done once per ``max_sequence_len`` and kept (a plan and the training
+    that follows it may share one source): the frame must not change meanwhile.
+    """
 
     df: pd.DataFrame
     columns: Columns
+    _checked: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)
 
     def check(self, max_sequence_len: int) -> Checked:
+        if max_sequence_len not in self._checked:
+            self._checked[max_sequence_len] = self._check(max_sequence_len)
+        return self._checked[max_sequence_len]
+
+    def _check(self, max_sequence_len: int) -> Checked:
         columns = self.columns
         if columns.is_long and columns.example_id_column is None and columns.attribute_columns:
             raise ParameterError(  # gretel's words first
@@ -123,6 +136,8 @@ def source_of(data: pd.DataFrame | Any, **how: Any) -> FrameSource | ArraySource
         >>> source_of(pd.DataFrame({"x": [1.0]}), df_style="wide").columns.df_style
         'wide'
     """
+    if isinstance(data, (FrameSource, ArraySource, Checked)):  # a source already
+        return data
     if isinstance(data, pd.DataFrame):
         return FrameSource(data, Columns(**how))
     return ArraySource(data, **how)
@@ -198,6 +213,10 @@ def prepare(
         if problems and resuming is not None:
             raise _other_run(resuming, "; ".join(problems))
         raise_all(problems, DataError, "the data to continue training on")
+    n = len(arrays.features)
+    extra = 4 * n * (encoder.attribute_dim + encoder.additional_dim)
+    shape = (n, encoder.max_sequence_len, encoder.feature_dim)
+    check_data_memory(shape, extra, "memory", torch.device("cpu"))  # before it is made
     encoded = encoder.transform(arrays.features, arrays.attributes)
     return Prepared(encoded, encoder, config, layout)
 
@@ -256,9 +275,14 @@ def repair_missing(arrays: TrainingArrays, config: DGANConfig) -> tuple[Training
         feature_names=arrays.feature_names,
         example_names=arrays.example_names,
     )
+    if kept.all():
+        return dataclasses.replace(arrays, features=features), summary
     attributes = None if arrays.attributes is None else arrays.attributes[kept]
     names = arrays.example_names
-    names = None if names is None else [name for name, k in zip(names, kept, strict=True) if k]
+    if isinstance(names, Labels):
+        names = names.subset(kept)
+    elif names is not None:
+        names = [name for name, k in zip(names, kept, strict=True) if k]
     repaired = dataclasses.replace(
         arrays, features=features, attributes=attributes, example_names=names
     )

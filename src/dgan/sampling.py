@@ -21,11 +21,12 @@ from dgan.errors import DataError, DGANError, ParameterError, raise_all
 from dgan.networks import Generator
 from dgan.noise import draw_noise_part, make_rng, noise_shapes
 from dgan.precision import PrecisionPolicy, resolve_precision
+from dgan.series import SeriesRows
 from dgan.tabular.arrays import validate_condition_attributes
 
 logger = logging.getLogger(__name__)
 
-AttributesAndFeatures = tuple[np.ndarray | None, list[np.ndarray]]
+AttributesAndFeatures = tuple[np.ndarray | None, list[np.ndarray] | SeriesRows]
 
 GENERATION_BATCH = 4096
 """The most series one generator call generates by default (`generation_batch_size`)."""
@@ -112,13 +113,15 @@ class Sampler:
         batch_size: int | None = None,
         *,
         as_numbers: bool = False,
+        as_rows: bool = False,
     ) -> AttributesAndFeatures:
         """Decoded ``(attributes, features)``; discrete values as their training categories.
 
         Arguments as in `DGAN.generate_numpy`. Requested continuous attributes come back
         exactly as given, not as their float32 round trip through the encoder. With
         ``as_numbers``, an array whose variables are all numbers (numeric categories
-        included) is float64, so that np.isnan, arithmetic and allclose work on it.
+        included) is float64, so that np.isnan, arithmetic and allclose work on it. With
+        ``as_rows`` the features come as one `SeriesRows`, not a list of series.
         """
         condition = requested = None
         if attributes is not None:
@@ -139,7 +142,8 @@ class Sampler:
         encoded = self.generate_encoded(
             attribute_noise, feature_noise, condition, policy, batch_size
         )
-        generated_attributes, features = self.encoder.inverse(encoded)
+        generated_attributes, features = self.encoder.inverse_rows(encoded)
+        del encoded
         if requested is not None:
             for j, enc in enumerate(self.encoder.attribute_encoders):
                 if isinstance(enc, ContinuousEncoder):
@@ -147,8 +151,8 @@ class Sampler:
         if as_numbers and generated_attributes is not None and self.encoder.numeric_attributes:
             generated_attributes = generated_attributes.astype(np.float64)
         if as_numbers and self.encoder.numeric_features:
-            features = [f.astype(np.float64) for f in features]
-        return generated_attributes, features
+            features = features.with_rows(features.rows.astype(np.float64))
+        return generated_attributes, features if as_rows else list(features)
 
     def generate_encoded(
         self,

@@ -30,6 +30,7 @@ from dgan.errors import ParameterError
 from dgan.metrics import evaluate, frames_to_series
 from dgan.model import DGAN
 from dgan.planning import TrainingPlan, suggested_batch_size
+from dgan.prepare import FrameSource
 from dgan.storage.checkpoint import ResumePoint, find_resume_point
 from dgan.storage.folder import resume_folder
 from dgan.storage.format import json_safe
@@ -82,9 +83,10 @@ def _plan_and_train(
         notes = infer_lengths(df, columns, settings)  # also checks the column flags
         check_not_long(df, _style_given(args), args.example_id)
         columns, classes = read_classes(df, columns, args.continuous, settings["max_sequence_len"])
+        source = FrameSource(df, columns)  # checked once for both plans
         if "batch_size" not in settings:  # neither --batch-size nor in --config
             config = DGANConfig.from_json_dict(settings)
-            plan = DGAN(config).plan(df, warm_up_steps=0, **columns.as_arguments())
+            plan = DGAN(config).plan(source, warm_up_steps=0)
             if not plan.large_data:  # the large-data settings bring their own batch size
                 settings["batch_size"] = suggested_batch_size(plan.n_examples)
                 notes.append(f"batch_size={settings['batch_size']} (for {plan.n_examples} series)")
@@ -97,7 +99,8 @@ def _plan_and_train(
         if point is not None:
             point.check_config(config)  # before the plan: a mismatch is the first thing said
         model = DGAN(config)
-        plan = model.plan(df, **columns.as_arguments())
+        plan = model.plan(source)
+        del source  # its checked copy: training checks the frame itself
         plan.steps_done = steps_done(point, plan)  # of the budget's steps
         plan.seconds_done = point.seconds_used() if point else 0.0  # the time budget counts
         _note_classes(plan, classes, args.continuous)

@@ -16,14 +16,13 @@ pickle.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from dgan.config import Normalization, OutputType
+from dgan.encoding.encoded import EncodedData  # re-exported: part of this module's API
 from dgan.encoding.variables import (  # re-exported: the encoders are part of this module's API
     BITS,
     SIGMOID,
@@ -35,12 +34,13 @@ from dgan.encoding.variables import (  # re-exported: the encoders are part of t
     VariableEncoder,
     all_numeric,
     encoder_from_json,
-    make_encoder,
+    fit_variables,
     output_slices,
     output_type,
     variable_names,
 )
 from dgan.errors import DataError, raise_all
+from dgan.series import SeriesRows, as_series_rows
 
 __all__ = [
     "BITS",
@@ -71,39 +71,11 @@ def series_ends(continues, ends):
     return ends >= continues
 
 
-@dataclass
-class EncodedData:
-    """A dataset in the networks' representation (float32), before moving to a device.
-
-    ``attributes`` and ``additional_attributes`` are None when the model has none
-    (absence is decided when the encoder is built, never NaN-filled).
-    """
-
-    attributes: np.ndarray | None  # (N, A_enc)
-    additional_attributes: np.ndarray | None  # (N, 2 * continuous features)
-    features: np.ndarray  # (N, T, F_enc), zero after each series' end
-    lengths: np.ndarray  # (N,) int64
-
-    def digest(self) -> str:
-        """SHA-256 of the arrays (names, dtypes, shapes and bytes): checkpoints and the
-        processes of a distributed run compare it to be sure they hold the same data.
-
-        Example:
-            >>> a = EncodedData(None, None, np.zeros((2, 3, 1), np.float32), np.array([3, 3]))
-            >>> b = EncodedData(None, None, a.features + 1, a.lengths)
-            >>> a.digest() == a.digest(), a.digest() == b.digest()
-            (True, False)
-        """
-        digest = hashlib.sha256()
-        for name in ("attributes", "additional_attributes", "features", "lengths"):
-            array = getattr(self, name)
-            if array is None:
-                digest.update(f"{name}|none|".encode())
-                continue
-            array = np.ascontiguousarray(array)
-            digest.update(f"{name}|{array.dtype.str}|{array.shape}|".encode())
-            digest.update(array.tobytes())
-        return digest.hexdigest()
+def _ranges(part: SeriesRows, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(N, C) midpoints and half-ranges of each series of ``part``, given its ``z`` (C, R)."""
+    lo = np.minimum.reduceat(z, part.starts, axis=1).T  # no series is empty
+    hi = np.maximum.reduceat(z, part.starts, axis=1).T
+    return (hi + lo) / 2.0, (hi - lo) / 2.0
 
 
 class DataEncoder:
@@ -203,7 +175,7 @@ class DataEncoder:
     def fit(
         cls,
         config: Any,
-        features: list[np.ndarray],
+        features: SeriesRows | list[np.ndarray],
         feature_types: list[OutputType],
         attributes: np.ndarray | None,
         attribute_types: list[OutputType] | None,
@@ -212,29 +184,27 @@ class DataEncoder:
     ) -> DataEncoder:
         """Learn every encoder from validated training data (see `model.py`).
 
-        The names (e.g. DataFrame columns; default "feature 0", ...) name the variables
-        in error messages, also after the model is saved and loaded.
+        Three separate steps, each on whole columns: the variables' ranges and
+        categories (`fit_variables`), whether series differ in length, and the example
+        scaling's ranges of midpoints and half-ranges. The names (e.g. DataFrame columns;
+        default "feature 0", ...) name the variables in error messages, also after the
+        model is saved and loaded.
         """
+        features = as_series_rows(features)
         settings = {
             "normalization": config.normalization,
             "apply_feature_scaling": config.apply_feature_scaling,
             "binary_encoder_cutoff": config.binary_encoder_cutoff,
         }
-        stacked = np.concatenate(features, axis=0)  # (sum T_i, F)
         feature_names = variable_names(feature_names, "feature", len(feature_types))
-        feature_encoders = [
-            make_encoder(kind, feature_names[i], settings).fit(stacked[:, i])
-            for i, kind in enumerate(feature_types)
-        ]
+        feature_encoders = fit_variables(feature_types, feature_names, features.rows, settings)
         attribute_encoders = None
         if attributes is not None:
             attribute_names = variable_names(attribute_names, "attribute", len(attribute_types))
-            attribute_encoders = [
-                make_encoder(kind, attribute_names[i], settings).fit(attributes[:, i])
-                for i, kind in enumerate(attribute_types)
-            ]
-        lengths = np.array([len(f) for f in features])
-        variable_length = bool((lengths != config.max_sequence_len).any())
+            attribute_encoders = fit_variables(
+                attribute_types, attribute_names, attributes, settings
+            )
+        variable_length = bool((features.lengths != config.max_sequence_len).any())
         encoder = cls(
             attribute_encoders,
             feature_encoders,
@@ -256,7 +226,7 @@ class DataEncoder:
         return encoder
 
     def mismatch_problems(
-        self, features: list[np.ndarray], attributes: np.ndarray | None
+        self, features: SeriesRows | list[np.ndarray], attributes: np.ndarray | None
     ) -> list[str]:
         """Why data given to continue training does not fit these encoders ([] if it does).
 
@@ -273,14 +243,14 @@ class DataEncoder:
             >>> enc.mismatch_problems([np.zeros((2, 2))], None)[0][:44]
             'The model was trained on 1 feature(s); this '
         """
+        features = as_series_rows(features)
         fix = "train a new DGAN on this data, or continue with data shaped like the first"
         problems = []
         n_features = len(self.feature_encoders)
-        widths = {f.shape[1] for f in features}
-        if widths != {n_features}:
+        if features.width != n_features:
             problems.append(
                 f"The model was trained on {n_features} feature(s); this data has "
-                f"{sorted(widths)}: {fix}."
+                f"[{features.width}]: {fix}."
             )
         n_attributes = 0 if self.attribute_encoders is None else len(self.attribute_encoders)
         given = 0 if attributes is None else attributes.shape[1]
@@ -289,7 +259,7 @@ class DataEncoder:
                 f"The model was trained on {n_attributes} attribute(s); this data has {given}: "
                 f"{fix}."
             )
-        if not self.variable_length and any(len(f) != self.max_sequence_len for f in features):
+        if not self.variable_length and (features.lengths != self.max_sequence_len).any():
             problems.append(
                 "The model was trained on series of one length "
                 f"({self.max_sequence_len}); this data has shorter ones, which it would pad "
@@ -297,8 +267,7 @@ class DataEncoder:
             )
         if problems:
             return problems
-        stacked = np.concatenate(features, axis=0)
-        columns = [("feature", e, stacked[:, i]) for i, e in enumerate(self.feature_encoders)]
+        columns = [("feature", e, features.rows[:, i]) for i, e in enumerate(self.feature_encoders)]
         if attributes is not None:
             columns += [
                 ("attribute", e, attributes[:, i]) for i, e in enumerate(self.attribute_encoders)
@@ -313,56 +282,100 @@ class DataEncoder:
                     )
         return problems
 
-    def _scaled_continuous(self, series: np.ndarray) -> np.ndarray:
-        """(T, C) globally scaled continuous features of one series."""
-        return np.stack(
-            [self.feature_encoders[i].transform(series[:, i]) for i in self.continuous_features],
-            axis=1,
-        ).astype(np.float64)
+    def _scaled_continuous(self, rows: np.ndarray) -> np.ndarray:
+        """(C, R) globally scaled continuous features of ``rows`` (R, F), a feature a row
+        (so that reductions over a series' steps read contiguous memory)."""
+        scaled = np.empty((len(self.continuous_features), len(rows)), dtype=np.float64)
+        for j, i in enumerate(self.continuous_features):
+            scaled[j] = self.feature_encoders[i].transform(rows[:, i])  # float32 values
+        return scaled
 
-    def _midpoints_and_half_ranges(self, features: list[np.ndarray]) -> tuple[np.ndarray, ...]:
-        scaled = [self._scaled_continuous(f) for f in features]
-        lo = np.stack([s.min(axis=0) for s in scaled])  # (N, C)
-        hi = np.stack([s.max(axis=0) for s in scaled])
-        return (hi + lo) / 2.0, (hi - lo) / 2.0
+    def _midpoints_and_half_ranges(self, features: SeriesRows) -> tuple[np.ndarray, ...]:
+        """(N, C) midpoints and half-ranges of each series' globally scaled features."""
+        n, c = len(features), len(self.continuous_features)
+        mid, half = np.empty((n, c)), np.empty((n, c))
+        for first, part in features.chunks():
+            series = slice(first, first + len(part))
+            mid[series], half[series] = _ranges(part, self._scaled_continuous(part.rows))
+        return mid, half
 
     # ----- transform ------------------------------------------------------------------
-    def transform(self, features: list[np.ndarray], attributes: np.ndarray | None) -> EncodedData:
-        """Encode validated data (every series no longer than max_sequence_len)."""
+    def transform(
+        self, features: SeriesRows | list[np.ndarray], attributes: np.ndarray | None
+    ) -> EncodedData:
+        """Encode validated data (every series no longer than max_sequence_len).
+
+        Whole columns at a time, in chunks of series, straight into the one output array.
+        """
+        features = as_series_rows(features)
         n, t_max = len(features), self.max_sequence_len
-        lengths = np.array([len(f) for f in features], dtype=np.int64)
         encoded = np.zeros((n, t_max, self.feature_dim), dtype=np.float32)
+        scaling = self.additional_encoders is not None
+        if scaling:
+            c = len(self.continuous_features)
+            mid, half = np.empty((n, c)), np.empty((n, c))
+        for first, part in features.chunks():
+            series = slice(first, first + len(part))
+            target = encoded[series]
+            direct = part.one_length == t_max and not self.variable_length
+            block = self._encode_rows(
+                part.rows, target.reshape(len(part.rows), -1) if direct else None
+            )
+            if scaling:
+                z = self._scaled_continuous(part.rows)  # (R_chunk, C)
+                mid[series], half[series] = _ranges(part, z)
+                self._scale_examples(block, part, z, mid[series], half[series])
+            if direct:
+                continue  # written in place
+            if part.one_length == t_max:
+                target[:, :, : block.shape[1]] = block.reshape(len(part), t_max, -1)
+            else:
+                target[part.example_of_row(), part.step_of_row(), : block.shape[1]] = block
+        if self.variable_length:
+            flag = self.generation_flag_column
+            lengths = features.lengths
+            steps = np.arange(t_max)
+            encoded[:, :, flag] = steps < (lengths - 1)[:, None]  # continues
+            encoded[np.arange(n), lengths - 1, flag + 1] = 1.0  # ends here
         additional = None
-        if self.additional_encoders is not None:
-            mid, half = self._midpoints_and_half_ranges(features)
-        for k, series in enumerate(features):
-            length = len(series)
-            columns = []
-            for i, enc in enumerate(self.feature_encoders):
-                col = enc.transform(series[:, i])
-                columns.append(col[:, None] if col.ndim == 1 else col)
-            block = np.concatenate(columns, axis=1)
-            if self.additional_encoders is not None:
-                lo, span = mid[k] - half[k], 2.0 * half[k]  # (C,)
-                z = self._scaled_continuous(series)  # (T_k, C)
-                # A constant series has no range: put it mid-range, the half-range is 0.
-                unit = np.where(span > 0, (z - lo) / np.where(span > 0, span, 1.0), 0.5)
-                scaled = unit if self.normalization == Normalization.ZERO_ONE else unit * 2 - 1
-                starts = [s.start for s in output_slices(self.feature_encoders)]
-                for j, i in enumerate(self.continuous_features):
-                    block[:, starts[i]] = scaled[:, j]
-            encoded[k, :length, : block.shape[1]] = block
-            if self.variable_length:
-                flag = self.generation_flag_column
-                encoded[k, : length - 1, flag] = 1.0  # continues
-                encoded[k, length - 1, flag + 1] = 1.0  # ends here
-        if self.additional_encoders is not None:
+        if scaling:
             parts = []
             for j in range(len(self.continuous_features)):
                 parts.append(self.additional_encoders[2 * j].transform(mid[:, j]))
                 parts.append(self.additional_encoders[2 * j + 1].transform(half[:, j]))
             additional = np.stack(parts, axis=1).astype(np.float32)
+        lengths = features.lengths.copy()
         return EncodedData(self.transform_attributes(attributes, n), additional, encoded, lengths)
+
+    def _encode_rows(self, rows: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """(R, F_enc) every feature's encoding of ``rows`` (R, F), without the flag; into
+        ``out`` when given."""
+        slices = output_slices(self.feature_encoders)
+        if out is None:
+            out = np.empty((len(rows), sum(s.width for s in slices)), dtype=np.float32)
+        for i, (enc, s) in enumerate(zip(self.feature_encoders, slices, strict=True)):
+            col = enc.transform(rows[:, i])
+            out[:, s.start : s.start + s.width] = col[:, None] if col.ndim == 1 else col
+        return out
+
+    def _scale_examples(self, block, part: SeriesRows, z, mid, half) -> None:
+        """Rescale each series' continuous columns of ``block`` to the full range, in
+        place, given their globally scaled values ``z`` (C, R) and ranges (N, C)."""
+        # (C, N_chunk), contiguous: repeating a transposed array is slow
+        lo, span = np.ascontiguousarray((mid - half).T), np.ascontiguousarray((2.0 * half).T)
+        flat = ~(span > 0)
+        # Each series' numbers repeated over its steps: flat (C, R) arrays are faster to
+        # work on than (C, N, T) broadcasts over short steps.
+        unit = z - part.per_row(lo, axis=1)
+        unit /= part.per_row(np.where(flat, 1.0, span), axis=1)
+        if flat.any():  # a constant series has no range: put it mid-range
+            unit[part.per_row(flat, axis=1)] = 0.5
+        if self.normalization != Normalization.ZERO_ONE:
+            unit *= 2
+            unit -= 1
+        starts = [s.start for s in output_slices(self.feature_encoders)]
+        for j, i in enumerate(self.continuous_features):
+            block[:, starts[i]] = unit[j]
 
     def transform_attributes(self, attributes: np.ndarray | None, n: int) -> np.ndarray | None:
         if self.attribute_encoders is None:
@@ -391,6 +404,22 @@ class DataEncoder:
 
     def inverse(self, data: EncodedData) -> tuple[np.ndarray | None, list[np.ndarray]]:
         """Decode to (attributes (N, A) or None, list of (T_i, F) feature arrays)."""
+        attributes, features = self.inverse_rows(data)
+        return attributes, list(features)
+
+    def inverse_rows(self, data: EncodedData) -> tuple[np.ndarray | None, SeriesRows]:
+        """Decode to (attributes (N, A) or None, the series as one `SeriesRows`), whole
+        columns at a time (`inverse` lists the series).
+
+        Example:
+            >>> from dgan import DGANConfig
+            >>> config = DGANConfig(max_sequence_len=3, sample_len=1)
+            >>> features = [np.array([[0.0], [1.0], [2.0]]), np.array([[4.0], [2.0]])]
+            >>> enc = DataEncoder.fit(config, features, [OutputType.CONTINUOUS], None, None)
+            >>> rows = enc.inverse_rows(enc.transform(features, None))[1]
+            >>> rows.lengths.tolist(), np.allclose(rows[1], features[1])
+            ([3, 2], True)
+        """
         n = data.features.shape[0]
         attributes = None
         if self.attribute_encoders is not None:
@@ -400,7 +429,6 @@ class DataEncoder:
         lengths = self.lengths_from_flags(data.features)
         feats = data.features.astype(np.float64)
         if self.additional_encoders is not None:
-            feats = feats.copy()
             starts = [s.start for s in output_slices(self.feature_encoders)]
             for j, i in enumerate(self.continuous_features):
                 mid = self.additional_encoders[2 * j].inverse(data.additional_attributes[:, 2 * j])
@@ -419,7 +447,10 @@ class DataEncoder:
         decoded = self._inverse_columns(
             self.feature_encoders, output_slices(self.feature_encoders), feats, feats.shape[:2]
         )  # (N, T, F)
-        return attributes, [decoded[k, : lengths[k]] for k in range(n)]
+        if (lengths == decoded.shape[1]).all():
+            return attributes, SeriesRows.from_padded(decoded)
+        within = np.arange(decoded.shape[1]) < lengths[:, None]  # (N, T) steps kept
+        return attributes, SeriesRows(decoded[within], lengths)
 
     @staticmethod
     def _inverse_columns(encoders, slices, encoded, lead_shape) -> np.ndarray:

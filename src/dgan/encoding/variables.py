@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from dgan.config import Normalization, OutputType
 from dgan.errors import DataError, SerializationError
@@ -87,8 +88,12 @@ class ContinuousEncoder:
         return 0.0 if self.normalization == Normalization.ZERO_ONE else -1.0
 
     def fit(self, values: np.ndarray) -> ContinuousEncoder:
-        values = np.asarray(values, dtype=np.float64)
-        values = values[~np.isnan(values)]
+        values = np.asarray(values)
+        if values.dtype not in (np.float32, np.float64):  # float32 to float64 is exact
+            values = values.astype(np.float64)
+        missing = np.isnan(values)
+        if missing.any():
+            values = values[~missing]
         if values.size == 0:
             raise DataError(f"Variable {self.name!r} has no values to learn a range from.")
         self.min, self.max = float(values.min()), float(values.max())
@@ -101,13 +106,21 @@ class ContinuousEncoder:
         return self
 
     def transform(self, values: np.ndarray) -> np.ndarray:
-        values = np.asarray(values, dtype=np.float64)
+        unit = np.array(values, dtype=np.float64)  # a copy, worked on in place
         if not self.apply_scaling:
-            return values.astype(np.float32)
+            return unit.astype(np.float32)
         # Halves keep the arithmetic finite for data spanning the whole float64 range.
         half_span = self.max / 2 - self.min / 2
-        unit = (values / 2 - self.min / 2) / half_span if half_span > 0 else 0.0 * values
-        return self._from_unit(unit).astype(np.float32)
+        if half_span > 0:
+            unit /= 2
+            unit -= self.min / 2
+            unit /= half_span
+        else:
+            unit *= 0.0
+        if self.normalization != Normalization.ZERO_ONE:  # as _from_unit
+            unit *= 2.0
+            unit -= 1.0
+        return unit.astype(np.float32)
 
     def inverse(self, encoded: np.ndarray) -> np.ndarray:
         encoded = np.asarray(encoded, dtype=np.float64)
@@ -196,7 +209,13 @@ class DiscreteEncoder:
         )
 
     def fit(self, values: np.ndarray) -> DiscreteEncoder:
-        scalars = (_to_json_scalar(v) for v in np.asarray(values, dtype=object).ravel())
+        groups = _groups(values)
+        if groups is None:
+            scalars = (_to_json_scalar(v) for v in np.asarray(values, dtype=object).ravel())
+        else:
+            codes, representatives = groups
+            scalars = [_to_json_scalar(v) for v in representatives]
+            scalars += [None] if (codes < 0).any() else []
         unique = {_category_key(v): v for v in scalars}
         if not unique:
             raise DataError(f"Variable {self.name!r} has no values to learn categories from.")
@@ -217,15 +236,23 @@ class DiscreteEncoder:
 
     def codes(self, values: np.ndarray) -> np.ndarray:
         """Category index of each value; unknown values are a DataError listing them."""
-        flat = [_category_key(_to_json_scalar(v)) for v in np.asarray(values, dtype=object).ravel()]
-        unknown = sorted({str(v) for v in flat if v not in self._index})
+        groups = _groups(values)
+        if groups is None:
+            objects = np.asarray(values, dtype=object).ravel()
+            groups = np.arange(objects.size), objects
+        codes, representatives = groups
+        keys = [_category_key(_to_json_scalar(v)) for v in representatives]
+        if (codes < 0).any():
+            keys.append(None)  # code -1: missing
+        unknown = sorted({str(k) for k in keys if k not in self._index})
         if unknown:
             raise DataError(
                 f"Variable {self.name!r} has values never seen in training: {unknown[:10]}; "
                 f"known categories are {[str(c) for c in self.categories[:20]]}. Use only "
                 "those: a trained model cannot learn new categories."
             )
-        return np.array([self._index[v] for v in flat], dtype=np.int64).reshape(np.shape(values))
+        index = np.array([self._index[k] for k in keys], dtype=np.int64)
+        return index[codes].reshape(np.shape(values))
 
     def transform(self, values: np.ndarray) -> np.ndarray:
         codes = self.codes(values)
@@ -263,6 +290,40 @@ class DiscreteEncoder:
 
 VariableEncoder = ContinuousEncoder | DiscreteEncoder
 
+# Kinds of object columns (pandas' infer_dtype, missing values aside) in which values are
+# equal exactly when their categories' dictionary keys are: a hash table groups them as
+# the dictionary would (unlike 1 and True, or 0.0 and -0.0, which it merges).
+_HASHABLE_KINDS = ("string", "integer", "boolean")
+
+
+def _groups(values) -> tuple[np.ndarray, np.ndarray] | None:
+    """Equal values grouped in one vectorised pass: ``(codes, representatives)`` with
+    code -1 for missing values (None, NaN), or None where only a value-by-value pass
+    groups them as `DiscreteEncoder`'s dictionary does.
+
+    Example:
+        >>> codes, values = _groups(np.array(["b", "a", None, "b"], dtype=object))
+        >>> codes.tolist(), values.tolist()
+        ([0, 1, -1, 0], ['b', 'a'])
+        >>> _groups(np.array([1, True], dtype=object)) is None  # 1 and True differ here
+        True
+    """
+    values = np.asarray(values)
+    flat = values.ravel()
+    kind = flat.dtype.kind
+    if kind in "US":
+        representatives, codes = np.unique(flat, return_inverse=True)
+        return codes.reshape(-1), representatives
+    if kind in "iub" or (flat.dtype == np.float64 and not (np.signbit(flat) & (flat == 0)).any()):
+        return pd.factorize(flat)  # NaN: code -1, missing
+    if kind != "O" or pd.api.types.infer_dtype(flat, skipna=True) not in _HASHABLE_KINDS:
+        return None
+    codes, representatives = pd.factorize(flat)
+    missing = codes < 0
+    if missing.any() and not all(_is_missing(v) for v in flat[missing]):
+        return None  # pd.NA, NaT, ...: categories of their own here, missing to pandas
+    return codes, representatives
+
 
 def output_type(encoder: VariableEncoder) -> OutputType:
     if isinstance(encoder, ContinuousEncoder):
@@ -286,6 +347,26 @@ def encoder_from_json(state: dict[str, Any]) -> VariableEncoder:
     if state.get("type") not in kinds:
         raise SerializationError(f"Unknown encoder type {state.get('type')!r} in model file.")
     return kinds[state["type"]].from_json(state)
+
+
+def fit_variables(
+    kinds: Sequence[OutputType], names: Sequence[str], values: np.ndarray, settings: dict
+) -> list[VariableEncoder]:
+    """One encoder per column of ``values`` (rows, variables), fitted on the whole column:
+    the range of a continuous variable, the categories of a discrete one. ``settings``
+    holds the config fields `make_encoder` reads.
+
+    Example:
+        >>> settings = {"normalization": Normalization.ZERO_ONE, "apply_feature_scaling": True,
+        ...             "binary_encoder_cutoff": 150}
+        >>> values = np.array([[1.0, "a"], [3.0, "b"]], dtype=object)
+        >>> [type(e).__name__ for e in fit_variables(
+        ...     [OutputType.CONTINUOUS, OutputType.DISCRETE], ["x", "y"], values, settings)]
+        ['ContinuousEncoder', 'DiscreteEncoder']
+    """
+    return [
+        make_encoder(kind, names[i], settings).fit(values[:, i]) for i, kind in enumerate(kinds)
+    ]
 
 
 def make_encoder(kind: OutputType, name: str, config_like: dict[str, Any]) -> VariableEncoder:

@@ -1,8 +1,10 @@
 """Checks and normalises users' training arrays before anything else touches them.
 
 `validate_training_arrays` collects every problem and raises once; it never modifies
-the caller's arrays: it returns new ones (floats for continuous variables, objects for
-discrete ones) that the rest of the package may use freely. Values themselves (NaN,
+the caller's arrays: it returns the features as `SeriesRows` (floats for continuous
+variables, objects for discrete ones) and new attribute arrays. Float features of one
+length are not copied: the rows are a read-only view of the caller's array, so a
+million series cost no second copy; everything downstream makes new arrays. Values themselves (NaN,
 inf, non-numeric values in continuous variables) are checked by
 `dgan.tabular.missing.check_finite`, sequence lengths by `too_long_problem` (which
 `dgan.tabular.frames` uses too), so that each check lives in one place.
@@ -14,9 +16,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from dgan.config import OutputType
 from dgan.errors import DataError, ParameterError, SequenceLengthError, raise_all
+from dgan.series import SeriesRows
 from dgan.tabular.messages import SHOW, float_values, preview
 from dgan.tabular.missing import check_finite
 
@@ -25,7 +29,7 @@ from dgan.tabular.missing import check_finite
 class TrainingArrays:
     """Validated copies of the user's data, ready for encoding."""
 
-    features: list[np.ndarray]  # N arrays of (T_i, F); float64, or object if any discrete
+    features: SeriesRows  # N series of (T_i, F); floats, or objects if any discrete
     feature_types: list[OutputType]
     attributes: np.ndarray | None  # (N, A); float64, or object if any discrete
     attribute_types: list[OutputType] | None
@@ -44,7 +48,9 @@ def infer_types(columns: Sequence[np.ndarray]) -> list[OutputType]:
         [<OutputType.DISCRETE: 0>]
     """
     return [
-        OutputType.CONTINUOUS if float_values(col) is not None else OutputType.DISCRETE
+        OutputType.CONTINUOUS
+        if col.dtype.kind in "fiu" or float_values(col) is not None  # numbers at a glance
+        else OutputType.DISCRETE
         for col in columns
     ]
 
@@ -118,12 +124,23 @@ def _check_types(types, count: int, what: str, problems: list[str]) -> list[Outp
     return types
 
 
+def _read_only(array: np.ndarray) -> np.ndarray:
+    """A view of ``array`` that cannot be written through (the caller's data stays theirs)."""
+    view = array.view()
+    view.flags.writeable = False
+    return view
+
+
 def _feature_list(
     features, max_len: int, problems: list[str], labels: Sequence[str] | None = None
-) -> list[np.ndarray] | None:
+) -> SeriesRows | None:
     if features is None:
         problems.append("features is None; pass an (examples, time, features) array.")
         return None
+    if isinstance(features, SeriesRows):  # from a DataFrame: checked but for lengths
+        if (problem := too_long_problem(features.lengths, max_len, labels)) is not None:
+            problems.append(problem)
+        return features
     # A ragged list given as np.array(list) is a 1-d object array: treat it as a list.
     ragged = isinstance(features, np.ndarray) and features.ndim == 1 and features.dtype == object
     if isinstance(features, np.ndarray) and not ragged:
@@ -141,13 +158,13 @@ def _feature_list(
                 "arrays for variable-length series."
             )
             return None
-        return list(features.copy())  # copies: the caller's array is never touched
+        return SeriesRows.from_padded(_read_only(features))  # a view, never written to
     if not isinstance(features, (list, tuple)) and not ragged:
         problems.append(
             f"features must be a 3-d numpy array or a list of 2-d arrays, got {type(features)}."
         )
         return None
-    series = [np.array(f) for f in features]
+    series = [np.asarray(f) for f in features]
     bad_ndim = [i for i, s in enumerate(series) if s.ndim != 2]
     if bad_ndim:
         problems.append(
@@ -162,12 +179,13 @@ def _feature_list(
             "every series needs the same feature columns."
         )
         return None
-    if (problem := too_long_problem([len(s) for s in series], max_len, labels)) is not None:
+    rows = SeriesRows.from_list(series)  # one copy of every series
+    if (problem := too_long_problem(rows.lengths, max_len, labels)) is not None:
         problems.append(problem)
-    empty = [i for i, s in enumerate(series) if len(s) == 0]
+    empty = np.flatnonzero(rows.lengths == 0).tolist()
     if empty:
         problems.append(f"examples {preview(empty)} have no time steps; drop them.")
-    return series
+    return rows
 
 
 def validate_training_arrays(
@@ -180,7 +198,8 @@ def validate_training_arrays(
     attribute_names: Sequence[str | int] | None = None,
     example_names: Sequence[str] | None = None,
 ) -> TrainingArrays:
-    """Check the user's data; return validated copies or raise one error listing all.
+    """Check the user's data; return it validated (see the module docstring) or raise one
+    error listing all problems.
 
     The names only serve messages (also later ones, e.g. of missing-value repair).
 
@@ -198,7 +217,7 @@ def validate_training_arrays(
             "several shorter examples."
         )
         series = None
-    n_features = series[0].shape[1] if series else 0
+    n_features = series.width if series else 0
     feature_types = _check_types(feature_types, n_features, "feature", problems) if series else None
 
     attrs = None
@@ -224,8 +243,7 @@ def validate_training_arrays(
     error = ParameterError if _only_parameter(problems) else DataError
     raise_length_problems(problems, error, "input")
 
-    stacked = np.concatenate(series, axis=0)  # (sum T_i, F)
-    feature_columns = [stacked[:, i] for i in range(n_features)]
+    feature_columns = [series.rows[:, i] for i in range(n_features)]
     problems += _value_type_problems(feature_columns, feature_names, "feature", feature_types)
     if feature_types is None:
         feature_types = infer_types(feature_columns)
@@ -307,6 +325,13 @@ def _value_kinds(values: np.ndarray) -> set[str]:
         return {"timedelta"}
     if kind != "O":
         return set()
+    inferred = pd.api.types.infer_dtype(values, skipna=False)  # one pass in C
+    if inferred in ("integer", "floating", "mixed-integer-float"):
+        return {"number"}
+    if inferred == "boolean":
+        return {"bool"}
+    if inferred == "string":
+        return {"number" if _is_number_text(t) else "text" for t in pd.unique(values)}
     kinds = set()
     texts = set()
     for v in values:
@@ -337,18 +362,19 @@ def _stray_strings(values: np.ndarray) -> list[str]:
     return [v for v in values if isinstance(v, str) and v in odd]
 
 
-def _convert_series(series, types) -> list[np.ndarray]:
-    """Fresh arrays: float64 if every feature is continuous, else objects with floats."""
+def _convert_series(series: SeriesRows, types) -> SeriesRows:
+    """Floats if every feature is continuous (float32 and float64 rows as they are, read
+    only; other numbers as float64), else objects with floats in the continuous columns."""
     continuous = [i for i, t in enumerate(types) if t == OutputType.CONTINUOUS]
+    rows = series.rows
     if len(continuous) == len(types):
-        return [np.asarray(s, dtype=np.float64).copy() for s in series]
-    out = []
-    for s in series:
-        converted = np.array(s, dtype=object)
-        for i in continuous:
-            converted[:, i] = np.asarray(s[:, i], dtype=np.float64)
-        out.append(converted)
-    return out
+        if rows.dtype not in (np.float32, np.float64):
+            rows = rows.astype(np.float64)
+        return series.with_rows(_read_only(rows))
+    converted = rows.astype(object)
+    for i in continuous:
+        converted[:, i] = np.asarray(rows[:, i], dtype=np.float64)
+    return series.with_rows(converted)
 
 
 def _convert_attributes(attrs, types) -> np.ndarray:

@@ -3,7 +3,8 @@
 The model works on arrays:
 
 * attributes: an ``(N, A)`` array, or ``None`` when there are no attribute columns;
-* features: a list of ``N`` arrays of shape ``(T_i, F)`` with ``T_i <= max_sequence_len``.
+* features: ``N`` series of shape ``(T_i, F)`` with ``T_i <= max_sequence_len``, as one
+  `SeriesRows` (the rows of all series in one array; it is also a sequence of series).
 
 Both are ``float64`` when every variable in them is continuous, and ``object`` as soon as
 one is discrete (then continuous columns hold Python floats and discrete ones hold the
@@ -36,6 +37,7 @@ from pandas.api import types as ptypes
 
 from dgan.config import DfStyle, OutputType
 from dgan.errors import DataError, ParameterError, raise_all
+from dgan.series import SeriesRows
 from dgan.tabular.arrays import (
     raise_length_problems,
     too_long_problem,
@@ -47,7 +49,7 @@ from dgan.tabular.layout import (
     column_spec,
     json_value,
 )
-from dgan.tabular.messages import SHOW, ColumnName, plain
+from dgan.tabular.messages import SHOW, ColumnName, Labels, plain
 from dgan.tabular.to_frame import arrays_to_dataframe
 
 __all__ = [
@@ -67,11 +69,11 @@ class FrameArrays(NamedTuple):
     """What `dataframe_to_arrays` returns; unpacks like a tuple."""
 
     attributes: np.ndarray | None
-    features: list[np.ndarray]
+    features: SeriesRows
     attribute_types: list[OutputType]
     feature_types: list[OutputType]
     layout: FrameLayout
-    example_labels: list[str] | None = None
+    example_labels: Labels | None = None
     """How messages name each example: "row 3" (WIDE), "'sensor-3'" (LONG, its id) or
     "chunk 2 (rows 12-17)" (LONG without example ids)."""
 
@@ -130,8 +132,8 @@ def dataframe_to_arrays(df: pd.DataFrame, columns: Columns, max_sequence_len: in
 def _wide_to_arrays(df: pd.DataFrame, roles: Roles):
     attributes = _stack_columns(df, roles.attributes, roles.discrete) if roles.attributes else None
     steps = _stack_columns(df, roles.features, roles.discrete)  # (N, T)
-    features = list(steps[:, :, None])  # N arrays of (T, 1)
-    return attributes, features, None, [f"row {plain(i)!r}" for i in df.index]
+    features = SeriesRows.from_padded(steps[:, :, None])  # N series of (T, 1)
+    return attributes, features, None, Labels(df.index, lambda i: f"row {i!r}")
 
 
 def _long_to_arrays(df: pd.DataFrame, roles: Roles, max_sequence_len: int):
@@ -139,14 +141,18 @@ def _long_to_arrays(df: pd.DataFrame, roles: Roles, max_sequence_len: int):
     # Row order: stable by time, then stable by example, so rows of one example keep
     # their time order (and their frame order where times tie).
     order = np.arange(n_rows)
-    if roles.time is not None:
-        order = _time_order(df[roles.time])
+    times = None if roles.time is None else _time_keys(df[roles.time])
     if roles.example_id is not None:
         codes, ids = pd.factorize(df[roles.example_id])  # examples in order of first appearance
-        order = order[np.argsort(codes[order], kind="stable")]
-        codes = codes[order]
-        labels = [repr(plain(i)) for i in ids]
+        if not _in_order(codes, times):  # the sorts below would change nothing otherwise
+            if times is not None:
+                order = times.sort_values(kind="stable").index.to_numpy()
+            order = order[np.argsort(codes[order], kind="stable")]
+            codes = codes[order]
+        labels = Labels(ids, repr)
     else:
+        if times is not None:
+            order = times.sort_values(kind="stable").index.to_numpy()
         # Only whole chunks: a shorter last one would make the model variable-length,
         # and generated frames, which have no id column then, could not be split again.
         n_examples = n_rows // max_sequence_len
@@ -160,10 +166,10 @@ def _long_to_arrays(df: pd.DataFrame, roles: Roles, max_sequence_len: int):
             )
         order = order[: n_examples * max_sequence_len]
         codes = np.arange(len(order)) // max_sequence_len
-        labels = [
-            f"chunk {k} (rows {k * max_sequence_len}-{(k + 1) * max_sequence_len - 1})"
-            for k in range(n_examples)
-        ]
+        labels = Labels(
+            np.arange(n_examples),
+            lambda k: f"chunk {k} (rows {k * max_sequence_len}-{(k + 1) * max_sequence_len - 1})",
+        )
         sorted_by = " (sorted by time)" if roles.time is not None else ""
         left_out = n_rows - len(order)
         note = ""
@@ -184,11 +190,13 @@ def _long_to_arrays(df: pd.DataFrame, roles: Roles, max_sequence_len: int):
     problems += _varying_attributes(rows, codes, labels)
     raise_length_problems(problems, DataError, "the training DataFrame")
 
-    matrix = _stack_columns(df, roles.features, roles.discrete)[order]  # (rows, F)
-    features = np.split(matrix, starts[1:])
+    in_order = len(order) == n_rows and (order[1:] > order[:-1]).all()  # order is 0, 1, ...
+    rows = None if in_order else order  # no gather of every row when they are in order
+    matrix = _stack_columns(df, roles.features, roles.discrete, rows)  # (rows, F)
+    features = SeriesRows(matrix, lengths)
     attributes = None
     if roles.attributes:
-        attributes = _stack_columns(df, roles.attributes, roles.discrete)[order][starts]
+        attributes = _stack_columns(df, roles.attributes, roles.discrete, order[starts])
     time_grid = None
     if roles.time is not None:
         longest = int(np.argmax(lengths))  # the first of the longest examples
@@ -198,8 +206,9 @@ def _long_to_arrays(df: pd.DataFrame, roles: Roles, max_sequence_len: int):
 
 
 def _varying_attributes(rows: pd.DataFrame, codes: np.ndarray, labels: list[str]) -> list[str]:
-    """One problem per attribute column that is not constant within every example."""
-    if rows.shape[1] == 0:
+    """One problem per attribute column that is not constant within every example
+    (``codes``: each row's example, sorted)."""
+    if rows.shape[1] == 0 or not _any_varying(rows, codes):
         return []
     groups = rows.reset_index(drop=True).groupby(codes, sort=False)
     counts = groups.nunique(dropna=False)
@@ -226,6 +235,26 @@ def _varying_attributes(rows: pd.DataFrame, codes: np.ndarray, labels: list[str]
                 "changes over time, move it to feature_columns."
             )
     return problems
+
+
+def _any_varying(rows: pd.DataFrame, codes: np.ndarray) -> bool:
+    """Whether a column of ``rows`` differs from its example's first row somewhere (a
+    missing value equals a missing value), a whole column at a time."""
+    starts = np.flatnonzero(np.diff(codes, prepend=-1))  # each example's first row
+    counts = np.diff(starts, append=len(codes))
+    for j in range(rows.shape[1]):
+        column = rows.iloc[:, j]
+        if ptypes.is_numeric_dtype(column.dtype) and not ptypes.is_extension_array_dtype(column):
+            values = column.to_numpy()
+        else:  # codes of equal values (missing: -1), as pandas groups them
+            values = pd.factorize(column)[0]
+        first = np.repeat(values[starts], counts)
+        differ = values != first
+        if values.dtype.kind == "f":
+            differ &= ~(np.isnan(values) & np.isnan(first))
+        if differ.any():
+            return True
+    return False
 
 
 def _named(bad: np.ndarray, index: pd.Index, labels: list[str]) -> str:
@@ -278,19 +307,26 @@ def attributes_frame_to_array(df: pd.DataFrame, layout: FrameLayout) -> np.ndarr
     return validate_condition_attributes(values, layout.attribute_types, layout.attribute_columns)
 
 
-def _stack_columns(df: pd.DataFrame, names, discrete) -> np.ndarray:
-    """(len(df), len(names)) array: float64 if all continuous, else object (see module doc)."""
+def _stack_columns(df: pd.DataFrame, names, discrete, rows=None) -> np.ndarray:
+    """(len(df), len(names)) array: float64 if all continuous, else object (see module
+    doc); only the rows at positions ``rows``, in that order, when given."""
     is_discrete = [c in discrete for c in names]
-    out = np.empty((len(df), len(names)), dtype=object if any(is_discrete) else np.float64)
+    n = len(df) if rows is None else len(rows)
+    out = np.empty((n, len(names)), dtype=object if any(is_discrete) else np.float64)
     for j, (c, d) in enumerate(zip(names, is_discrete, strict=True)):
-        out[:, j] = _column_values(df[c], d)
+        out[:, j] = _column_values(df[c], d, rows)
     return out
 
 
-def _column_values(series: pd.Series, discrete: bool) -> np.ndarray:
-    """A fresh numpy copy of a column: floats, or objects with missing values as np.nan."""
+def _column_values(series: pd.Series, discrete: bool, rows=None) -> np.ndarray:
+    """A fresh numpy copy of a column (of the rows at ``rows``, when given): floats, or
+    objects with missing values as np.nan."""
     if not discrete:
-        return series.to_numpy(dtype=np.float64, na_value=np.nan, copy=True)
+        if rows is None:
+            return series.to_numpy(dtype=np.float64, na_value=np.nan, copy=True)
+        return series.to_numpy(dtype=np.float64, na_value=np.nan)[rows]  # a copy
+    if rows is not None:
+        series = series.iloc[rows]
     values = series.astype(object).to_numpy(copy=True)
     missing = pd.isna(values)
     if missing.any():
@@ -302,8 +338,24 @@ def _output_type(column: ColumnName, roles: Roles) -> OutputType:
     return OutputType.DISCRETE if column in roles.discrete else OutputType.CONTINUOUS
 
 
-def _time_order(series: pd.Series) -> np.ndarray:
-    """Row positions in the time column's natural order (stable; see the module doc)."""
+def _in_order(codes: np.ndarray, times: pd.Series | None) -> bool:
+    """Whether the rows are grouped by example (``codes``, numbered by first appearance)
+    and, within each example, in time order already."""
+    same = np.diff(codes) == 0
+    if not (same | (np.diff(codes) > 0)).all():
+        return False
+    if times is None:
+        return True
+    keys = times.to_numpy()
+    if keys.dtype.kind not in "ifmM":  # (unsigned differences would wrap around)
+        return False
+    with np.errstate(invalid="ignore"):
+        steps = np.diff(keys)
+        return bool((steps[same] >= steps.dtype.type(0)).all())  # NaN, NaT: not in order
+
+
+def _time_keys(series: pd.Series) -> pd.Series:
+    """The time column's values to sort by, indexed by row position (see the module doc)."""
     values = series.reset_index(drop=True)
     name = series.name
     if not (ptypes.is_numeric_dtype(values) or ptypes.is_datetime64_any_dtype(values)):
@@ -324,7 +376,7 @@ def _time_order(series: pd.Series) -> np.ndarray:
                 first,
             )
             values = pd.Series(pd.factorize(values)[0])
-    return values.sort_values(kind="stable").index.to_numpy()
+    return values
 
 
 def _as_datetimes(values: pd.Series) -> pd.Series | None:

@@ -34,6 +34,32 @@ def plain(name: Any) -> Any:
     return name.item() if isinstance(name, np.generic) else name
 
 
+class Labels(Sequence):
+    """How messages name each example, written only when a message names one: a million
+    series need no million strings up front.
+
+    Example:
+        >>> labels = Labels(np.array([7, 9]), lambda v: f"id {v!r}")
+        >>> len(labels), labels[1], labels.subset(np.array([True, False]))[0]
+        (2, 'id 9', 'id 7')
+    """
+
+    def __init__(self, values, label: Callable[[Any], str]):
+        self._values, self._label = values, label  # an array or a pandas Index (Timestamps)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __getitem__(self, k):
+        if isinstance(k, slice):
+            return [self[i] for i in range(*k.indices(len(self)))]
+        return self._label(plain(self._values[k]))
+
+    def subset(self, keep: np.ndarray) -> Labels:
+        """The labels where the bool mask ``keep`` is True."""
+        return Labels(self._values[keep], self._label)
+
+
 def preview(items, limit: int = SHOW) -> str:
     """'[1, 2, 3, ...] (12 in all)'-style list for messages.
 

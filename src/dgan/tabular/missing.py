@@ -16,16 +16,18 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
+import pandas as pd
 
 from dgan.config import OutputType
 from dgan.errors import DataError, ParameterError, raise_all
+from dgan.series import SeriesRows, as_series_rows
 from dgan.tabular.messages import ColumnName, examples_text, float_values, variable_name
 
 logger = logging.getLogger(__name__)
 
 
 def repair_missing_values(
-    features: Sequence[np.ndarray],
+    features: SeriesRows | Sequence[np.ndarray],
     continuous_feature_indices: Sequence[int],
     *,
     max_nan_fraction: float,
@@ -33,7 +35,7 @@ def repair_missing_values(
     max_dropped_fraction: float,
     feature_names: Sequence[ColumnName] | None = None,
     example_names: Sequence[str] | None = None,
-) -> tuple[list[np.ndarray], np.ndarray, str]:
+) -> tuple[SeriesRows, np.ndarray, str]:
     """Interpolate short NaN gaps in continuous features; drop examples with too many.
 
     An example is dropped when, in any continuous feature, it is entirely NaN, more than
@@ -44,8 +46,8 @@ def repair_missing_values(
 
     Returns:
         ``(repaired, kept, summary)``: ``repaired`` holds the kept examples only, in
-        order (examples without NaN are the input arrays themselves, repaired ones are
-        copies); ``kept`` is a bool array over the input examples (use it to filter the
+        order (`SeriesRows`: the input's rows themselves when nothing was missing, else a
+        copy); ``kept`` is a bool array over the input examples (use it to filter the
         attributes); ``summary`` says what was done, in one line: how many values were
         interpolated in which features and how, and which examples were dropped and why
         ("" when no continuous feature has a NaN). The input arrays are never modified.
@@ -66,32 +68,41 @@ def repair_missing_values(
         >>> _.split(", linearly")[0]
         'missing values: 1 interpolated in 1 of 1 examples (feature 0: 1)'
     """
+    features = as_series_rows(features)
     continuous = list(continuous_feature_indices)
     names = variable_name(feature_names, "feature")
     kept = np.ones(len(features), dtype=bool)
     dropped: dict[str, list[int]] = {"all_nan": [], "fraction": [], "run": []}
     culprits: dict[str, set[int]] = {reason: set() for reason in dropped}  # feature indices
-    repaired: list[np.ndarray] = []
-    n_repaired = 0
     filled = np.zeros(len(continuous), dtype=np.int64)  # values interpolated per feature
-    for i, example in enumerate(features):
-        # Continuous values are numbers: check_finite has vetted them (validation does).
-        values = np.asarray(np.asarray(example)[:, continuous], dtype=np.float64)
-        missing = np.isnan(values)  # (T_i, C)
-        if not missing.any():
-            repaired.append(example)
-            continue
-        reason, columns = _drop_reason(missing, max_nan_fraction, max_consecutive_nans)
-        if reason is not None:
-            kept[i] = False
-            dropped[reason].append(i)
-            culprits[reason].update(continuous[j] for j in columns)
-            continue
-        fixed = np.array(example, copy=True)
-        fixed[:, continuous] = _interpolate(values, missing)
-        repaired.append(fixed)
-        n_repaired += 1
-        filled += missing.sum(axis=0)
+    # Continuous values are numbers: check_finite has vetted them (validation does).
+    affected = _examples_with_nan(features, continuous)  # (N,) bool
+    part = features.take(affected)  # only these series are looked at again
+    values = np.asarray(part.rows[:, continuous], dtype=np.float64)  # (R_part, C)
+    missing = np.isnan(values)
+    reasons, bad = _drop_reasons(part, missing, max_nan_fraction, max_consecutive_nans)
+    where = np.flatnonzero(affected)
+    for r, reason in enumerate(dropped):
+        hit = reasons == r
+        kept[where[hit]] = False
+        dropped[reason] = where[hit].tolist()
+        culprits[reason].update(continuous[j] for j in np.flatnonzero(bad[hit, r].any(axis=0)))
+    repair = reasons < 0  # affected series that are kept
+    n_repaired = int(repair.sum())
+    repaired = features
+    if n_repaired:
+        rows_to_fix = np.repeat(repair, part.lengths)
+        filled = missing[rows_to_fix].sum(axis=0)
+        fixed = _interpolate(part.take(repair), values[rows_to_fix], missing[rows_to_fix])
+        dtype = object if features.rows.dtype == object else np.float64
+        rows = features.rows.astype(dtype)  # a copy: the caller's arrays stay as they are
+        rows_of = np.repeat(affected, features.lengths)
+        target = np.flatnonzero(rows_of)[rows_to_fix]
+        for j, i in enumerate(continuous):
+            rows[target, i] = fixed[:, j]
+        repaired = features.with_rows(rows)
+    if not kept.all():
+        repaired = repaired.take(kept)
 
     n, n_dropped = len(features), int((~kept).sum())
     why = _drop_reasons_text(
@@ -136,36 +147,79 @@ def repair_missing_values(
     return repaired, kept, summary
 
 
-def _drop_reason(
-    missing: np.ndarray, max_nan_fraction: float, max_run: int
-) -> tuple[str | None, np.ndarray]:
-    """Why an example with NaN mask ``missing`` (T, C) must be dropped (or None), and
-    the columns (indices into C) that make it so."""
-    runs = np.array([_longest_run(missing[:, j]) for j in range(missing.shape[1])])
-    checks = [
-        ("all_nan", missing.all(axis=0)),
-        ("fraction", missing.mean(axis=0) > max_nan_fraction),
-        ("run", runs > max_run),
-    ]
-    for reason, bad in checks:
-        if bad.any():
-            return reason, np.flatnonzero(bad)
-    return None, np.empty(0, dtype=int)
+def _examples_with_nan(features: SeriesRows, continuous: list[int]) -> np.ndarray:
+    """(N,) whether each series has a NaN in a continuous feature (a column at a time)."""
+    row_has_nan = np.zeros(len(features.rows), dtype=bool)
+    for i in continuous:
+        column = features.rows[:, i]
+        row_has_nan |= np.isnan(column if column.dtype.kind == "f" else column.astype(float))
+    affected = np.zeros(len(features), dtype=bool)
+    rows = np.flatnonzero(row_has_nan)
+    affected[np.searchsorted(features.starts, rows, side="right") - 1] = True
+    return affected
 
 
-def _longest_run(mask: np.ndarray) -> int:
-    edges = np.diff(np.concatenate([[0], mask.astype(np.int8), [0]]))
-    starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
-    return int((ends - starts).max(initial=0))
+def _drop_reasons(
+    part: SeriesRows, missing: np.ndarray, max_nan_fraction: float, max_run: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Why each series of ``part`` must be dropped, given its NaN mask ``missing``
+    (R, C): ``(reason, bad)``, the index of the first reason in ("all_nan", "fraction",
+    "run") that applies (-1: none), and (N, 3, C) which columns make each reason apply."""
+    n, c = len(part), missing.shape[1]
+    bad = np.zeros((n, 3, c), dtype=bool)
+    if n == 0:
+        return np.empty(0, dtype=np.int64), bad
+    counts = np.add.reduceat(missing, part.starts, axis=0, dtype=np.int64)  # (N, C)
+    lengths = part.lengths[:, None]
+    bad[:, 0] = counts == lengths
+    bad[:, 1] = counts / lengths > max_nan_fraction  # the fraction of NaN steps
+    bad[:, 2] = _longest_runs(part, missing) > max_run
+    applies = bad.any(axis=2)  # (N, 3)
+    reason = np.where(applies.any(axis=1), applies.argmax(axis=1), -1)
+    return reason, bad
 
 
-def _interpolate(values: np.ndarray, missing: np.ndarray) -> np.ndarray:
-    """Linear interpolation over time of each column; edges take the nearest valid value."""
+def _longest_runs(part: SeriesRows, missing: np.ndarray) -> np.ndarray:
+    """(N, C) the longest run of consecutive NaNs in each series and column."""
+    n, c = len(part), missing.shape[1]
+    longest = np.zeros((n, c), dtype=np.int64)
+    first_row = np.zeros(len(missing), dtype=bool)
+    first_row[part.starts] = True
+    for j in range(c):
+        m = missing[:, j]
+        begins = m & (first_row | ~np.roll(m, 1))  # a run starts: NaN after a value or a start
+        run = np.cumsum(begins) - 1  # (R,) the run each NaN belongs to
+        sizes = np.bincount(run[m], minlength=int(begins.sum()))
+        series = np.searchsorted(part.starts, np.flatnonzero(begins), side="right") - 1
+        np.maximum.at(longest[:, j], series, sizes)
+    return longest
+
+
+def _interpolate(part: SeriesRows, values: np.ndarray, missing: np.ndarray) -> np.ndarray:
+    """Linear interpolation over time of each column within each series, as `np.interp`
+    computes it; steps before the first or after the last valid value take that value."""
     out = values.copy()
-    steps = np.arange(len(values))
+    index = np.arange(len(values))
+    first = np.repeat(part.starts, part.lengths)  # (R,) the first row of each row's series
+    last = first + np.repeat(part.lengths, part.lengths) - 1
     for j in np.flatnonzero(missing.any(axis=0)):
-        gap, valid = missing[:, j], ~missing[:, j]
-        out[gap, j] = np.interp(steps[gap], steps[valid], values[valid, j])
+        gap = missing[:, j]
+        before = np.maximum.accumulate(np.where(gap, -1, index))[gap]  # last valid row
+        after = np.minimum.accumulate(np.where(gap, len(values), index)[::-1])[::-1][gap]
+        lo, hi = first[gap], last[gap]
+        has_before, has_after = before >= lo, after <= hi
+        x = index[gap].astype(np.float64)
+        y0 = values[np.where(has_before, before, 0), j]
+        y1 = values[np.where(has_after, after, 0), j]
+        x0, x1 = before.astype(np.float64), after.astype(np.float64)
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            slope = (y1 - y0) / (x1 - x0)
+            inner = slope * (x - x0) + y0
+            again = np.isnan(inner)  # np.interp's fallbacks for overflowing slopes
+            inner[again] = (slope * (x - x1) + y1)[again]
+            same = np.isnan(inner) & (y0 == y1)
+            inner[same] = y0[same]
+        out[gap, j] = np.where(has_before, np.where(has_after, inner, y0), y1)
     return out
 
 
@@ -221,12 +275,16 @@ def check_finite(
                 attributes[:, j], kind, names(j), None, example_names, conditioning
             )
     if features is not None and len(features):
-        rows = np.concatenate([np.asarray(f) for f in features])  # (sum T_i, F)
-        _check_types_given("feature", feature_types, rows.shape[1])
+        features = as_series_rows(features)
+        _check_types_given("feature", feature_types, features.width)
         names = variable_name(feature_names, "feature")
-        example_of_row = np.repeat(np.arange(len(features)), [len(f) for f in features])
+
+        def examples_of(rows: np.ndarray) -> np.ndarray:  # the series holding these rows
+            return np.unique(np.searchsorted(features.starts, rows, side="right") - 1)
+
         for j, kind in enumerate(feature_types):
-            problems += _column_problems(rows[:, j], kind, names(j), example_of_row, example_names)
+            column = features.rows[:, j]
+            problems += _column_problems(column, kind, names(j), examples_of, example_names)
     raise_all(problems, DataError, "the training data")
 
 
@@ -245,18 +303,26 @@ def _check_types_given(kind: str, types, n_columns: int) -> None:
         )
 
 
+def _holds_no_floats(values: np.ndarray) -> bool:
+    """Whether an object column holds only strings, integers or bools (missing aside)."""
+    kind = pd.api.types.infer_dtype(values, skipna=True)
+    return values.dtype == object and kind in ("string", "integer", "boolean")
+
+
 def _column_problems(
     values,
     kind: OutputType,
     name: str,
-    example_of_row,
+    examples_of,
     example_names: Sequence[str] | None = None,
     conditioning: bool = False,
 ) -> list[str]:
-    """Problems of one attribute column (``example_of_row`` None) or feature column."""
-    is_attribute = example_of_row is None
+    """Problems of one attribute column (``examples_of`` None) or feature column
+    (``examples_of(rows)``: the examples that hold those rows)."""
+    is_attribute = examples_of is None
     if kind is OutputType.CONTINUOUS:
-        numbers = float_values(values)
+        # Float columns as they are: a float32 value is infinite exactly when it is in float64.
+        numbers = values if values.dtype.kind == "f" else float_values(values)
         if numbers is None:
             if conditioning:
                 return [
@@ -270,12 +336,17 @@ def _column_problems(
         infinite = np.isinf(numbers)
         # NaN in features is repair_missing_values' business; in attributes it is fatal.
         nan = np.isnan(numbers) if is_attribute else np.zeros_like(infinite)
+    elif values.dtype.kind in "iubUS" or _holds_no_floats(values):  # no infinity in them
+        infinite = np.zeros(len(values), dtype=bool)
+    elif values.dtype.kind == "f":
+        infinite = np.isinf(values)
     else:  # discrete: NaN is a category, but a float infinity is surely a mistake
         infinite = np.fromiter(
             (isinstance(v, (float, np.floating)) and math.isinf(v) for v in values),
             dtype=bool,
             count=len(values),
         )
+    if kind is not OutputType.CONTINUOUS:
         nan = np.zeros_like(infinite)
     fix_inf = (
         "replace it with finite values (or NaN, which is repaired in continuous features) "
@@ -301,7 +372,7 @@ def _column_problems(
             which = examples_text(examples, example_names, "indices")
             where = f"in {examples.size} example(s) ({which})"
         else:
-            examples = np.unique(example_of_row[mask])
+            examples = examples_of(np.flatnonzero(mask))
             which = examples_text(examples, example_names, "indices")
             where = f"at {int(mask.sum())} time step(s) in {examples.size} example(s) ({which})"
         problems.append(f"{name} is {label} {where}; {fix}.")

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from dgan.series import SeriesRows
 from dgan.tabular.arrays import TrainingArrays
 from dgan.tabular.layout import FrameLayout
 
@@ -28,9 +29,7 @@ def pooled_features(arrays: TrainingArrays) -> np.ndarray:
         >>> pooled_features(arrays).shape
         (12, 2)
     """
-    if not arrays.features:
-        return np.empty((0, len(arrays.feature_types)))
-    return np.concatenate(arrays.features)
+    return arrays.features.rows
 
 
 def distinct(values: np.ndarray) -> int:
@@ -40,7 +39,20 @@ def distinct(values: np.ndarray) -> int:
         >>> distinct(np.array([1.0, 1.0, np.nan]))
         2
     """
+    if values.dtype.kind in "iufb":  # numbers compare as numbers: no objects needed
+        return int(pd.Series(values).nunique(dropna=False))
     return int(pd.Series(values, dtype=object).nunique(dropna=False))
+
+
+def _constant_within(series: SeriesRows, j: int) -> bool:
+    """Whether feature ``j`` holds one value (or only NaN) within every series."""
+    values = series.rows[:, j]
+    if values.dtype.kind != "f":  # objects: pandas compares them
+        per_series = pd.Series(values).groupby(series.example_of_row())
+        return bool(per_series.nunique(dropna=False).max() <= 1)
+    first = series.per_row(values[series.starts])  # each series' first value, per row
+    same = (values == first) | (np.isnan(values) & np.isnan(first))
+    return bool(same.all())
 
 
 def per_series_feature_warnings(arrays: TrainingArrays, names: list) -> list[str]:
@@ -54,16 +66,18 @@ def per_series_feature_warnings(arrays: TrainingArrays, names: list) -> list[str
         >>> per_series_feature_warnings(arrays, ["site"])[0].split(":")[0]
         "feature 'site' never changes within a series (3 values across the 3 series)"
     """
-    lengths = [len(f) for f in arrays.features]
-    if len(lengths) < 2 or max(lengths, default=0) < 2:
+    series = arrays.features
+    lengths = series.lengths
+    if len(lengths) < 2 or lengths.max(initial=0) < 2:
         return []
     pooled = pd.DataFrame(pooled_features(arrays))
-    per_series = pooled.groupby(np.repeat(np.arange(len(lengths)), lengths))
-    constant = per_series.nunique(dropna=False).max(axis=0) <= 1
+    constant = pd.Series([_constant_within(series, j) for j in range(series.width)])
     warnings = []
     for j, name in enumerate(names):
+        if not constant.iloc[j]:
+            continue
         across = distinct(pooled.iloc[:, j].to_numpy())
-        if constant.iloc[j] and across > 1:
+        if across > 1:
             warnings.append(
                 f"feature {name!r} never changes within a series ({across} values across the "
                 f"{len(lengths)} series): it describes each series rather than following it "
@@ -83,7 +97,10 @@ def few_integers(values: np.ndarray, most: int = 10) -> bool:
     """
     numbers = np.asarray(values, dtype=np.float64)
     numbers = numbers[np.isfinite(numbers)]
-    if numbers.size < 2 * most or not np.all(numbers == np.round(numbers)):
+    head = numbers[:1000]  # most columns show fractions at once: no pass over all values
+    if numbers.size < 2 * most or not np.all(head == np.round(head)):
+        return False
+    if not np.all(numbers == np.round(numbers)):
         return False
     return 1 < len(np.unique(numbers)) <= most
 

@@ -21,6 +21,7 @@ from pandas.api import types as ptypes
 
 from dgan.config import DfStyle, OutputType
 from dgan.errors import ParameterError, raise_all
+from dgan.series import SeriesRows
 from dgan.tabular.layout import (
     ColumnSpec,
     FrameLayout,
@@ -35,7 +36,7 @@ logger = logging.getLogger(__name__)
 
 def arrays_to_dataframe(
     attributes: np.ndarray | None,
-    features: Sequence[np.ndarray],
+    features: SeriesRows | Sequence[np.ndarray],
     layout: FrameLayout,
 ) -> pd.DataFrame:
     """Build a frame shaped like the training one from generated arrays.
@@ -55,10 +56,13 @@ def arrays_to_dataframe(
         ParameterError: the arrays do not fit the layout (wrong shapes, attributes
             missing or unexpected).
     """
-    features = list(features)
     attributes = None if attributes is None else np.asarray(attributes)
+    if not isinstance(features, SeriesRows):  # each series' shape checked, then one array
+        features = list(features)
+        _check_generated(attributes, features, layout)
+        features = SeriesRows.from_list(features) if features else _no_series(layout)
     _check_generated(attributes, features, layout)
-    lengths = np.array([len(f) for f in features], dtype=np.int64)
+    lengths = features.lengths
     wide = layout.df_style is DfStyle.WIDE
     repeats = np.ones_like(lengths) if wide else lengths  # rows per example
     columns: dict[Any, pd.Series] = {}
@@ -82,12 +86,17 @@ def arrays_to_dataframe(
 
 
 def generated_frame(
-    attributes: np.ndarray | None, features: list[np.ndarray], layout: FrameLayout
+    attributes: np.ndarray | None,
+    features: SeriesRows | Sequence[np.ndarray],
+    layout: FrameLayout,
 ) -> pd.DataFrame:
     """A generated table shaped like the training one (`arrays_to_dataframe`), with
     gretel's example ids where the training frame had none (`with_example_ids`)."""
+    if not isinstance(features, SeriesRows):
+        features = list(features)
     frame = arrays_to_dataframe(attributes, features, layout)
-    return with_example_ids(frame, layout, [len(f) for f in features])
+    lengths = features.lengths if isinstance(features, SeriesRows) else [len(f) for f in features]
+    return with_example_ids(frame, layout, lengths)
 
 
 def with_example_ids(
@@ -116,7 +125,14 @@ def with_example_ids(
     return out
 
 
-def _check_generated(attributes, features: list[np.ndarray], layout: FrameLayout) -> None:
+def _no_series(layout: FrameLayout) -> SeriesRows:
+    width = 1 if layout.df_style is DfStyle.WIDE else len(layout.feature_columns)
+    return SeriesRows(np.empty((0, width)), np.empty(0, dtype=np.int64))
+
+
+def _check_generated(
+    attributes, features: SeriesRows | list[np.ndarray], layout: FrameLayout
+) -> None:
     problems = []
     n_attributes = len(layout.attribute_columns)
     if n_attributes and attributes is None:
@@ -131,7 +147,10 @@ def _check_generated(attributes, features: list[np.ndarray], layout: FrameLayout
             f"({len(features)}, {n_attributes}): one row per series, one column per attribute."
         )
     n_features = 1 if layout.df_style is DfStyle.WIDE else len(layout.feature_columns)
-    bad = [i for i, f in enumerate(features) if np.ndim(f) != 2 or np.shape(f)[1] != n_features]
+    if isinstance(features, SeriesRows):  # one array: its shape is every series' shape
+        bad = [] if features.rows.ndim == 2 and features.width == n_features else [0]
+    else:
+        bad = [i for i, f in enumerate(features) if np.ndim(f) != 2 or np.shape(f)[1] != n_features]
     if bad:
         problems.append(
             f"Feature arrays must have shape (T_i, {n_features}); examples {preview(bad)} "
@@ -140,21 +159,19 @@ def _check_generated(attributes, features: list[np.ndarray], layout: FrameLayout
     raise_all(problems, ParameterError, "the generated arrays")
 
 
-def _wide_steps(features: list[np.ndarray], n_steps: int, kind: OutputType) -> np.ndarray:
+def _wide_steps(features: SeriesRows, n_steps: int, kind: OutputType) -> np.ndarray:
     """(N, n_steps) matrix of the single WIDE feature, cut or NaN-padded to n_steps."""
     dtype = object if kind is OutputType.DISCRETE else np.float64
     steps = np.full((len(features), n_steps), np.nan, dtype=dtype)
-    for i, f in enumerate(features):
-        length = min(len(f), n_steps)
-        steps[i, :length] = f[:length, 0]
+    step = features.step_of_row()
+    keep = step < n_steps
+    steps[features.example_of_row()[keep], step[keep]] = features.rows[keep, 0]
     return steps
 
 
-def _concatenate(features: list[np.ndarray], n_features: int, types) -> np.ndarray:
-    if not features:
-        return np.empty((0, n_features))
+def _concatenate(features: SeriesRows, n_features: int, types) -> np.ndarray:
     dtype = object if OutputType.DISCRETE in types else np.float64
-    return np.concatenate([np.asarray(f, dtype=dtype) for f in features])
+    return features.rows.astype(dtype, copy=False)
 
 
 def _restore_column(values: np.ndarray, spec: ColumnSpec) -> pd.Series:
@@ -255,5 +272,6 @@ def _time_values(layout: FrameLayout, lengths: np.ndarray) -> pd.Series:
         else:
             tail = [last] * extra
         grid = pd.concat([grid, pd.Series(tail).astype(grid.dtype)], ignore_index=True)
-    positions = np.concatenate([np.arange(n) for n in lengths]) if lengths.size else []
+    starts = np.cumsum(lengths) - lengths
+    positions = np.arange(lengths.sum()) - np.repeat(starts, lengths)  # each row's step
     return grid.iloc[positions].reset_index(drop=True)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import torch
 
 from dgan.encoding.encoder import EncodedData
+from dgan.train.memory import check_data_memory
 
 # Mean losses an epoch reports, in the order of `Accumulators.losses`.
 LOSS_NAMES = (
@@ -38,6 +39,13 @@ class Batch:
     @classmethod
     def from_encoded(cls, data: EncodedData, device: torch.device | str) -> Batch:
         """Move encoded data (e.g. from `DGAN.preprocess`) to ``device``, once."""
+
+        device = torch.device(device)
+        if device.type != "cpu":  # on a CPU the tensors share the arrays' memory
+            extra = sum(
+                a.nbytes for a in (data.attributes, data.additional_attributes) if a is not None
+            )
+            check_data_memory(data.features.shape, extra, "device memory", device)
 
         def move(a):
             return None if a is None else torch.from_numpy(a).to(device)

@@ -8,7 +8,7 @@ import torch
 
 from dgan.config import DGANConfig
 from dgan.encoding.encoder import DataEncoder
-from dgan.errors import ParameterError
+from dgan.errors import DataError, ParameterError
 from dgan.networks import build_networks, build_temporal_critic
 
 
@@ -44,6 +44,31 @@ def check_memory(config: DGANConfig, encoder: DataEncoder, device: torch.device)
         f"These networks need at least {need / 2**30:,.1f} GiB for weights, gradients and "
         f"optimizer state, but {device} has {available / 2**30:,.1f} GiB available: {parts}. "
         "Lower the largest of those settings."
+    )
+
+
+def check_data_memory(shape: tuple[int, int, int], extra_bytes: int, where: str, device) -> None:
+    """Raise DataError, before the data is made or moved, when encoded training data of
+    ``shape`` (series, steps, encoded values per step; float32) plus ``extra_bytes``
+    (attributes) exceeds the memory available on ``device``; ``where`` says what is
+    filled ("memory", "GPU memory"). The message names the size and what to change.
+
+    Example:
+        >>> check_data_memory((10, 24, 5), 0, "memory", torch.device("meta"))  # unknown: no check
+    """
+    available = available_memory_bytes(device)
+    n, steps, width = shape
+    need = 4 * n * steps * width + extra_bytes
+    if available is None or need <= available:
+        return
+    fits = max(1, int(n * available / need))
+    raise DataError(
+        f"The encoded training data needs {need / 2**30:,.1f} GiB ({n:,} series x {steps} "
+        f"steps x {width} encoded values, 4 bytes each, and the attributes), but {device} has "
+        f"{available / 2**30:,.1f} GiB of {where} available. Train on fewer series (at most "
+        f"about {fits:,}, e.g. a random sample), on shorter series (a smaller "
+        "max_sequence_len: cut long series into windows), or on a device with more memory; "
+        "under torchrun every process holds all the data, so more processes do not help."
     )
 
 

@@ -1,0 +1,50 @@
+"""`EncodedData`: a dataset in the networks' representation, and its digest."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass(eq=False)
+class EncodedData:
+    """A dataset in the networks' representation (float32), before moving to a device.
+
+    ``attributes`` and ``additional_attributes`` are None when the model has none
+    (absence is decided when the encoder is built, never NaN-filled). The arrays are not
+    to be changed once made: the digest is computed once and kept.
+    """
+
+    attributes: np.ndarray | None  # (N, A_enc)
+    additional_attributes: np.ndarray | None  # (N, 2 * continuous features)
+    features: np.ndarray  # (N, T, F_enc), zero after each series' end
+    lengths: np.ndarray  # (N,) int64
+    _digest: str | None = field(default=None, init=False, repr=False)
+
+    def digest(self) -> str:
+        """SHA-256 of the arrays (names, dtypes, shapes and bytes): checkpoints and the
+        processes of a distributed run compare it to be sure they hold the same data.
+        Computed on the first call (reading the arrays in place, without a copy), then
+        remembered.
+
+        Example:
+            >>> a = EncodedData(None, None, np.zeros((2, 3, 1), np.float32), np.array([3, 3]))
+            >>> b = EncodedData(None, None, a.features + 1, a.lengths)
+            >>> a.digest() == a.digest(), a.digest() == b.digest()
+            (True, False)
+        """
+        if self._digest is not None:
+            return self._digest
+        digest = hashlib.sha256()
+        for name in ("attributes", "additional_attributes", "features", "lengths"):
+            array = getattr(self, name)
+            if array is None:
+                digest.update(f"{name}|none|".encode())
+                continue
+            array = np.ascontiguousarray(array)
+            digest.update(f"{name}|{array.dtype.str}|{array.shape}|".encode())
+            digest.update(memoryview(array.reshape(-1)).cast("B"))  # the bytes, uncopied
+        self._digest = digest.hexdigest()
+        return self._digest
