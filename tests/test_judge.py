@@ -161,3 +161,14 @@ def test_evaluate_agrees_with_the_feature_judge(rng, case):
         assert result["detection"]["score"] > 0.9
         assert result["detection"]["verdict"] == FAR
         assert result["verdict"]["verdict"] == FAR
+
+
+def test_series_of_one_step_get_features_and_a_judge():
+    """A generated series may end after its first step (it crashed the judge)."""
+    rng = np.random.default_rng(3)
+    series = [rng.normal(size=(int(n), 1)) for n in rng.integers(1, 4, 40)]
+    series[0] = series[0][:1]
+    data = SeriesData.from_arrays(series)
+    table, _ = feature_tables(data, data, catch22=False)
+    assert np.isfinite(table.values[0, : len(CONTINUOUS_FEATURES) - 6]).all()
+    assert detection_score(data, data, n_seeds=1)["score"] is not None

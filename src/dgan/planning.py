@@ -45,8 +45,8 @@ from dgan.prepare import Checked, Source, prepare, repair_missing
 from dgan.tabular.arrays import TrainingArrays
 from dgan.tabular.layout import FrameLayout
 from dgan.tabular.suspicious import (
+    column_kind_warnings,
     distinct,
-    few_integers,
     per_series_feature_warnings,
     pooled_features,
     wide_column_warnings,
@@ -62,7 +62,6 @@ MIN_SUGGESTED_BATCH = 16
 """`suggested_batch_size` never goes below this."""
 STEPS_PER_EPOCH_WANTED = 10
 """`suggested_batch_size` aims at about this many optimizer steps per epoch."""
-MIN_EXAMPLES_PER_CATEGORY = 5
 """Attributes with fewer examples per category than this (on average) are warned about."""
 
 
@@ -427,44 +426,7 @@ def _warnings(
             f"{suggested_batch_size(n)} (about {STEPS_PER_EPOCH_WANTED} steps per epoch)."
         )
     attribute_names, feature_names = _names(arrays, layout)
-    for j, name in enumerate(attribute_names):
-        if arrays.attribute_types[j] is not OutputType.DISCRETE:
-            continue
-        count = distinct(arrays.attributes[:, j])
-        if count == n and n >= 10:
-            warnings.append(
-                f"attribute {name!r} has a different value for every example, like an "
-                "identifier: the model cannot learn it; leave it out of attribute_columns "
-                "(or make it the example_id_column)."
-            )
-        elif count * MIN_EXAMPLES_PER_CATEGORY > n:
-            warnings.append(
-                f"attribute {name!r} has {count} categories for {n} examples (fewer than "
-                f"{MIN_EXAMPLES_PER_CATEGORY} per category): rare categories cannot be "
-                "learned; merge them or leave the attribute out."
-            )
-    pooled = pooled_features(arrays)
-    for role, names, types, matrix in [
-        ("attribute", attribute_names, arrays.attribute_types or [], arrays.attributes),
-        ("feature", feature_names, arrays.feature_types, pooled),
-    ]:
-        for j, name in enumerate(names):
-            if types[j] is OutputType.CONTINUOUS and few_integers(matrix[:, j]):
-                warnings.append(
-                    f"{role} {name!r} is continuous but holds only a few whole numbers "
-                    f"({distinct(matrix[:, j])} distinct): if they are codes or classes, "
-                    "list it in discrete_columns."
-                )
-    for j, name in enumerate(feature_names):
-        if arrays.feature_types[j] is not OutputType.DISCRETE:
-            continue
-        count, rows = distinct(pooled[:, j]), len(pooled)
-        if count > 20 and count > rows / 2:
-            warnings.append(
-                f"feature {name!r} is discrete with {count} distinct values in {rows} rows: it "
-                "looks like an identifier or free text, which the model cannot learn; leave "
-                "it out (list the features with feature_columns)."
-            )
+    warnings += column_kind_warnings(arrays, attribute_names, feature_names)
     if layout is None or layout.df_style is not DfStyle.WIDE:  # WIDE: one feature per row
         warnings += per_series_feature_warnings(arrays, feature_names)
     if frame is not None and layout is not None and layout.df_style is DfStyle.WIDE:

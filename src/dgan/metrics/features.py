@@ -186,8 +186,11 @@ def _continuous_rows(series, lengths: np.ndarray, longest: int, floor: float) ->
     ) & inside
     first_move = np.where(moved.any(axis=1), moved.argmax(axis=1), lengths)
     change = np.abs(np.diff(unit, axis=1)) * peak[:, None]  # NaN beyond each series' end
-    largest_change = np.nanmax(np.where(np.isnan(change), -np.inf, change), axis=1)
-    largest_change = np.where(lengths > 1, largest_change, 0.0)
+    if longest > 1:
+        largest_change = np.nanmax(np.where(np.isnan(change), -np.inf, change), axis=1)
+        largest_change = np.where(lengths > 1, largest_change, 0.0)
+    else:  # series of one step: no change at all
+        largest_change = np.zeros(n)
     quarter = steps >= (lengths[:, None] - np.maximum(lengths[:, None] // 4, 1))
     tenth = np.maximum(lengths // 10, 1)[:, None]
     head = np.nanmean(np.where(steps < tenth, x, np.nan), axis=1)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from dgan.config import OutputType
 from dgan.series import SeriesRows
 from dgan.tabular.arrays import TrainingArrays
 from dgan.tabular.layout import FrameLayout
@@ -142,4 +143,65 @@ def wide_column_warnings(frame: pd.DataFrame, layout: FrameLayout) -> list[str]:
             f"typical value {typical:.3g}); make it an attribute (attribute_columns) or "
             "list the time steps with feature_columns."
         )
+    return warnings
+
+
+MIN_EXAMPLES_PER_CATEGORY = 5
+"""Discrete attributes with fewer examples per category than this get a warning."""
+
+
+def column_kind_warnings(
+    arrays: TrainingArrays, attribute_names: list, feature_names: list
+) -> list[str]:
+    """Warnings about columns whose kind looks wrong: a discrete attribute like an
+    identifier or with too many categories for the data, whole-number codes read as
+    continuous, a discrete feature like an identifier or free text.
+
+    Example:
+        >>> from dgan.tabular.arrays import validate_training_arrays
+        >>> ids = np.arange(12, dtype=object)[:, None]
+        >>> arrays = validate_training_arrays(
+        ...     np.zeros((12, 2, 1)), None, ids, [OutputType.DISCRETE], 2)
+        >>> column_kind_warnings(arrays, ["id"], ["x"])[0].split(":")[0]
+        "attribute 'id' has a different value for every example, like an identifier"
+    """
+    warnings, n = [], len(arrays.features)
+    for j, name in enumerate(attribute_names):
+        if arrays.attribute_types[j] is not OutputType.DISCRETE:
+            continue
+        count = distinct(arrays.attributes[:, j])
+        if count == n and n >= 10:
+            warnings.append(
+                f"attribute {name!r} has a different value for every example, like an "
+                "identifier: the model cannot learn it; leave it out of attribute_columns "
+                "(or make it the example_id_column)."
+            )
+        elif count * MIN_EXAMPLES_PER_CATEGORY > n:
+            warnings.append(
+                f"attribute {name!r} has {count} categories for {n} examples (fewer than "
+                f"{MIN_EXAMPLES_PER_CATEGORY} per category): rare categories cannot be "
+                "learned; merge them or leave the attribute out."
+            )
+    pooled = pooled_features(arrays)
+    for role, names, types, matrix in [
+        ("attribute", attribute_names, arrays.attribute_types or [], arrays.attributes),
+        ("feature", feature_names, arrays.feature_types, pooled),
+    ]:
+        for j, name in enumerate(names):
+            if types[j] is OutputType.CONTINUOUS and few_integers(matrix[:, j]):
+                warnings.append(
+                    f"{role} {name!r} is continuous but holds only a few whole numbers "
+                    f"({distinct(matrix[:, j])} distinct): if they are codes or classes, "
+                    "list it in discrete_columns."
+                )
+    for j, name in enumerate(feature_names):
+        if arrays.feature_types[j] is not OutputType.DISCRETE:
+            continue
+        count, rows = distinct(pooled[:, j]), len(pooled)
+        if count > 20 and count > rows / 2:
+            warnings.append(
+                f"feature {name!r} is discrete with {count} distinct values in {rows} rows: it "
+                "looks like an identifier or free text, which the model cannot learn; leave "
+                "it out (list the features with feature_columns)."
+            )
     return warnings
