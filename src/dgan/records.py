@@ -74,6 +74,11 @@ class EpochRecord:
             written before budgets existed.
         time_budget_reached: True when training stopped in this epoch because its time
             budget (``training_minutes``) was spent.
+        epsilon: differential privacy: the epsilon spent by the run after this epoch (at
+            the config's ``dp_delta``); None without privacy. A private run records no
+            loss of the critics (they read real data), only the generator's.
+        privacy_budget_reached: True when training stopped in this epoch because another
+            step would have spent more than ``dp_epsilon``.
     """
 
     epoch: int
@@ -94,17 +99,22 @@ class EpochRecord:
     stopped: bool = False
     steps: int | None = None
     time_budget_reached: bool = False
+    epsilon: float | None = None
+    privacy_budget_reached: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         """The record as a plain, JSON-ready dict: one entry of `DGAN.history`.
 
-        ``stopped`` and ``time_budget_reached`` appear only when True.
+        ``stopped``, ``time_budget_reached`` and ``privacy_budget_reached`` appear only
+        when True, ``epsilon`` only in a private run.
         """
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         out["guard_events"] = [e.as_dict() for e in self.guard_events]
-        for flag in ("stopped", "time_budget_reached"):
+        for flag in ("stopped", "time_budget_reached", "privacy_budget_reached"):
             if not out[flag]:
                 del out[flag]
+        if out["epsilon"] is None:
+            del out["epsilon"]
         return out
 
     @classmethod
@@ -120,6 +130,7 @@ class EpochRecord:
         )
         values["stopped"] = bool(data.get("stopped", False))
         values["time_budget_reached"] = bool(data.get("time_budget_reached", False))
+        values["privacy_budget_reached"] = bool(data.get("privacy_budget_reached", False))
         return cls(**values)
 
     def renumbered(self, offset: int) -> EpochRecord:

@@ -9,7 +9,6 @@ mutated by dgan afterwards.
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 from dataclasses import MISSING, Field, asdict, dataclass, field, fields, replace
 from enum import Enum
@@ -24,12 +23,16 @@ from dgan.config.checks import (
     OneOf,
     PositiveInt,
     Real,
+    checkpoint_dir_problem,
+    divisibility_problem,
     is_int,
     is_real,
+    privacy_problems,
+    public_values_problem,
     short_repr,
 )
 from dgan.config.enums import Normalization
-from dgan.config.sizing import LARGE_DATA_SETTINGS, size_settings
+from dgan.config.sizing import LARGE_DATA_SETTINGS, private_settings, size_settings
 from dgan.errors import ParameterError, raise_all
 
 FP16_MAX = 65504.0
@@ -85,12 +88,6 @@ def _loss_scale_problem(name: str, value: Any, default: Any) -> str | None:
         "overflows fp16 and its step is skipped), got "
         f"{short_repr(value)}; use 'dynamic' unless you know the scale you need."
     )
-
-
-def _checkpoint_dir_problem(name: str, value: Any, default: Any) -> str | None:
-    if isinstance(value, str) and "\0" not in value:  # no path holds a NUL character
-        return None
-    return f"{name} must be a directory path or None, got {short_repr(value)}."
 
 
 @dataclass
@@ -177,10 +174,10 @@ class DGANConfig:
     generator_rounds: int = setting(1, _ROUNDS)
     """Generator updates per batch."""
 
-    # --- Privacy (accepted for gretel compatibility; not supported) ---
+    # --- Differential privacy (docs/privacy.md; gretel's dp_enabled + dp_eps = dp_epsilon) ---
     dp_enabled: bool = setting(False, Flag())
     dp_eps: float = setting(1.0, _POSITIVE)
-    dp_max_grad_norm: float = setting(1.0, _POSITIVE)
+    dp_max_grad_norm: float = setting(1.0, _POSITIVE)  # each example's critic gradient norm
     dp_secure_mode: bool = setting(False, Flag())
 
     cuda: bool = setting(True, Flag())
@@ -280,7 +277,7 @@ class DGANConfig:
     """Channels of the temporal critic's convolutions."""
 
     # --- Checkpoints (see dgan.storage.checkpoint) ---
-    checkpoint_dir: str | None = setting(None, Custom(_checkpoint_dir_problem, optional=True))
+    checkpoint_dir: str | None = setting(None, Custom(checkpoint_dir_problem, optional=True))
     """Directory for training checkpoints (model files plus what exact resume needs);
     None writes none. Resume with ``train_numpy(..., resume_from=checkpoint_dir)``."""
     checkpoint_every: int = setting(10, PositiveInt())
@@ -291,6 +288,15 @@ class DGANConfig:
     """Also write one at the first epoch end at least this many minutes after the last."""
     checkpoint_keep: int = setting(3, PositiveInt())
     """Keep the newest this many checkpoints; older ones are deleted."""
+
+    # --- Differential privacy (see docs/privacy.md) ---
+    dp_epsilon: float | None = setting(None, Real((0, False), None, "None or a number > 0", True))
+    """Train with differential privacy at this epsilon (DP-SGD on the critics); None: off."""
+    dp_delta: float | None = setting(None, Real((0, False), (1, False), "None or in (0, 1)", True))
+    """The delta of (epsilon, delta); None: a tenth of 1 / (number of series)."""
+    public_values: dict | None = setting(None, Custom(public_values_problem, optional=True))
+    """{variable: [low, high] (continuous) or [categories] (discrete)}, given, not read from
+    the data (needed under differential privacy; LONG tables: the time column's grid too)."""
 
     def __post_init__(self) -> None:
         self._coerce_inputs()
@@ -328,19 +334,14 @@ class DGANConfig:
             and self.sample_len > 0
             and self.max_sequence_len % self.sample_len != 0
         ):
-            problems.append(_divisibility_problem(self.max_sequence_len, self.sample_len))
+            problems.append(divisibility_problem(self.max_sequence_len, self.sample_len))
         if self.training_steps is not None and self.epochs != _default("epochs"):
             problems.append(
                 f"epochs={short_repr(self.epochs)} and training_steps="
                 f"{short_repr(self.training_steps)} both set the training length; set one "
                 "of them (training_steps counts optimizer steps, epochs passes over the data)."
             )
-        if self.dp_enabled is True:
-            problems.append(
-                "dp_enabled=True (differential privacy) is not supported by dgan; "
-                "set dp_enabled=False."
-            )
-        return problems
+        return problems + privacy_problems(self)
 
     @property
     def effective_precision(self) -> str:
@@ -354,6 +355,16 @@ class DGANConfig:
         if self.precision is not None:
             return self.precision
         return "fp16" if self.mixed_precision_training else "fp32"
+
+    @property
+    def dp_target_epsilon(self) -> float | None:
+        """``dp_epsilon``, or gretel's ``dp_eps`` if ``dp_enabled``; None: no privacy.
+
+        >>> DGANConfig(max_sequence_len=4, sample_len=2, dp_enabled=True).dp_target_epsilon
+        1.0
+        """
+        given = self.dp_epsilon is not None or not self.dp_enabled
+        return self.dp_epsilon if given else self.dp_eps
 
     def to_dict(self) -> dict[str, Any]:
         """Return the fields as a dict usable as ``DGANConfig(**config.to_dict())``.
@@ -433,13 +444,17 @@ class DGANConfig:
             False
         """
         if self.large_data != "auto":
-            return self.with_large_data(bool(self.large_data))
-        if not all(getattr(self, k) == _default(k) for k in LARGE_DATA_SETTINGS):
-            return replace(self, large_data=False)  # the user's settings, gretel's otherwise
-        rule = size_settings(n_series)
-        if self.epochs != _default("epochs") or self.training_steps is not None:
-            del rule["training_steps"]  # the length the user chose
-        return replace(self, large_data=True, **rule)
+            settled = self.with_large_data(bool(self.large_data))
+        elif not all(getattr(self, k) == _default(k) for k in LARGE_DATA_SETTINGS):
+            settled = replace(self, large_data=False)  # the user's settings, else gretel's
+        else:
+            rule = size_settings(n_series)
+            if self.epochs != _default("epochs") or self.training_steps is not None:
+                del rule["training_steps"]  # the length the user chose
+            settled = replace(self, large_data=True, **rule)
+        if self.dp_target_epsilon is None:
+            return settled
+        return private_settings(settled, n_series, picked=self.large_data == "auto")
 
     def with_large_data(self, use: bool) -> DGANConfig:
         """A copy with ``large_data=use``; when True, with `LARGE_DATA_SETTINGS` in the
@@ -478,23 +493,7 @@ class DGANConfig:
 
 # ----- helpers --------------------------------------------------------------------------
 
-_DIVISOR_SCAN = 64  # divisors looked for: up to this and their cofactors (bounded work)
-
 
 def _default(name: str) -> Any:
     f: Field = DGANConfig.__dataclass_fields__[name]
     return None if f.default is MISSING else f.default
-
-
-def _divisibility_problem(length: int, sample_len: int) -> str:
-    """The message for a sample_len that does not divide max_sequence_len, with a few
-    divisors near sample_len; bounded work however large the numbers are."""
-    small = [d for d in range(1, min(length, _DIVISOR_SCAN) + 1) if length % d == 0]
-    divisors = {*small, *(length // d for d in small)}
-    near = sorted(sorted(divisors, key=lambda d: abs(math.log(d / sample_len)))[:8])
-    multiple = length + (-length % sample_len)
-    return (
-        f"max_sequence_len={length} is not divisible by sample_len={sample_len}; choose a "
-        f"sample_len that divides it, e.g. one of {near}, or raise max_sequence_len to "
-        f"{multiple}, a multiple of sample_len (series may be shorter than max_sequence_len)."
-    )

@@ -25,8 +25,11 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
+
+from dgan.errors import ParameterError
 
 DEFAULT_EPOCHS = 400
 """gretel's (and `DGANConfig`'s) default number of epochs."""
@@ -80,3 +83,43 @@ def size_settings(n_series: int) -> dict[str, Any]:
     """Every setting the rule picks for ``n_series`` series (see the module docstring)."""
     batch = size_batch(n_series)
     return {"batch_size": batch, **SIZE_SETTINGS, "training_steps": size_steps(n_series, batch)}
+
+
+DELTA_PER_SERIES = 0.1
+"""Differential privacy's default delta is this over the number of series (below 1/n:
+a delta of 1/n would allow a mechanism that publishes one whole series)."""
+
+
+def default_delta(n_series: int) -> float:
+    """The delta of a private run that sets none: a tenth of 1 / ``n_series``.
+
+    Example:
+        >>> default_delta(1000)
+        0.0001
+    """
+    return DELTA_PER_SERIES / max(n_series, 1)
+
+
+def private_settings(settled: Any, n_series: int, *, picked: bool) -> Any:
+    """A config settled for ``n_series`` (``settled``) as a private run uses it: delta set
+    (`default_delta` when not given). ``picked``: the settings came from the size rule,
+    which reads the data's size to choose the batch and the budget, which set the noise:
+    a ParameterError naming the fix, since a private run takes them from the user.
+
+    Example:
+        >>> from dgan import DGANConfig
+        >>> config = DGANConfig(max_sequence_len=4, sample_len=2, dp_epsilon=4.0, batch_size=32)
+        >>> config.resolved_for(500).dp_delta
+        0.0002
+    """
+    if picked and settled.large_data:
+        raise ParameterError(
+            "dp_epsilon is set, and large_data='auto' would pick the batch size and the "
+            "training length from the number of series; under differential privacy they set "
+            "the noise, so choose them: give batch_size and training_steps (or epochs), e.g. "
+            "large_data=True, batch_size=64, training_steps=5000 (the large-data learning "
+            "rates), or large_data=False for gretel's settings."
+        )
+    if settled.dp_delta is not None:
+        return settled
+    return dataclasses.replace(settled, dp_delta=default_delta(n_series))

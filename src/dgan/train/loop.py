@@ -117,6 +117,8 @@ def fit(
     show = show and (collective is None or collective.is_main)
     done = min(budget.steps, start_epoch * budget.steps_per_epoch)
     bar = tqdm(total=budget.steps, initial=done, disable=not show, unit="batch", desc="training")
+    if trainer.privacy is not None:  # plans the noise (first call), Poisson sampling
+        trainer.privacy.begin(len(data), budget.steps)
     if trainer.config.divergence_guard and start_epoch == 0:
         trainer.guard.snapshot()
     deadline = None
@@ -129,7 +131,7 @@ def fit(
             records.append(record)
             if on_epoch_end is not None:
                 on_epoch_end(record)
-            if record.stopped or record.time_budget_reached:
+            if record.stopped or record.time_budget_reached or record.privacy_budget_reached:
                 break
     finally:
         bar.close()
@@ -137,18 +139,27 @@ def fit(
 
 
 def _epoch(trainer, data, epoch, budget, progress_callback, bar, deadline) -> EpochRecord:
-    n, device, collective = len(data), trainer.device, trainer.collective
+    n, device, collective, privacy = len(data), trainer.device, trainer.collective, trainer.privacy
     cuda = device.type == "cuda"
     if cuda:
         torch.cuda.reset_peak_memory_stats(device)
     start = time.perf_counter()
     acc = Accumulators(device)
     seen, trained, steps, events, stopped, time_up = 0, 0, 0, [], False, False
-    batches = budget.batches(epoch)
+    batches, spent = budget.batches(epoch), False
     # Balanced batches (sizes differ by at most one) from a device permutation; a partial
-    # last epoch of a budget in steps trains the first of them.
-    perm = torch.randperm(n, device=device, generator=trainer.rng)
-    for b, index in enumerate(perm.tensor_split(budget.steps_per_epoch)[:batches]):
+    # last epoch of a budget in steps trains the first of them. A private run samples
+    # each batch as its accountant assumes (Poisson) and stops at its epsilon.
+    split = None
+    if privacy is None:
+        split = torch.randperm(n, device=device, generator=trainer.rng).tensor_split(
+            budget.steps_per_epoch
+        )
+    for b in range(batches):
+        if privacy is not None and privacy.exhausted:
+            spent = True
+            break
+        index = split[b] if privacy is None else privacy.next_batch()
         if collective is None:
             trainer.train_step(data.take(index), acc)
         else:  # every process draws the same permutation and takes its shard
@@ -182,6 +193,10 @@ def _epoch(trainer, data, epoch, budget, progress_callback, bar, deadline) -> Ep
         means["attribute_discriminator_loss"] = None
     if trainer.temporal_critic is None:
         means["temporal_discriminator_loss"] = None
+    if privacy is not None:  # losses on real data would leave the run without noise
+        for name in ("discriminator_loss", "attribute_discriminator_loss", "gradient_penalty"):
+            means[name] = None
+        means["temporal_discriminator_loss"] = None
     policy = trainer.policy
     return EpochRecord(
         epoch=epoch,
@@ -198,6 +213,8 @@ def _epoch(trainer, data, epoch, budget, progress_callback, bar, deadline) -> Ep
         stopped=stopped,
         steps=steps,
         time_budget_reached=time_up,
+        epsilon=None if privacy is None else privacy.spent(),
+        privacy_budget_reached=spent,
     )
 
 
@@ -218,6 +235,8 @@ def _out_of_time(trainer: Trainer, deadline: float, at_sync_point: bool) -> bool
 def bar_postfix(trainer: Trainer, acc: Accumulators, seen: int) -> str:
     """Short loss summary for the progress bar: critic, attribute critic, generator."""
     means = acc.mean_losses(max(seen, 1))  # host sync
+    if trainer.privacy is not None:  # the critics' losses on real data stay unread
+        return f"G {means['generator_loss']:.3g} epsilon {trainer.privacy.spent():.3g}"
     text = f"D {means['discriminator_loss']:.3g}"
     if trainer.attribute_critic is not None:
         text += f" A {means['attribute_discriminator_loss']:.3g}"
