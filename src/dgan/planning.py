@@ -41,6 +41,8 @@ from dgan.precision import (
     runs_in_hardware,
 )
 from dgan.prepare import Checked, Source, prepare, repair_missing
+from dgan.privacy.accounting import check_sample_rate, noise_multiplier_for
+from dgan.privacy.public import public_parts
 from dgan.tabular.arrays import TrainingArrays
 from dgan.tabular.layout import FrameLayout
 from dgan.tabular.suspicious import (
@@ -115,6 +117,7 @@ class TrainingPlan:
     missing_values: str = ""  # what the repair of missing values does ("" when none are)
     epochs_done: int = 0  # resuming: epochs the checkpoint has trained (set by the caller)
     processes: int = 1  # under torchrun: the processes that train together
+    privacy: str = ""  # differential privacy: target, noise, sampling ("" without)
     seconds_per_step: float | None = None
     warnings: list[str] = field(default_factory=list)
 
@@ -173,6 +176,7 @@ class TrainingPlan:
                 if self.epochs_done
                 else []
             ),
+            *([f"  differential privacy: {self.privacy}"] if self.privacy else []),
             f"  precision {self.precision}: {self.precision_reason}",
             f"  device {self.device}, {_count(self.threads, 'CPU thread')}"
             if self.processes == 1
@@ -250,11 +254,27 @@ def make_plan(
         minutes=config.training_minutes,
         processes=world_size(),
     )
+    if config.dp_target_epsilon is not None:
+        plan.privacy = _privacy(config, checked, budget)
     plan.missing_values = repair_missing(arrays, config)[1]  # as training will repair them
     plan.warnings = _warnings(plan, arrays, layout, checked.frame)
     if warm_up_steps > 0:
         plan.seconds_per_step = _warm_up(config, checked, device, warm_up_steps)
     return plan
+
+
+def _privacy(config: DGANConfig, checked: Checked, budget: Budget) -> str:
+    """The private run's target, noise (Opacus's plan for the budget) and sampling, after
+    the errors training raises for what it would read from the data (`public_parts`)."""
+    public_parts(config, checked.arrays, checked.layout, checked.fixed_length)
+    rate = check_sample_rate(config.batch_size, len(checked.arrays.features))
+    sigma = noise_multiplier_for(config.dp_target_epsilon, config.dp_delta, rate, budget.steps)
+    return (
+        f"epsilon {config.dp_target_epsilon:g} at delta {config.dp_delta:.3g}, noise "
+        f"multiplier {sigma:.3g} for {budget.steps:,} steps of Poisson batches (each series "
+        f"in each with probability {rate:.3g}), every example's critic gradient clipped to "
+        f"{config.dp_max_grad_norm:g}; training stops at the epsilon"
+    )
 
 
 def _budget_reason(asked: DGANConfig, config: DGANConfig, n: int) -> str:
@@ -456,6 +476,9 @@ def _warm_up(config: DGANConfig, data: Checked, device: torch.device, steps: int
     trainer = Trainer.create(prepared.config, prepared.encoder, device)
     collective = trainer.join_processes(prepared.encoded)  # None in one process
     data = Batch.from_encoded(prepared.encoded, device)
+    if trainer.privacy is not None:  # a throwaway's noise: any multiplier times alike
+        trainer.privacy.accountant.noise_multiplier = 1.0
+        trainer.privacy.begin(len(data), steps + 1)
     accumulators = Accumulators(device)
     size = min(prepared.config.batch_size, len(data))
     with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):

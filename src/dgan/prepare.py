@@ -36,7 +36,7 @@ import pandas as pd
 from dgan.config import DGANConfig, OutputType
 from dgan.encoding.encoder import DataEncoder, EncodedData
 from dgan.errors import DataError, ParameterError, raise_all
-from dgan.privacy.public import public_encoder, public_layout, within_public
+from dgan.privacy.public import public_parts, within_public
 from dgan.tabular.arrays import TrainingArrays, validate_training_arrays
 from dgan.tabular.columns import Columns
 from dgan.tabular.frames import dataframe_to_arrays
@@ -180,9 +180,7 @@ def prepare(
     arrays, _ = repair_missing(checked.arrays, config)
     if encoder is None and config.dp_target_epsilon is not None:  # nothing read from values
         config = settle(config, len(arrays.features))
-        time_column = None if layout is None else layout.time_column
-        encoder = public_encoder(config, arrays, not checked.fixed_length, time_column)
-        layout = None if layout is None else public_layout(layout, config.public_values)
+        encoder, layout = public_parts(config, arrays, layout, checked.fixed_length)
         arrays = within_public(arrays, encoder)  # clipped to the public ranges
     elif encoder is None:
         config = settle(config, len(arrays.features))

@@ -137,6 +137,16 @@ def public_encoder(
     return encoder
 
 
+def public_parts(
+    config: Any, arrays: TrainingArrays, layout: FrameLayout | None, fixed_length: bool
+) -> tuple[DataEncoder, FrameLayout | None]:
+    """A private run's encoder (`public_encoder`) and table layout (`public_layout`, None
+    for arrays): what it learns about its variables, none of it from the data's values."""
+    time_column = None if layout is None else layout.time_column
+    encoder = public_encoder(config, arrays, not fixed_length, time_column)
+    return encoder, None if layout is None else public_layout(layout, config.public_values)
+
+
 def _scaling_encoders(encoder: DataEncoder, normalization: Normalization) -> list:
     """The midpoint and half-range encoders at their fixed bounds: in the scaled space a
     series' midpoint lies in [low, 1] and its half-range in [0, (1 - low) / 2]."""

@@ -48,6 +48,7 @@ _HISTORY_NUMBERS = (
     "steps",
     "peak_memory_bytes",
     "epsilon",
+    "delta",
 )
 
 

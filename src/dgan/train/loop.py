@@ -214,6 +214,7 @@ def _epoch(trainer, data, epoch, budget, progress_callback, bar, deadline) -> Ep
         steps=steps,
         time_budget_reached=time_up,
         epsilon=None if privacy is None else privacy.spent(),
+        delta=None if privacy is None else privacy.accountant.delta,
         privacy_budget_reached=spent,
     )
 
