@@ -355,3 +355,49 @@ def test_private_step_runs_in_fp32_whatever_the_precision(precision):
     assert all(p.dtype == torch.float32 for p in model.critic.parameters())
     assert all(p.grad is None or p.grad.dtype == torch.float32 for p in model.critic.parameters())
     assert model.history[0]["epsilon"] > 0
+
+
+# ----- the command line -----------------------------------------------------------------
+
+
+def _cli_data(tmp_path) -> list[str]:
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"id": np.repeat(np.arange(30), T), "step": np.tile(np.arange(T), 30)})
+    df["level"] = rng.uniform(0, 5, len(df))
+    df["kind"] = np.repeat(rng.choice(["a", "b"], 30), T)
+    df.to_csv(tmp_path / "data.csv", index=False)
+    return ["--example-id", "id", "--time", "step", "--attributes", "kind"]
+
+
+def test_cli_private_run_refuses_settings_it_would_infer(tmp_path, monkeypatch, capsys):
+    from dgan.cli.main import main
+
+    monkeypatch.chdir(tmp_path)
+    flags = _cli_data(tmp_path)
+    assert main(["train", "data.csv", "--dry-run", "--dp-epsilon", "4", *flags]) == 1
+    err = capsys.readouterr().err
+    assert "give --max-sequence-len and --batch-size" in err
+    args = ["train", "data.csv", "--dry-run", "--dp-epsilon", "4", *flags]
+    assert main([*args, "--max-sequence-len", str(T), "--batch-size", "8"]) == 1
+    err = capsys.readouterr().err
+    assert "in --config's [public_values] table: {'level': [low, high]}" in err
+
+
+def test_cli_private_run_trains_and_reports_its_epsilon(tmp_path, monkeypatch, capsys):
+    _opacus()
+    from dgan.cli.main import main
+
+    monkeypatch.chdir(tmp_path)
+    flags = _cli_data(tmp_path)
+    (tmp_path / "dp.toml").write_text(
+        "epochs = 2\ndiscriminator_num_layers = 1\nfeature_num_units = 8\ncuda = false\n"
+        '[public_values]\nlevel = [0, 5]\nkind = ["a", "b"]\nstep = [0, 1, 2, 3, 4, 5]\n'
+    )
+    sizes = ["--max-sequence-len", str(T), "--batch-size", "8", "--config", "dp.toml"]
+    args = ["train", "data.csv", "-o", "m.dgan", "--dp-epsilon", "6", "--dp-delta", "1e-4"]
+    assert main([*args, *flags, *sizes]) == 0
+    out = capsys.readouterr().out
+    assert "differential privacy: epsilon 6 at delta 0.0001, noise multiplier" in out  # plan
+    spent = DGAN.load("m.dgan").history[-1]["epsilon"]
+    assert 0 < spent <= 6.0
+    assert f"differential privacy: (epsilon {spent:.3g}, delta 0.0001)" in out  # summary
