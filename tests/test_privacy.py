@@ -401,3 +401,21 @@ def test_cli_private_run_trains_and_reports_its_epsilon(tmp_path, monkeypatch, c
     spent = DGAN.load("m.dgan").history[-1]["epsilon"]
     assert 0 < spent <= 6.0
     assert f"differential privacy: (epsilon {spent:.3g}, delta 0.0001)" in out  # summary
+    assert main(["generate", "m.dgan", "-n", "30", "-o", "synthetic.csv"]) == 0
+    evaluate = ["evaluate", "data.csv", "synthetic.csv", "--model", "m.dgan", "--seeds", "1"]
+    assert main([*evaluate, "--json", "metrics.json"]) == 0
+    assert f"differential privacy: (epsilon {spent:.3g}" in capsys.readouterr().out
+    saved = json.loads((tmp_path / "metrics.json").read_text())["privacy"]
+    assert saved["epsilon"] == pytest.approx(spent) and saved["delta"] == 1e-4
+
+
+def test_the_report_states_the_guarantee():
+    pytest.importorskip("matplotlib")
+    from dgan.report.training import training_section
+
+    history = [
+        {"epoch": 0, "generator_loss": -0.1, "examples_per_s": 10.0, "wall_time_s": 1.0}
+        | {"epsilon": 2.5, "delta": 1e-5, "steps": 4, "privacy_budget_reached": True}
+    ]
+    section = training_section(history)
+    assert "differential privacy: (epsilon 2.5, delta 1e-05) over 4 steps; stopped" in section

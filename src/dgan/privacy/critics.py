@@ -40,6 +40,9 @@ from dgan.privacy.gradients import Params, add_noise, clipped_sum
 from dgan.privacy.sampling import PoissonBatches, secret_generator
 
 Parts = Sequence[torch.Tensor | None]
+CHUNK_BYTES = 2**28
+"""Per-example gradients are computed for as many examples at a time as fit in this many
+bytes (at most 256): their memory grows with the examples times the critics' weights."""
 
 
 @dataclass(frozen=True)
@@ -206,7 +209,9 @@ class PrivateTraining:
                 grouped[t][k] = value
             return loss(grouped, *one)
 
-        sums = clipped_sum(flat_loss, flat_params, examples, self.bound)
+        weights = sum(p.numel() for p in flat_params.values())
+        chunk = max(1, min(256, CHUNK_BYTES // (4 * weights)))
+        sums = clipped_sum(flat_loss, flat_params, examples, self.bound, chunk)
         if sum_over_processes is not None:  # the whole batch's sum, before the one noise
             names = list(sums)
             total = sum_over_processes(torch.cat([sums[k].reshape(-1) for k in names]))
