@@ -276,10 +276,9 @@ def test_private_training_spends_at_most_its_epsilon_and_stops_at_it(tmp_path):
     assert spent[1] > 7.0  # the noise was planned for this budget, not far more
     assert all(h["discriminator_loss"] is None for h in model.history)  # real-data losses
     assert model.config.dp_delta == pytest.approx(0.1 / 64)
-    # Trained again, it continues the accounting at the same noise and stops at the target.
-    model.train_numpy(_series(), progress_bar=False)
-    assert model.history[-1]["privacy_budget_reached"] is True
-    assert model.history[-1]["epsilon"] <= 8.0
+    epochs = len(model.history)
+    model.train_numpy(_series(), progress_bar=False)  # trained again: the budget is spent
+    assert len(model.history) == epochs
     assert model.trainer.privacy.accountant.steps == sum(h["steps"] for h in model.history)
     # The saved file carries the accounting and no value read from the data.
     path = model.save(tmp_path / "private.dgan")
@@ -292,6 +291,20 @@ def test_private_training_spends_at_most_its_epsilon_and_stops_at_it(tmp_path):
     scaling = [(e["min"], e["max"]) for e in encoder["additional_encoders"]]
     assert scaling == [(0.0, 1.0), (0.0, 0.5)] * 2
     assert json.dumps(state["history"])  # JSON-native
+
+
+def test_training_stops_before_a_step_that_would_spend_more_than_epsilon():
+    _opacus()
+    model = DGAN(_dp_config(batch_size=8, epochs=2))
+    encoded = model.preprocess(_series())
+    model.trainer.privacy.accountant.noise_multiplier = 0.6  # less than planned: 16 steps
+    model.train_encoded(encoded, progress_bar=False)  # would spend far more than 8
+    last = model.history[-1]
+    assert last["privacy_budget_reached"] is True
+    steps = sum(h["steps"] for h in model.history)
+    assert 0 < steps < 16 and model.trainer.privacy.accountant.steps == steps
+    accountant = model.trainer.privacy.accountant
+    assert last["epsilon"] <= 8.0 < accountant.spent(1, accountant.history[-1][1])
 
 
 def test_private_frames_keep_public_values_only(tmp_path):

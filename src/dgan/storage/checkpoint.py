@@ -392,6 +392,7 @@ class Checkpointer:
             or done >= self.epochs
             or record.stopped
             or record.time_budget_reached
+            or record.privacy_budget_reached
             or (minutes is not None and time.monotonic() - self.last_write >= 60 * minutes)
         )
         if due:

@@ -8,6 +8,7 @@ checks health, rolls back and falls back a precision when it must, or stops trai
 
 from __future__ import annotations
 
+import logging
 import math
 import sys
 import time
@@ -23,6 +24,8 @@ from dgan.records import EpochRecord, GuardEvent
 from dgan.train.batch import LOSS_NAMES, Accumulators, Batch
 from dgan.train.memory import peak_rss_bytes
 from dgan.train.trainer import Trainer
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -119,6 +122,9 @@ def fit(
     bar = tqdm(total=budget.steps, initial=done, disable=not show, unit="batch", desc="training")
     if trainer.privacy is not None:  # plans the noise (first call), Poisson sampling
         trainer.privacy.begin(len(data), budget.steps)
+        if trainer.privacy.exhausted:
+            logger.warning("The privacy budget (dp_epsilon) is spent: nothing trained.")
+            return []
     if trainer.config.divergence_guard and start_epoch == 0:
         trainer.guard.snapshot()
     deadline = None
