@@ -72,12 +72,23 @@ def public_values(dataset: str) -> dict[str, list]:
     return given if names is None else {k: given[v] for k, v in names.items()}
 
 
-def run(dataset: str, epsilon: str, seeds: str, steps: int | None, tag: str, extra: list[str]):
+def run(
+    dataset: str,
+    epsilon: str,
+    seeds: str,
+    steps: int | None,
+    tag: str,
+    extra: list[str],
+    fields: list[str] = (),
+):
+    """One cell of the table: ``dataset`` at ``epsilon`` ("none": no privacy), through
+    `fidelity.main`; ``fields`` are more DGANConfig key=value overrides."""
     batch, default_steps = SETTINGS[dataset]
     overrides = [
         "large_data=True",
         f"batch_size={batch}",
         f"training_steps={steps or default_steps}",
+        *fields,
     ]
     if epsilon != "none":
         overrides += [f"dp_epsilon={float(epsilon)}", f"public_values={public_values(dataset)!r}"]
@@ -105,7 +116,7 @@ def table(paths: list[Path]) -> str:
             spent = [r.get("epsilon_spent") for r in result["runs"] if r.get("epsilon_spent")]
             shown = "no privacy" if target is None else f"{target:g}"
             if spent:
-                shown += f" ({max(spent):.3g})"
+                shown += f" ({max(spent):.2f})"
             steps = sorted({r.get("train_steps") for r in result["runs"]})
             seconds = summary["train_seconds"]
             lines.append(
@@ -134,12 +145,13 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--tag", default="", help="goes into the result file names")
     p.add_argument("--disc-runs", type=int, default=10)
     p.add_argument("--table", action="store_true", help="only print the table of results")
+    p.add_argument("overrides", nargs="*", help="DGANConfig field=value for every run")
     args = p.parse_args(argv)
     if not args.table:
         for dataset in args.datasets.split(","):
             for epsilon in args.epsilons.split(","):
                 extra = ["--disc-runs", str(args.disc_runs)]
-                run(dataset, epsilon, args.seeds, args.steps, args.tag, extra)
+                run(dataset, epsilon, args.seeds, args.steps, args.tag, extra, args.overrides)
     print(table(list(RESULTS.glob("fidelity-privacy-*.json"))))
 
 
