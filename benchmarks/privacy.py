@@ -100,12 +100,13 @@ def run(
 def table(paths: list[Path]) -> str:
     """The Markdown table of privacy result files: one row per dataset and epsilon."""
     lines = [
-        "| data | epsilon (spent) | seeds | steps | discriminative | predictive "
+        "| run | data | epsilon (spent) | seeds | steps | discriminative | predictive "
         "| copies (memorisation) | train time |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for path in sorted(paths):
         report = json.loads(path.read_text())
+        tag = path.stem.removeprefix("fidelity-privacy-")[: -len("-YYYY-MM-DD")]
         for dataset, entry in report["datasets"].items():
             result = entry["systems"].get("dgan", {})
             summary = result.get("summary")
@@ -120,7 +121,7 @@ def table(paths: list[Path]) -> str:
             steps = sorted({r.get("train_steps") for r in result["runs"]})
             seconds = summary["train_seconds"]
             lines.append(
-                f"| {dataset} | {shown} | {summary['train_seconds']['n']} | "
+                f"| {tag} | {dataset} | {shown} | {summary['train_seconds']['n']} | "
                 f"{', '.join(str(s) for s in steps)} | {_cell(summary.get('discriminative'))} | "
                 f"{_cell(summary.get('predictive'))} | {_cell(summary.get('memorisation'))} | "
                 f"{seconds['mean'] / 60:.0f} min |"
