@@ -215,10 +215,14 @@ def score(
     worth keeping beside the mean)."""
     attributes, features = generated
     real = data.scaled(data.real)
-    runs = timegan_discriminative_runs(real, synthetic, runs=args.disc_runs, seed=seed)
+    runs = timegan_discriminative_runs(
+        real, synthetic, runs=args.disc_runs, iterations=args.disc_iterations, seed=seed
+    )
     metrics: dict[str, Any] = {"discriminative": float(np.mean(runs))}
     if args.predictive:
-        metrics["predictive"] = timegan_predictive_score(real, synthetic, seed=seed)
+        metrics["predictive"] = timegan_predictive_score(
+            real, synthetic, iterations=args.predictive_iterations, seed=seed
+        )
     metrics.update(copying_and_attributes(data, attributes, features, seed))
     if args.own_metrics:
         own = evaluate(
@@ -301,6 +305,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--precision", default=None, help="dgan precision (fp32, bf16, fp16)")
     p.add_argument("--systems", default="dgan,gretel")
     p.add_argument("--disc-runs", type=int, default=10, help="classifiers averaged (10)")
+    p.add_argument(
+        "--disc-iterations", type=int, default=2000, help="steps per classifier (protocol: 2000)"
+    )
+    p.add_argument(
+        "--predictive-iterations", type=int, default=5000, help="predictor steps (protocol: 5000)"
+    )
     p.add_argument("--no-own-metrics", dest="own_metrics", action="store_false")
     p.add_argument("--no-predictive", dest="predictive", action="store_false")
     p.add_argument("--no-train-on-real", dest="train_on_real", action="store_false")
@@ -350,6 +360,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "seeds": seeds,
         "epochs": args.epochs,
         "disc_runs": args.disc_runs,
+        "disc_iterations": args.disc_iterations,
+        "predictive_iterations": args.predictive_iterations,
         "overrides": overrides,
         "datasets": {},
     }

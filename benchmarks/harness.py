@@ -28,6 +28,7 @@ import os
 import platform
 import statistics
 import subprocess
+import sys
 import threading
 import time
 import warnings
@@ -39,6 +40,7 @@ from typing import Any
 import numpy as np
 import torch
 
+import dgan
 from dgan.config import DGANConfig, OutputType
 from dgan.model import DGAN
 from dgan.precision import cpu_bf16_hardware, cpu_fp16_hardware, loss_scale
@@ -217,7 +219,9 @@ def time_training(
     ``torch.cuda.max_memory_allocated`` on CUDA; on CPU it is the highest RSS sampled in
     the windows, which counts the whole process (Python, torch, the data), so compare it
     only between runs of one process; ``baseline_memory_bytes`` (memory in use when the
-    window starts) lets you subtract that.
+    window starts) lets you subtract that. ``host_syncs_in_window`` counts what
+    ``torch.cuda.set_sync_debug_mode`` reports on CUDA (None on CPU);
+    ``tensor_reads_in_window`` counts dgan's own reads of tensor values on any device.
     """
     if device is not None:
         config = replace(config, cuda=torch.device(device).type == "cuda")
@@ -270,6 +274,7 @@ def _time_training(config, features, attributes, attribute_types, warmup, steps,
     cpu_per_batch = statistics.median(m["cpu_seconds"] for m in measured) / steps
     cuda, policy = device.type == "cuda", trainer.policy
     syncs = [s for m in measured for s in m["syncs"]]
+    reads = [r for m in measured for r in m["reads"]]
     return {
         "status": "ok",
         "device": str(device),
@@ -297,6 +302,8 @@ def _time_training(config, features, attributes, attribute_types, warmup, steps,
         "generator_loss_scale": loss_scale(policy.generator_scaler),
         "host_syncs_in_window": len(syncs) if cuda else None,
         "host_sync_sites": sorted(set(syncs))[:5],
+        "tensor_reads_in_window": len(reads),
+        "tensor_read_sites": sorted(set(reads))[:5],
     }
 
 
@@ -320,7 +327,7 @@ def _window(step: Callable[[], None], steps: int, device: torch.device) -> dict[
     else:
         baseline = _current_rss_bytes() or peak_rss_bytes()
     sampler = contextlib.nullcontext() if cuda else _RssPeak()
-    with sampler, _SyncCheck(cuda) as syncs:
+    with sampler, _SyncCheck(cuda) as syncs, _TensorReads() as reads:
         start, cpu_start = time.perf_counter(), time.process_time()
         for _ in range(steps):
             step()
@@ -335,6 +342,7 @@ def _window(step: Callable[[], None], steps: int, device: torch.device) -> dict[
         "peak": peak,
         "baseline": baseline,
         "syncs": syncs,
+        "reads": reads,
     }
 
 
@@ -358,6 +366,46 @@ class _SyncCheck:
             torch.cuda.set_sync_debug_mode("default")
             self._warnings.__exit__(*exc)
             self.caught += [str(r.message).splitlines()[0] for r in self._records]
+
+
+# Reading a tensor's value on the host: on a GPU each waits for the device.
+_TENSOR_READS = ("item", "tolist", "cpu", "numpy", "__bool__", "__float__", "__int__")
+
+
+class _TensorReads:
+    """Record the reads of tensor values (``.item()``, ``bool(t)``, ...) that dgan's own code
+    makes in the window, as "name at file:line", on every device.
+
+    The same check as tests/test_training.py's (decision 2: a step never reads the device),
+    so a CPU run shows what would be a host sync on a GPU; torch's own reads are not counted.
+    """
+
+    def __init__(self):
+        self.package = str(Path(dgan.__file__).parent)
+        self.caught: list[str] = []
+        self._saved: dict[str, Any] = {}
+
+    def __enter__(self) -> list[str]:
+        for name in _TENSOR_READS:
+            self._saved[name] = vars(torch.Tensor).get(name)
+            setattr(torch.Tensor, name, self._counting(name, getattr(torch.Tensor, name)))
+        return self.caught
+
+    def _counting(self, name: str, original: Callable) -> Callable:
+        def read(tensor, *args, **kwargs):
+            caller = sys._getframe(1).f_code
+            if caller.co_filename.startswith(self.package):
+                self.caught.append(f"{name} at {caller.co_filename}:{sys._getframe(1).f_lineno}")
+            return original(tensor, *args, **kwargs)
+
+        return read
+
+    def __exit__(self, *exc) -> None:
+        for name, original in self._saved.items():
+            if original is None:  # inherited from torch's C base class
+                delattr(torch.Tensor, name)
+            else:
+                setattr(torch.Tensor, name, original)
 
 
 # ----- results --------------------------------------------------------------------------

@@ -22,9 +22,11 @@ benchmarks/plot_precision.py turns it into the plot and tables of docs/precision
 from __future__ import annotations
 
 import argparse
+import contextlib
 import statistics
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -51,11 +53,35 @@ MODELS: dict[str, dict[str, Any]] = {
     ),
 }
 GP_PRECISIONS = ("fp32", "autocast")
+# fp32 training with TensorFloat-32 matrix products (cuBLAS) and LSTM (cuDNN): a variant of
+# the sweep, not a dgan precision. Every other variant runs with both off, so "fp32" is the
+# exact fp32 baseline (PyTorch's default leaves cuDNN's TF32 on, so its LSTM would be TF32).
+TF32 = "tf32"
 
 
 def variant_name(precision: str, gp: str) -> str:
-    """'fp32', 'fp16', 'fp16+gp_autocast', ...: the default penalty precision is implied."""
-    return precision if precision == "fp32" or gp == "fp32" else f"{precision}+gp_{gp}"
+    """'fp32', 'tf32', 'fp16', 'fp16+gp_autocast', ...: the default penalty precision is implied.
+
+    Example:
+        >>> [variant_name(p, "autocast") for p in ("bf16", "tf32")], variant_name("bf16", "fp32")
+        (['bf16+gp_autocast', 'tf32'], 'bf16')
+    """
+    return precision if precision in ("fp32", TF32) or gp == "fp32" else f"{precision}+gp_{gp}"
+
+
+@contextlib.contextmanager
+def tf32_mode(enabled: bool) -> Iterator[None]:
+    """fp32 matrix products and cuDNN (its LSTM) in TF32 or not, restored afterwards.
+
+    Through the legacy flags only: PyTorch refuses to read them once the newer
+    ``fp32_precision`` settings have been mixed in. No effect on a CPU.
+    """
+    saved = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = enabled
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
 
 
 # What each device runs unless flags say otherwise. The CPU settings are reduced so the
@@ -102,7 +128,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="comma list of small,large; 'none': only the quality part",
     )
     parser.add_argument(
-        "--precisions", default="fp32,fp16,bf16", help="fp32 is always measured, as the baseline"
+        "--precisions",
+        default="fp32,fp16,bf16",
+        help="fp32 is always measured, as the baseline; tf32 adds fp32 with TF32 maths",
     )
     parser.add_argument(
         "--gp",
@@ -140,7 +168,9 @@ def settings_from(args: argparse.Namespace) -> dict[str, Any]:
         sys.exit(f"Unknown model(s) {unknown}; choose from {list(MODELS)} or 'none'.")
     precisions = ["fp32"] + [p for p in args.precisions.split(",") if p != "fp32"]
     gps = args.gp.split(",")
-    variants = [("fp32", "fp32")] + [(p, gp) for p in precisions[1:] for gp in gps]
+    variants = [("fp32", "fp32")] + [
+        (p, gp) for p in precisions[1:] for gp in (["fp32"] if p == TF32 else gps)
+    ]
     batch_sizes = {
         m: [int(b) for b in args.batch_sizes.split(",")]
         if args.batch_sizes
@@ -184,42 +214,65 @@ def sweep(settings: dict[str, Any]) -> list[dict[str, Any]]:
     """Every measurement, one row per (model, batch, round, variant)."""
     rows = []
     for model_name in settings["models"]:
-        spec = dict(MODELS[model_name])
-        n_features = spec.pop("n_features")
+        spec = MODELS[model_name]
         out_of_memory: set[str] = set()  # variants that ran out at a smaller batch
         for batch in settings["batch_sizes"][model_name]:
-            workload = synthetic_workload(batch, spec["max_sequence_len"], n_features)
+            workload = synthetic_workload(batch, spec["max_sequence_len"], spec["n_features"])
             for round_ in range(settings["rounds"]):
                 for precision, gp in settings["_variants"]:
                     name = variant_name(precision, gp)
-                    row = dict(model=model_name, batch_size=batch, round=round_, variant=name)
                     if name in out_of_memory:
+                        row = dict(model=model_name, batch_size=batch, round=round_, variant=name)
                         rows.append({**row, "status": "skipped_after_oom"})
                         continue
-                    config = DGANConfig(
-                        **spec,
-                        batch_size=batch,
-                        large_data=False,  # the batch asked for, at any data size
-                        precision=precision,
-                        gradient_penalty_precision=gp,
-                        seed=round_,
+                    rows.append(
+                        measure(settings, model_name, spec, batch, round_, precision, gp, workload)
                     )
-                    result = time_training(
-                        config,
-                        workload[1],
-                        workload[0],
-                        workload[2],
-                        warmup_steps=settings["warmup"],
-                        timed_steps=settings["steps"],
-                        windows=settings["windows"],
-                        device=settings["device"],
-                    )
-                    if result["status"] == "oom":
+                    if rows[-1]["status"] == "oom":
                         out_of_memory.add(name)
-                    rows.append({**row, **result})
                     _print_row(rows[-1])
             del workload
     return rows
+
+
+def measure(
+    settings: dict[str, Any],
+    model_name: str,
+    spec: dict[str, Any],
+    batch: int,
+    round_: int,
+    precision: str,
+    gp: str,
+    workload: tuple,
+) -> dict[str, Any]:
+    """One row of the sweep: a fresh ``spec`` model (a `MODELS` entry) timed by
+    `harness.time_training` on ``workload`` (`synthetic_workload` of ``batch`` series)."""
+    networks = {k: v for k, v in spec.items() if k != "n_features"}
+    config = DGANConfig(
+        **networks,
+        batch_size=batch,
+        large_data=False,  # the batch asked for, at any data size
+        precision="fp32" if precision == TF32 else precision,
+        gradient_penalty_precision=gp,
+        seed=round_,
+    )
+    with tf32_mode(precision == TF32):
+        result = time_training(
+            config,
+            workload[1],
+            workload[0],
+            workload[2],
+            warmup_steps=settings["warmup"],
+            timed_steps=settings["steps"],
+            windows=settings["windows"],
+            device=settings["device"],
+        )
+        tf32 = {
+            "tf32_matmul": torch.backends.cuda.matmul.allow_tf32,
+            "tf32_cudnn": torch.backends.cudnn.allow_tf32,
+        }
+    name = variant_name(precision, gp)
+    return dict(model=model_name, batch_size=batch, round=round_, variant=name, **result, **tf32)
 
 
 def _print_row(row: dict[str, Any]) -> None:
@@ -302,15 +355,16 @@ def quality(settings: dict[str, Any]) -> list[dict[str, Any]]:
                 epochs=settings["quality_epochs"],
                 cuda=settings["device"] == "cuda",
                 seed=seed,
-                precision=precision,
+                precision="fp32" if precision == TF32 else precision,
                 gradient_penalty_precision=gp,
             )
             model = DGAN(config)
             start = time.perf_counter()
             types = [OutputType.DISCRETE, OutputType.CONTINUOUS]
-            model.train_numpy(
-                features, attributes=attributes, attribute_types=types, progress_bar=False
-            )
+            with tf32_mode(precision == TF32):
+                model.train_numpy(
+                    features, attributes=attributes, attribute_types=types, progress_bar=False
+                )
             seconds = time.perf_counter() - start
             generated_attributes, generated = model.generate_numpy(1000)
             scores = fidelity(attributes, features, generated_attributes, np.stack(generated))

@@ -688,7 +688,9 @@ def test_evaluate_suggests_another_target_flag_and_what_to_try(tmp_path):
         cwd=tmp_path,
     )  # fmt: skip
     tstr = next(line for line in result.stdout.splitlines() if line.startswith("tstr"))
-    assert "n/a" in tstr and tstr.endswith("choose another --target ('kind')."), tstr
+    assert "n/a" in tstr, tstr
+    why = next(line for line in result.stdout.splitlines() if line.startswith("tstr: no score"))
+    assert why.endswith("choose another --target ('kind')."), why
     assert "target_attribute" not in result.stdout
     verdict, advice = result.stdout.splitlines()[:2]
     assert verdict.startswith("verdict: far from real")
@@ -909,6 +911,22 @@ def test_evaluate_reports_values_near_the_float_limit(trained, tmp_path, capsys)
     assert metrics["feature_correlation"]["score"] < 1e-12
     assert metrics["autocorrelation"]["score"] < 1e-12
     assert metrics["marginals"]["score"] > 1e300
+
+
+def test_evaluate_answers_for_a_real_table_of_one_series(trained, tmp_path, capsys):
+    """One real series: every metric is reported as not judged, with the JSON and report
+    written (before: a false 'There are no examples' error from the copy check's halves)."""
+    one = long_frame()
+    one[one["id"] == one["id"].iloc[0]].to_csv(tmp_path / "one.csv", index=False)
+    metrics_json, report = tmp_path / "metrics.json", tmp_path / "report.html"
+    args = ["evaluate", str(tmp_path / "one.csv"), str(trained / "data.csv")]
+    args += ["--model", str(trained / "model.dgan"), "--seeds", "1"]
+    assert main([*args, "--json", str(metrics_json), "--report", str(report)]) == 0
+    metrics = json.loads(metrics_json.read_text())
+    assert metrics["verdict"]["verdict"] == "not enough data to judge"
+    assert metrics["memorisation"]["verdict"] == "not judged"
+    assert report.stat().st_size > 0
+    assert "not enough data to judge" in capsys.readouterr().out
 
 
 def test_the_metrics_table_prints_a_score_missing_without_a_reason():

@@ -7,8 +7,10 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from dgan import DGANConfig
+from dgan.train.trainer import Trainer
 
 # The harness is benchmark tooling, kept out of the package: import it from benchmarks/.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
@@ -19,6 +21,8 @@ from harness import (
     time_training,
     write_result,
 )
+
+_ITEM = torch.Tensor.item
 
 
 def _config(**kw) -> DGANConfig:
@@ -65,6 +69,27 @@ def test_time_training_reports_positive_finite_numbers(bench_workload, precision
     assert result["skipped_steps"] == 0 and result["nonfinite_losses"] == 0
     assert all(math.isfinite(v) for v in result["mean_losses"].values())
     json.dumps(result, allow_nan=False)  # JSON-ready as it is
+
+
+def test_time_training_counts_the_tensor_reads_of_dgan_in_the_window(bench_workload, monkeypatch):
+    """A read of a device value by dgan's code (a host sync on a GPU) is counted on every
+    device, in the timed window only; a plain step reads none (docs/design.md, decision 2)."""
+    attributes, features, types = bench_workload
+    run = dict(warmup_steps=1, timed_steps=3, device="cpu")
+    clean = time_training(_config(), features, attributes, types, **run)
+    step = Trainer.train_step
+
+    def reading_step(self, batch, acc):
+        step(self, batch, acc)
+        acc.skipped_steps()  # dgan's own deliberate host sync, here inside each step
+
+    monkeypatch.setattr(Trainer, "train_step", reading_step)
+    reading = time_training(_config(), features, attributes, types, **run)
+    assert clean["tensor_reads_in_window"] == 0 and clean["tensor_read_sites"] == []
+    assert reading["tensor_reads_in_window"] == 3  # not the build's or the burn-in's
+    assert reading["tensor_read_sites"][0].startswith("item at ")
+    assert "train/batch.py" in reading["tensor_read_sites"][0]
+    assert torch.Tensor.item is _ITEM  # the reads are put back as they were
 
 
 def test_time_training_does_not_change_the_callers_config(bench_workload):

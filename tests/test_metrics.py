@@ -356,6 +356,38 @@ def test_memorisation_handles_variable_lengths_and_too_little_data():
     assert memorisation(data.subset(np.arange(2)), data)["score"] is None
 
 
+def test_memorisation_counts_verbatim_copies_when_training_series_repeat():
+    """With 5% of training series twinned, the distances among training series reach 0 at
+    the 5% quantile: a generator returning its training set verbatim must still score 1."""
+    rng = np.random.default_rng(0)
+    stacked = rng.normal(size=(200, 8, 2))
+    stacked[190:] = stacked[:10]  # ten series appear twice
+    train = SeriesData.from_arrays(stacked)
+    result = memorisation(train, train)
+    assert result["score"] == 1.0
+    assert result["n_distinct_train"] == 190 and result["threshold"] > 0
+    fresh = memorisation(train, SeriesData.from_arrays(rng.normal(size=(200, 8, 2))))
+    assert fresh["score"] < 0.15
+
+
+def test_memorisation_searches_every_training_series_however_many():
+    """A verbatim copier of more series than max_examples is a copier: only the synthetic
+    side is sampled, each sampled series searched against all training series."""
+    rng = np.random.default_rng(1)
+    train = SeriesData.from_arrays(rng.normal(size=(3000, 4, 1)))
+    result = memorisation(train, train, max_examples=500)
+    assert result["score"] == 1.0
+    assert result["n_train"] == 3000 and result["n_synthetic"] == 500
+
+
+def test_evaluate_checks_copies_against_every_real_series_not_its_sample():
+    rng = np.random.default_rng(2)
+    real = SeriesData.from_arrays(rng.normal(size=(2000, 4, 1)))
+    result = evaluate(real, real, n_seeds=1, max_examples=100, baseline=False)
+    assert result["memorisation"]["score"] == 1.0  # was about max_examples / n
+    assert result["memorisation"]["n_train"] == 2000
+
+
 def test_evaluate_tolerates_categories_present_on_one_side_only(metrics_toy_data):
     real = metrics_toy_data(40)
     attributes = real.attributes.copy()

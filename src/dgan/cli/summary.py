@@ -96,19 +96,21 @@ def _precision_in_effect(records: list[EpochRecord]) -> str:
 
 def metrics_table(metrics: dict[str, Any]) -> str:
     """The overall verdict, then one line per metric: score with its spread over seeds, the
-    real-vs-real baseline, which way is better and the verdict (or why it was skipped),
-    then warnings.
+    real-vs-real baseline, which way is better and the verdict; then what the scores rest
+    on (what tells synthetic series from real ones, TSTR's accuracies, classes generated too
+    rarely), why a metric has no score or measured nothing, and warnings.
 
     Example:
         >>> print(metrics_table({
         ...     "marginals": {"score": 0.1234, "std": 0.01, "better": "lower",
         ...                   "baseline": {"score": 0.1, "std": 0.02}, "verdict": "close to real"},
         ...     "tstr": {"score": None, "better": "higher", "reason": "No attributes."},
-        ...     "verdict": {"verdict": "close to real", "counted": ["marginals"], "n_seeds": 3}}))
-        verdict: close to real (from marginals; 3 seeds; rules: pydoc dgan.metrics.verdict)
+        ...     "verdict": {"verdict": "close to real", "counted": ["marginals"], "n_seeds": 1}}))
+        verdict: close to real (from marginals; 1 seed; rules: pydoc dgan.metrics.verdict)
         metric            score  real vs real  better  verdict
-        tstr                n/a                        No attributes.
+        tstr                n/a                        no score (below)
         marginals  0.123 ± 0.01  0.1 ± 0.02    lower   close to real
+        tstr: no score: No attributes.
     """
     # Memorisation last, with its own verdict words (it is not part of the fidelity verdict).
     names = [n for n in [*METRIC_DESCRIPTIONS, "memorisation"] if n in metrics]
@@ -119,23 +121,27 @@ def metrics_table(metrics: dict[str, Any]) -> str:
         seeds = overall.get("n_seeds")
         lines.append(
             f"verdict: {overall['verdict']} (from {counted}"
-            + (f"; {seeds} seeds" if seeds else "")
+            + (f"; {seeds} seed{'s' if seeds != 1 else ''}" if seeds else "")
             + "; rules: pydoc dgan.metrics.verdict)"
         )
         if advice := what_to_try(overall["verdict"]):
             lines.append(advice)
-    rows, warnings = [], []
+    rows, notes = [], []
     for name in names:
         entry = metrics[name]
         score = entry.get("score")
         if score is None:  # every cell a string, whatever the entry holds (None included)
-            rows.append((name, "n/a", "", "", str(entry.get("reason") or "")))
+            rows.append((name, "n/a", "", "", "no score (below)"))
+            notes.append(f"{name}: no score: {entry.get('reason') or 'not computed'}")
             continue
         baseline = entry.get("baseline") or {}
         verdict = str(entry.get("verdict") or "")
         if entry.get("warning"):
-            warnings.append(entry["warning"])
+            notes.append(f"warning: {entry['warning']}")
             verdict += " (too little data)"
+        if entry.get("not_measured"):
+            notes.append(f"{name}: not measured: {entry['not_measured']}")
+        notes += _details(name, entry)
         rows.append(
             (
                 name,
@@ -150,11 +156,81 @@ def metrics_table(metrics: dict[str, Any]) -> str:
     for row in [header, *rows]:
         cells = [row[0].ljust(widths[0]), row[1].rjust(widths[1]), row[2].ljust(widths[2])]
         lines.append("  ".join([*cells, row[3].ljust(widths[3]), row[4]]).rstrip())
-    lines += [f"warning: {w}" for w in warnings]
-    return "\n".join(lines)
+    return "\n".join(lines + notes)
+
+
+def _details(name: str, entry: dict[str, Any]) -> list[str]:
+    """The lines under the table that say what a metric's score rests on."""
+    if name == "detection" and entry.get("verdict") not in ("close to real", None):
+        telling = [
+            f"{t['feature']} (real {_short(t['real_median'])}, "
+            f"synthetic {_short(t['synthetic_median'])})"
+            for t in (entry.get("telling_features") or [])[:3]
+        ]
+        lines = [f"detection: what tells them apart most (medians): {'; '.join(telling)}"]
+        per_class = (entry.get("per_class") or {}).get("classes") or []
+        if per_class:
+            worst = ", ".join(f"{c['class']} {c['auc']:.2f}" for c in per_class[:3])
+            lines.append(f"detection: hardest hit {entry['per_class']['attribute']}: {worst}")
+        return lines
+    if name == "tstr" and entry.get("task") == "classification":
+        return [
+            f"tstr: accuracy predicting {entry.get('target')!r} of real series: trained on "
+            f"synthetic {_short(entry.get('synthetic_accuracy'))}, on real "
+            f"{_short(entry.get('real_accuracy'))}, always the most common class "
+            f"{_short(entry.get('majority_class_accuracy'))}"
+        ]
+    if name == "memorisation":
+        return _memorisation_lines(entry)
+    if name == "classes" and entry.get("short"):
+        return [
+            "classes: generated too rarely: "
+            + "; ".join(
+                f"{c['attribute']}={c['category']} {c['synthetic_share']:.1%} of the synthetic "
+                f"series (real {c['real_share']:.1%})"
+                for c in entry["short"][:5]
+            )
+        ]
+    return []
+
+
+def _memorisation_lines(entry: dict[str, Any]) -> list[str]:
+    """The copy check in words: what fraction, against what baseline, and what it means."""
+    share, n_train = entry.get("score"), entry.get("n_train")
+    base = (entry.get("baseline") or {}).get("score")
+    if share is None:
+        return []
+    line = (
+        f"memorisation: {share:.1%} of the synthetic series are near-copies of one of the "
+        f"{n_train} real series given"
+    )
+    if base is not None:
+        spread = (entry.get("baseline") or {}).get("std") or 0.0
+        line += f"; between two halves of the real data {base:.1%} ± {spread:.1%} are"
+    verdict = entry.get("verdict")
+    if verdict == "some near-copies":
+        line += (
+            ". A few more than real series are of each other: a generator that learned few "
+            "series' shapes well makes some close to one of them. It matters where the "
+            "training data is private (share the synthetic data only after looking at them); "
+            "more series or a shorter training budget lower it"
+        )
+    elif verdict == "copies its training data":
+        line += (
+            ". Far more than real series are of each other: the generator reproduces "
+            "training series; do not share this data where the training data is private. "
+            "Train on more series or for fewer steps"
+        )
+    return [line + ". It compares with the real table given: pass the training data as REAL."]
+
+
+def _short(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3g}"
 
 
 def _spread(score: float | None, std: float | None) -> str:
     if score is None:
         return ""
-    return f"{score:.3g}" + (f" ± {std:.2g}" if std else "")
+    # A spread below the score's shown precision is rounding, not spread (was "± 2.8e-17").
+    shown = std is not None and std > 1e-6 * max(abs(score), 1e-12)
+    return f"{score:.3g}" + (f" ± {std:.2g}" if shown else "")

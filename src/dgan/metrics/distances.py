@@ -155,7 +155,8 @@ def marginal_distances(real: SeriesData, synthetic: SeriesData) -> dict[str, Any
     """Distance between the real and synthetic distribution of every single variable.
 
     * continuous feature/attribute: Wasserstein-1 between all values (time steps pooled
-      for features), divided by the real standard deviation;
+      for features), divided by the real standard deviation; on a log scale where the
+      real values span orders of magnitude (`comparison_scale`; ``"scale"`` says which);
     * discrete feature/attribute: total variation distance of the category frequencies;
     * ``sequence_length``: Wasserstein-1 between the series lengths, divided by the
       longest real length (0 for equal distributions, 1 at most).
@@ -191,8 +192,50 @@ def _marginal(real_values: np.ndarray, synth_values: np.ndarray, discrete: bool)
             "distance": "total_variation",
             "value": _number(total_variation_distance(real_values, synth_values)),
         }
+    scale = comparison_scale(real_values)
+    real_values, synth_values = scale(real_values), scale(synth_values)
     w1 = wasserstein_1d(real_values, synth_values) / _real_scale(real_values)
-    return {"distance": "wasserstein_1_in_real_std", "value": _number(w1)}
+    return {"distance": "wasserstein_1_in_real_std", "value": _number(w1), "scale": scale.name}
+
+
+class _Scale:
+    """How a continuous variable's values are compared: as they are, or on a signed log
+    scale, ``sign(x) * log10(1 + |x| / floor)``, when they span orders of magnitude."""
+
+    def __init__(self, floor: float | None):
+        self.floor = floor
+        self.name = "linear" if floor is None else "log"
+
+    def __call__(self, values: np.ndarray) -> np.ndarray:
+        values = np.asarray(values, dtype=np.float64)
+        if self.floor is None:
+            return values
+        return np.sign(values) * np.log10(1.0 + np.abs(values) / self.floor)
+
+
+ORDERS_OF_MAGNITUDE = 3.0
+"""Continuous values whose typical non-zero magnitudes (5% to 99% quantiles) span more than
+this many powers of ten are compared on a log scale: on a linear one, the loudest class's
+values set the unit and every quiet class is a rounding error."""
+
+
+def comparison_scale(real_values: np.ndarray) -> _Scale:
+    """The scale a continuous variable is compared on, decided from its real values.
+
+    Example:
+        >>> comparison_scale(np.array([0.01, 0.5, 3.0, 400.0, 20000.0])).name
+        'log'
+        >>> comparison_scale(np.linspace(-1, 1, 50)).name
+        'linear'
+    """
+    magnitudes = np.abs(np.asarray(real_values, dtype=np.float64))
+    nonzero = magnitudes[(magnitudes > 0) & np.isfinite(magnitudes)]
+    if nonzero.size < 2:
+        return _Scale(None)
+    low, high = np.quantile(nonzero, [0.05, 0.99])
+    if high / low <= 10**ORDERS_OF_MAGNITUDE:
+        return _Scale(None)
+    return _Scale(float(low))
 
 
 def autocorrelation_distance(real: SeriesData, synthetic: SeriesData) -> dict[str, Any]:
@@ -231,7 +274,8 @@ def attribute_feature_relation(real: SeriesData, synthetic: SeriesData) -> dict[
     """How the distribution of each continuous feature depends on each discrete attribute.
 
     For attribute a and feature f: for each category c of a in the real data, the
-    Wasserstein-1 distance (in real standard deviations of f) between the values of f in
+    Wasserstein-1 distance (in real standard deviations of f, on the scale of
+    `comparison_scale`: logarithmic where f spans orders of magnitude) between the values of f in
     real series with a == c and in synthetic series with a == c, averaged with weights equal
     to c's real frequency. When the synthetic data has no series with a == c, its whole
     distribution of f stands in (as if the model ignored the attribute), and c is listed in
@@ -279,6 +323,9 @@ def _conditional_w1(
     synth_codes: np.ndarray,
 ) -> float | None:
     real_series, synth_series = real.feature_column(feature), synthetic.feature_column(feature)
+    compared = comparison_scale(np.concatenate(real_series))  # log where values span decades
+    real_series = [compared(x) for x in real_series]
+    synth_series = [compared(x) for x in synth_series]
     scale = _real_scale(np.concatenate(real_series))
     synth_all = np.concatenate(synth_series)
     total = 0.0
@@ -337,3 +384,72 @@ def _correlation(data: SeriesData, names: list[str]) -> np.ndarray:
     corr = np.clip(unit.T @ unit, -1.0, 1.0)
     np.fill_diagonal(corr, 1.0)
     return corr
+
+
+# --------------------------------------------------------------------------------------
+# Classes: is every category of every discrete attribute generated?
+# --------------------------------------------------------------------------------------
+
+SHORTFALL_Z = 2.58
+"""A category is generated measurably less often than in the real data when a two-proportion
+test says so at the 0.5% level (one-sided): random halves of real data rarely are."""
+
+
+def class_shares(real: SeriesData, synthetic: SeriesData) -> dict[str, Any]:
+    """Whether every category of every discrete attribute is generated at its real share.
+
+    For each category c of each discrete attribute: its share of the real series, of the
+    synthetic series, their ratio (synthetic / real) and whether the synthetic share is
+    measurably lower (a two-proportion test at the 0.5% level, `SHORTFALL_Z`: sampling
+    noise in small data is not a shortfall). ``score`` is the smallest ratio among the
+    measurably lower categories, 1 when there is none: 0.5 means a class at half its real
+    share, 0 a class never generated; higher is better. ``short`` lists the categories
+    measurably below half their real share, worst first.
+
+    Example:
+        >>> real = SeriesData.from_arrays(np.zeros((40, 2, 1)),
+        ...     np.array([["a"]] * 20 + [["b"]] * 20, dtype=object))
+        >>> fake = SeriesData.from_arrays(np.zeros((40, 2, 1)),
+        ...     np.array([["a"]] * 40, dtype=object))
+        >>> result = class_shares(real, fake)
+        >>> result["score"], result["short"][0]["category"]
+        (0.0, 'b')
+    """
+    check_same_columns(real, synthetic)
+    attributes = [n for n, d in _columns_of(real, "attribute") if d]
+    if not attributes:
+        return _skipped("There is no discrete attribute.", better="higher")
+    per_attribute, lowest, short = {}, 1.0, []
+    for name in attributes:
+        real_codes, synth_codes, labels = factorize_pair(
+            real.attribute_column(name), synthetic.attribute_column(name)
+        )
+        n_real, n_synth = real_codes.size, synth_codes.size
+        real_share = np.bincount(real_codes, minlength=len(labels)) / n_real
+        synth_share = np.bincount(synth_codes, minlength=len(labels)) / n_synth
+        rows = []
+        for code in np.flatnonzero(real_share > 0):
+            ratio = synth_share[code] / real_share[code]
+            pooled = (real_share[code] * n_real + synth_share[code] * n_synth) / (n_real + n_synth)
+            error = math.sqrt(pooled * (1 - pooled) * (1 / n_real + 1 / n_synth))
+            z = (real_share[code] - synth_share[code]) / error if error > 0 else 0.0
+            row = {
+                "category": str(labels[code]),
+                "real_share": _number(real_share[code]),
+                "synthetic_share": _number(synth_share[code]),
+                "ratio": _number(ratio),
+                "measurably_lower": bool(z >= SHORTFALL_Z),
+            }
+            rows.append(row)
+            if row["measurably_lower"]:
+                lowest = min(lowest, ratio)
+                if ratio < 0.5:
+                    short.append({"attribute": name, **row})
+        per_attribute[name] = sorted(rows, key=lambda r: r["ratio"])
+    short.sort(key=lambda r: r["ratio"])
+    return {
+        "score": _number(lowest),
+        "better": "higher",
+        "short": short,
+        "per_attribute": per_attribute,
+    }

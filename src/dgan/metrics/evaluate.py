@@ -1,9 +1,11 @@
 """`evaluate`: every fidelity metric in one call, each beside its real-vs-real baseline
 and spread over seeds, with verdicts (`dgan.metrics.verdict`); `METRIC_DESCRIPTIONS` for
-reports."""
+reports. The feature judge (`dgan.metrics.judge`) comes first: a strong classifier that
+sees whole series, so a verdict never rests on a weak classifier's silence."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -13,9 +15,11 @@ from dgan.metrics.data import SeriesData, check_same_columns
 from dgan.metrics.distances import (
     attribute_feature_relation,
     autocorrelation_distance,
+    class_shares,
     feature_correlation_distance,
     marginal_distances,
 )
+from dgan.metrics.judge import detection_score, forest_tstr
 from dgan.metrics.learned import (
     _choose_target,
     _sample_rows,
@@ -23,19 +27,41 @@ from dgan.metrics.learned import (
     train_synthetic_test_real,
 )
 from dgan.metrics.memorisation import judge_memorisation, memorisation
-from dgan.metrics.verdict import NOT_JUDGED, judge, overall_verdict, too_small
+from dgan.metrics.verdict import (
+    NOT_JUDGED,
+    NOT_MEASURED,
+    judge,
+    not_measured,
+    overall_verdict,
+    too_small,
+)
 
 METRIC_DESCRIPTIONS: dict[str, str] = {
+    "detection": (
+        "How well a random forest on per-series features (levels and spreads on a log "
+        "scale, flat starts, jumps, roughness, periods, trends, lengths, attributes, and "
+        "catch22's features when installed) tells synthetic from real series it did not "
+        "train on, as ROC AUC: 0.5 means indistinguishable, 1.0 always told apart; lower "
+        "is better."
+    ),
     "discriminative": (
-        "How well a small recurrent classifier tells real from synthetic series on held-out "
-        "data, as |accuracy - 0.5|: 0 means indistinguishable, 0.5 means always told apart; "
-        "lower is better."
+        "How well a small recurrent classifier (GRU) tells real from synthetic series on "
+        "held-out data, as |accuracy - 0.5|: 0 means indistinguishable, 0.5 means always "
+        "told apart; lower is better."
     ),
     "tstr": (
-        "Train on synthetic, test on real: how well a model trained on synthetic data "
-        "predicts real data (an attribute, or the next time step) relative to a model trained "
-        "on real data; 1 means the synthetic data is as useful as the real data, higher is "
-        "better."
+        "Train on synthetic, test on real: a random forest on series features learns a "
+        "discrete attribute from synthetic series and predicts it for real ones; its "
+        "accuracy over that of the same forest trained on real series (both beside always "
+        "guessing the most common class). Without a discrete attribute, a small GRU "
+        "predicts the next time step, as the ratio of errors. 1 means the synthetic data "
+        "is as useful as the real data; higher is better."
+    ),
+    "classes": (
+        "Whether every category of every discrete attribute is generated: the smallest "
+        "ratio of a category's share of the synthetic series to its share of the real "
+        "ones (1 means every class at its real share, 0 a class never generated); higher "
+        "is better."
     ),
     "autocorrelation": (
         "Mean squared difference between the real and synthetic mean autocorrelation curves "
@@ -44,13 +70,15 @@ METRIC_DESCRIPTIONS: dict[str, str] = {
     ),
     "marginals": (
         "Average distance between the real and synthetic value distributions of every "
-        "variable (Wasserstein-1 in real standard deviations for continuous ones, total "
-        "variation from 0 to 1 for discrete ones, and sequence lengths); lower is better."
+        "variable (Wasserstein-1 in real standard deviations for continuous ones, on a log "
+        "scale where values span orders of magnitude, total variation from 0 to 1 for "
+        "discrete ones, and sequence lengths); lower is better."
     ),
     "attribute_feature_relation": (
         "Whether features depend on attributes as in the real data: per category of each "
-        "discrete attribute, the Wasserstein-1 distance of each continuous feature's values, "
-        "weighted by how common the category is; lower is better."
+        "discrete attribute, the Wasserstein-1 distance of each continuous feature's values "
+        "(log scale where they span orders of magnitude), weighted by how common the "
+        "category is; lower is better."
     ),
     "feature_correlation": (
         "Mean absolute difference between the real and synthetic correlation matrices of the "
@@ -58,6 +86,13 @@ METRIC_DESCRIPTIONS: dict[str, str] = {
         "lower is better."
     ),
 }
+_WITH_BASELINE = ("detection", "discriminative", "autocorrelation", "marginals",
+                  "attribute_feature_relation", "feature_correlation")  # fmt: skip
+"""The metrics read against two halves of the real data (TSTR and the class shares are
+read against what they measure: see `dgan.metrics.verdict`)."""
+
+Progress = Callable[[str, float], None]
+"""``progress(what, fraction_done)``: told before each step of `evaluate`."""
 
 
 def evaluate(
@@ -69,26 +104,29 @@ def evaluate(
     max_examples: int | None = 1000,
     n_seeds: int = 3,
     baseline: bool = True,
+    progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Run every fidelity metric beside its real-vs-real baseline; return a JSON-ready dict.
 
     Keys of the result: ``info`` (counts, seed), one entry per metric, named as in
-    `METRIC_DESCRIPTIONS` (``discriminative``, ``tstr``, ``autocorrelation``,
-    ``marginals``, ``attribute_feature_relation``, ``feature_correlation``),
-    ``verdict`` (`dgan.metrics.verdict.overall_verdict`, plus ``n_seeds``) and
-    ``memorisation`` (`dgan.metrics.memorisation.memorisation` of the real series,
-    which should be the training data, beside its real-vs-real baseline, with its own
-    verdict from `judge_memorisation`; not part of the fidelity verdict). Each metric
-    entry has a headline ``score``: the mean over ``n_seeds`` seeds (``seed``,
+    `METRIC_DESCRIPTIONS` (``detection``, ``discriminative``, ``tstr``, ``classes``,
+    ``autocorrelation``, ``marginals``, ``attribute_feature_relation``,
+    ``feature_correlation``), ``verdict`` (`dgan.metrics.verdict.overall_verdict`, plus
+    ``n_seeds``) and ``memorisation`` (`dgan.metrics.memorisation.memorisation` of the
+    real series, which should be the training data, beside its real-vs-real baseline,
+    with its own verdict from `judge_memorisation`; not part of the fidelity verdict).
+    Each metric entry has a headline ``score``: the mean over ``n_seeds`` seeds (``seed``,
     ``seed + 1``, ...), with ``std`` and ``per_seed`` (None with a ``reason`` when the
-    metric does not apply), ``better`` ("lower" or "higher"), its details (of the first
-    seed; see each metric's function), ``baseline``: the same metric between two random
-    halves of the real data (``score``, ``std``, ``per_seed``; None with
-    ``baseline=False``), a ``verdict`` (`dgan.metrics.verdict.judge`) and, where the
-    data is too small for the metric to mean anything, a ``warning`` (the metric is then
-    left out of the overall verdict). At most ``max_examples`` series per side, drawn at
-    random with ``seed``, are used (None: all of them); results are reproducible for a
-    given ``seed``.
+    metric does not apply), ``better`` ("lower" or "higher"), its details (see each
+    metric's function), ``baseline``: the same metric between two random halves of the
+    real data (``score``, ``std``, ``per_seed``; None with ``baseline=False`` and for TSTR
+    and the class shares), a ``verdict`` (`dgan.metrics.verdict.judge`), ``not_measured``
+    (why, when its classifier learned nothing) and, where the data is too small for the
+    metric to mean anything, a ``warning`` (the metric is then left out of the overall
+    verdict). At most ``max_examples`` series per side, drawn at random with ``seed``,
+    are compared (None: all of them); the copy check searches all the real series.
+    ``progress(what, fraction_done)`` is called before each step. Results are
+    reproducible for a given ``seed``.
 
     Example:
         >>> import json, numpy as np
@@ -108,15 +146,14 @@ def evaluate(
     if max_examples is not None:
         _check_count(max_examples, "max_examples", minimum=1)
     _check_count(n_seeds, "n_seeds", minimum=1)
-    _choose_target(real, target_attribute)  # fail fast on a bad target, before any work
+    target = _choose_target(real, target_attribute)  # fail fast on a bad target, before work
     rng = np.random.default_rng(seed)
+    trained_on = real  # the copy check searches every real series, not a sample
     real = real.subset(_sample_rows(real.n_examples, max_examples, rng))
     synthetic = synthetic.subset(_sample_rows(synthetic.n_examples, max_examples, rng))
     seeds = [seed + k for k in range(n_seeds)]
-    runs = [_all_metrics(real, synthetic, target_attribute, s) for s in seeds]
-    baselines = []
-    if baseline and real.n_examples >= 4:
-        baselines = [_all_metrics(*_halves(real, s), target_attribute, s) for s in seeds]
+    halves = [_halves(real, s) for s in seeds] if baseline and real.n_examples >= 4 else []
+    steps = _Steps(progress, total=len(METRIC_DESCRIPTIONS) * (1 + bool(halves)) + 1)
     result: dict[str, Any] = {
         "info": {
             "n_real": real.n_examples,
@@ -125,49 +162,96 @@ def evaluate(
         },
     }
     for name in METRIC_DESCRIPTIONS:
-        entry = _over_seeds([run[name] for run in runs])
-        entry["baseline"] = _baseline([b[name] for b in baselines]) if baselines else None
+        steps.tell(name)
+        entry = _metric(name, real, synthetic, seeds, target)
+        entry["baseline"] = None
+        if halves and name in _WITH_BASELINE:
+            steps.tell(f"{name}, real vs real")
+            entry["baseline"] = _metric_on_halves(name, halves, target)
         warning = too_small(name, real.n_examples, synthetic.n_examples)
         if warning is not None and entry["score"] is not None:
             entry["warning"] = f"{name}: {warning}; left out of the verdict"
             entry["verdict"] = NOT_JUDGED
         else:
             entry["verdict"] = judge(entry, entry["baseline"], name)
+            if entry["verdict"] == NOT_MEASURED:
+                entry["not_measured"] = not_measured(name, entry, entry["baseline"])
         result[name] = entry
     result["verdict"] = {
         **overall_verdict({name: result[name] for name in METRIC_DESCRIPTIONS}),
         "n_seeds": n_seeds,
     }
-    result["memorisation"] = _memorisation(real, synthetic, seeds, baseline)
+    steps.tell("memorisation")
+    result["memorisation"] = _memorisation(trained_on, synthetic, seeds, baseline, max_examples)
     return result
 
 
-def _memorisation(real: SeriesData, synthetic: SeriesData, seeds, baseline: bool) -> dict:
-    """Memorisation of ``real`` by ``synthetic`` (deterministic on the sampled series),
+class _Steps:
+    """Tells ``progress`` what evaluate does next and how much is done."""
+
+    def __init__(self, progress: Progress | None, total: int):
+        self.progress, self.total, self.done = progress, total, 0
+
+    def tell(self, what: str) -> None:
+        if self.progress is not None:
+            self.progress(what, self.done / self.total)
+        self.done += 1
+
+
+def _metric(name: str, real: SeriesData, synthetic: SeriesData, seeds, target) -> dict:
+    """One metric over the seeds: the first seed's details, with the scores' mean, std and
+    per-seed values (the forest metrics loop over the seeds themselves, reusing features)."""
+    if name == "detection":
+        return detection_score(real, synthetic, seed=seeds[0], n_seeds=len(seeds),
+                               max_examples=None)  # fmt: skip
+    if name == "tstr" and target is not None:
+        return forest_tstr(real, synthetic, target, seed=seeds[0], n_seeds=len(seeds),
+                           max_examples=None)  # fmt: skip
+    return _over_seeds([_once(name, real, synthetic, s) for s in seeds])
+
+
+def _metric_on_halves(name: str, halves, target) -> dict[str, Any]:
+    """The metric between two halves of the real data, one split per seed."""
+    if name == "detection":
+        runs = [detection_score(a, b, seed=s, n_seeds=1, max_examples=None)
+                for s, (a, b) in enumerate(halves)]  # fmt: skip
+    else:
+        runs = [_once(name, a, b, s) for s, (a, b) in enumerate(halves)]
+    return _baseline(runs)
+
+
+def _once(name: str, real: SeriesData, synthetic: SeriesData, seed: int) -> dict[str, Any]:
+    """A metric for one seed."""
+    if name == "discriminative":
+        return discriminative_score(real, synthetic, seed=seed, n_seeds=1, max_examples=None)
+    if name == "tstr":  # no discrete attribute: next-step prediction
+        return train_synthetic_test_real(real, synthetic, seed=seed, max_examples=None)
+    return _DISTANCES[name](real, synthetic)
+
+
+_DISTANCES = {
+    "classes": class_shares,
+    "autocorrelation": autocorrelation_distance,
+    "marginals": marginal_distances,
+    "attribute_feature_relation": attribute_feature_relation,
+    "feature_correlation": feature_correlation_distance,
+}
+
+
+def _memorisation(
+    real: SeriesData, synthetic: SeriesData, seeds, baseline: bool, max_examples: int | None
+) -> dict:
+    """Memorisation of ``real`` (all of it) by ``synthetic`` (the sampled series),
     beside the same between two halves of the real data per seed; its own verdict, apart
     from the fidelity verdict."""
     entry = memorisation(real, synthetic, max_examples=None)
     entry["std"] = 0.0 if entry["score"] is not None else None
-    halves = [memorisation(*_halves(real, s), max_examples=None) for s in seeds]
-    entry["baseline"] = _baseline(halves) if baseline and real.n_examples >= 6 else None
+    entry["baseline"] = None
+    if baseline and real.n_examples >= 6:
+        halves = [memorisation(*_halves(real, s), max_examples=max_examples) for s in seeds]
+        entry["baseline"] = _baseline(halves)
     entry["verdict"] = judge_memorisation(entry, entry["baseline"])
     return entry
-
-
-def _all_metrics(real: SeriesData, synthetic: SeriesData, target, seed: int) -> dict:
-    """Every metric once, for one seed."""
-    return {
-        "discriminative": discriminative_score(
-            real, synthetic, seed=seed, n_seeds=1, max_examples=None
-        ),
-        "tstr": train_synthetic_test_real(
-            real, synthetic, target_attribute=target, seed=seed, max_examples=None
-        ),
-        "autocorrelation": autocorrelation_distance(real, synthetic),
-        "marginals": marginal_distances(real, synthetic),
-        "attribute_feature_relation": attribute_feature_relation(real, synthetic),
-        "feature_correlation": feature_correlation_distance(real, synthetic),
-    }
 
 
 def _halves(real: SeriesData, seed: int) -> tuple[SeriesData, SeriesData]:

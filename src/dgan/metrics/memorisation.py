@@ -5,15 +5,18 @@ defeats the point of synthetic data. `memorisation` measures it like fidelity, a
 real data: every series becomes one vector (continuous values in the training data's
 standard deviations, discrete values one-hot, padded to the longest series, with its
 length), and each synthetic series is paired with its nearest training series. The
-yardstick is how close the training series are to *each other*: the distance from each
-training series to its nearest other one, and the ratio of that distance to the distance
-to the second nearest. A **near-copy** is a synthetic series both nearer to a training
-series than the closest 5% of those real pairs (``quantile``) and singled out by it: its
-nearest-to-second-nearest ratio below the lowest 5% of the real ones. A copy of one
-series is near it and far from the others; a series close to the average of several
-(a smooth, typical one) is near them all, and is not counted. Data drawn afresh from the
-real distribution makes a few percent of near-copies (real series held out from
-training do); a generator that copies makes far more.
+yardstick is how close the *distinct* training series are to each other: the distance from
+each training series to its nearest other one, and the ratio of that distance to the
+distance to the second nearest (training series that repeat count once, or the yardstick
+would be 0 and nothing could be nearer). A **near-copy** is a synthetic series equal to a
+training series, or both nearer to one than the closest 5% of those real pairs
+(``quantile``) and singled out by it: its nearest-to-second-nearest ratio below the lowest
+5% of the real ones. A copy of one series is near it and far from the others; a series
+close to the average of several (a smooth, typical one) is near them all, and is not
+counted. Data drawn afresh from the real distribution makes a few percent of near-copies
+(real series held out from training do); a generator that copies makes far more. Every
+synthetic series is searched against every training series (in chunks), however many: a
+sample of the training side would miss the copies of the series left out.
 
 `dgan.metrics.evaluate` reports it beside the same measure between two halves of the
 real data, with its own verdict (`judge_memorisation`): "no sign of copying", "some
@@ -47,6 +50,9 @@ MARGINS = (0.05, 0.20)
 """Near-copy fractions beyond the real-vs-real baseline (and its noise) that make "some
 near-copies" and "copies its training data"."""
 NO_COPYING, SOME, COPIES = "no sign of copying", "some near-copies", "copies its training data"
+_EQUAL = 1e-6
+"""Distances below this fraction of the median distance between training series are rounding
+of 0 (the distances are computed through matrix products): the series are equal."""
 
 
 def memorisation(
@@ -67,8 +73,11 @@ def memorisation(
     ``median_distance_ratio`` (median distance of a synthetic series to its nearest
     training series over the same median among training series: well below 1 means
     synthetic series sit closer to the training ones than those to each other), and the
-    counts. Distances are root-mean-square differences per vector entry. At most
-    ``max_examples`` series per side are used (drawn with ``seed``).
+    counts (``n_train``, ``n_distinct_train``, ``n_synthetic``). Distances are
+    root-mean-square differences per vector entry. At most ``max_examples`` synthetic
+    series are checked (drawn with ``seed``), each against every training series; the
+    yardstick among training series is measured on as many of them (each also searched
+    against all the others).
     """
     check_same_columns(train, synthetic)
     if max_examples is not None:
@@ -76,16 +85,22 @@ def memorisation(
     if train.n_examples < 3 or synthetic.n_examples < 1:
         return _skipped("memorisation needs at least 3 training series and 1 synthetic one")
     rng = np.random.default_rng(seed)
-    train = train.subset(_some(train.n_examples, max_examples, rng))
     synthetic = synthetic.subset(_some(synthetic.n_examples, max_examples, rng))
     train_vectors, synthetic_vectors = _vectors(train, synthetic)
-    among_real, real_ratio = _nearest(train_vectors, train_vectors, leave_one_out=True)
-    to_real, ratio = _nearest(synthetic_vectors, train_vectors, leave_one_out=False)
+    distinct = np.unique(train_vectors, axis=0)  # twins once: else the yardstick is 0
+    if len(distinct) < 3:
+        return _skipped("memorisation needs at least 3 distinct training series")
+    queries = _some(len(distinct), max_examples, rng)
+    among_real, real_ratio = _nearest(distinct[queries], distinct, own=queries)
+    to_real, ratio = _nearest(synthetic_vectors, distinct)
     threshold = float(np.quantile(among_real, quantile))
     ratio_threshold = float(np.quantile(real_ratio, quantile))
     real_median = float(np.median(among_real))
+    # Equal to a training series (up to the distance's rounding) is a copy whatever the ratio.
+    equal = to_real <= _EQUAL * real_median
+    copies = equal | ((to_real < threshold) & (ratio < ratio_threshold))
     return {
-        "score": _number(np.mean((to_real < threshold) & (ratio < ratio_threshold))),
+        "score": _number(np.mean(copies)),
         "better": "lower",
         "threshold": _number(threshold),
         "ratio_threshold": _number(ratio_threshold),
@@ -95,6 +110,7 @@ def memorisation(
         if real_median > 0
         else None,
         "n_train": train.n_examples,
+        "n_distinct_train": len(distinct),
         "n_synthetic": synthetic.n_examples,
     }
 
@@ -182,17 +198,19 @@ def _one_hot(codes: list[np.ndarray], width: int, longest: int) -> np.ndarray:
     return out.reshape(len(codes), -1)
 
 
-def _nearest(a: np.ndarray, b: np.ndarray, *, leave_one_out: bool) -> tuple[np.ndarray, np.ndarray]:
-    """For each row of ``a``: the RMS distance per entry to its nearest row of ``b`` (not
-    itself, with ``leave_one_out``, where ``a`` is ``b``), and that distance over the
+def _nearest(
+    a: np.ndarray, b: np.ndarray, *, own: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """For each row of ``a``: the RMS distance per entry to its nearest row of ``b`` (other
+    than row ``own[i]`` of ``b``, the row itself, when given), and that distance over the
     distance to the second nearest (1 where both are 0)."""
     left, right = torch.from_numpy(a), torch.from_numpy(b)
     first, second = [], []
     for start in range(0, len(left), 512):  # bounded memory: 512 x len(b) at a time
         distances = torch.cdist(left[start : start + 512], right)
-        if leave_one_out:
+        if own is not None:
             rows = torch.arange(len(distances))
-            distances[rows, rows + start] = float("inf")
+            distances[rows, torch.from_numpy(own[start : start + 512])] = float("inf")
         two = distances.topk(min(2, distances.shape[1]), dim=1, largest=False).values
         first.append(two[:, 0])
         second.append(two[:, -1])

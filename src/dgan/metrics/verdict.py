@@ -4,7 +4,8 @@ A score means little alone: two halves of the *real* data are not identical eith
 small data sets make every score noisy. `judge` compares a metric's score (mean over
 seeds, with its spread) with its **baseline**, the same metric computed between two random
 halves of the real data, and says "close to real", "noticeably different" or "far from
-real". `overall_verdict` combines them: the worst verdict among the metrics that count.
+real". `overall_verdict` combines them: the worst verdict among the metrics that count,
+so the verdict follows the worst credible signal.
 
 The rule, for each metric, with ``gap`` = how much worse the score is than the baseline
 (score - baseline where lower is better, baseline - score where higher is better) and
@@ -14,10 +15,23 @@ The rule, for each metric, with ``gap`` = how much worse the score is than the b
 * far from real: ``gap > noise + far``
 * noticeably different: in between.
 
-``close`` and ``far`` are per metric, in its units (`THRESHOLDS`, stated in
-the project's docs/metrics.md). A metric whose held-out test set has fewer than `MIN_TEST_SERIES`
-series (or whose sides have fewer than `MIN_SERIES` series) is too small to mean
-anything: it is reported with a warning and left out of the overall verdict.
+``close`` and ``far`` are per metric, in its units (`THRESHOLDS`, stated in the project's
+docs/metrics.md). Two metrics are read against what they measure rather than against
+halves of the real data: TSTR against the real data's own usefulness (the gap is the
+share of what a classifier learns from real series beyond the majority class that it
+does not learn from synthetic ones; for next-step prediction, 1 - the ratio of errors),
+and the class shares against every class at its real share (the gap is 1 - the smallest
+ratio of generated to real share).
+
+**A classifier that learned nothing measured nothing** (`not_measured`): a detection
+forest or GRU scoring below chance on held-out series (it learned the sides the wrong way
+round, as when synthetic series copy real ones), or a TSTR classifier trained on *real*
+series that does not beat always guessing the most common class, gives "not measured",
+never "close to real"; it is left out of the overall verdict with its reason.
+
+A metric whose held-out test set has fewer than `MIN_TEST_SERIES` series (or whose sides
+have fewer than `MIN_SERIES` series) is too small to mean anything: it is reported with a
+warning and left out of the overall verdict.
 
 Example:
     >>> judge({"score": 0.05, "std": 0.01, "better": "lower"},
@@ -37,16 +51,24 @@ CLOSE, DIFFERENT, FAR = "close to real", "noticeably different", "far from real"
 VERDICTS = (CLOSE, DIFFERENT, FAR)
 """From best to worst."""
 NOT_JUDGED = "not judged"
+NOT_MEASURED = "not measured"
 
 THRESHOLDS: dict[str, tuple[float, float]] = {
     # metric: (close, far) margins beyond the noise, in the metric's own units
+    "detection": (0.10, 0.30),  # ROC AUC of the feature forest
     "discriminative": (0.05, 0.20),  # |accuracy - 0.5|
-    "tstr": (0.10, 0.30),  # ratio to train-on-real
+    "tstr": (0.25, 0.60),  # share of the real data's skill (beyond the majority) lost
+    "classes": (0.50, 0.80),  # 1 - smallest generated/real share of a class
     "autocorrelation": (0.01, 0.05),  # mean squared difference of autocorrelations
     "marginals": (0.05, 0.25),  # W1 in real standard deviations / total variation
     "attribute_feature_relation": (0.05, 0.25),  # W1 in real standard deviations
     "feature_correlation": (0.05, 0.20),  # mean absolute difference of correlations
 }
+NEXT_STEP_THRESHOLDS = (0.10, 0.30)
+"""TSTR by next-step prediction: (close, far) margins on 1 - real error / synthetic error."""
+BELOW_CHANCE = {"detection": 0.10, "discriminative": 0.05}
+"""A classifier this far below chance (AUC 0.5, accuracy 0.5) beyond the noise learned the
+sides the wrong way round: its score measures nothing."""
 
 MIN_TEST_SERIES = 50
 """Learned metrics whose held-out test set is smaller than this are not judged."""
@@ -58,20 +80,80 @@ def judge(entry: dict[str, Any], baseline: dict[str, Any] | None, name: str) -> 
     """The verdict of one metric ``entry`` against its real-vs-real ``baseline``.
 
     Both carry ``score`` and ``std``; ``entry`` carries ``better``. Returns one of
-    `VERDICTS`, or `NOT_JUDGED` when a score or the baseline is missing.
+    `VERDICTS`, `NOT_MEASURED` when the metric's classifier learned nothing
+    (`not_measured` says why), or `NOT_JUDGED` when a score or the baseline is missing.
     """
     score = entry.get("score")
-    base = None if baseline is None else baseline.get("score")
-    if score is None or base is None or name not in THRESHOLDS:
+    if score is None or name not in THRESHOLDS:
         return NOT_JUDGED
-    gap = score - base if entry.get("better") == "lower" else base - score
-    noise = 2 * math.hypot(entry.get("std") or 0.0, baseline.get("std") or 0.0)
+    if not_measured(name, entry, baseline) is not None:
+        return NOT_MEASURED
     close, far = THRESHOLDS[name]
+    if name == "tstr":
+        gap, noise = _tstr_gap(entry)
+        if entry.get("task") != "classification":
+            close, far = NEXT_STEP_THRESHOLDS
+    elif name == "classes":
+        gap, noise = 1.0 - score, 0.0
+    else:
+        base = None if baseline is None else baseline.get("score")
+        if base is None:
+            return NOT_JUDGED
+        gap = score - base if entry.get("better") == "lower" else base - score
+        noise = 2 * math.hypot(entry.get("std") or 0.0, baseline.get("std") or 0.0)
     if gap <= noise + close:
         return CLOSE
     if gap > noise + far:
         return FAR
     return DIFFERENT
+
+
+def _tstr_gap(entry: dict[str, Any]) -> tuple[float, float]:
+    """What synthetic training loses against real training, and its noise."""
+    if entry.get("task") == "classification" and entry.get("skill") is not None:
+        return 1.0 - entry["skill"], 2 * (entry.get("skill_std") or 0.0)
+    return 1.0 - entry["score"], 2 * (entry.get("std") or 0.0)
+
+
+def not_measured(
+    name: str, entry: dict[str, Any], baseline: dict[str, Any] | None = None
+) -> str | None:
+    """Why the metric's classifier measured nothing (see the module docstring), or None.
+
+    Example:
+        >>> not_measured("tstr", {"score": 0.9, "task": "classification", "n_test": 100,
+        ...     "real_accuracy": 0.25, "majority_class_accuracy": 0.24,
+        ...     "synthetic_accuracy": 0.2}).split(":")[0]
+        'the classifier trained on real series does not beat the majority class'
+    """
+    if entry.get("score") is None:
+        return None
+    if name in BELOW_CHANCE:
+        chance = 0.5 if name == "detection" else 0.0
+        value = entry["score"] if name == "detection" else (entry.get("accuracy") or 0.5) - 0.5
+        base_std = (baseline or {}).get("std") or 0.0
+        noise = 2 * math.hypot(entry.get("std") or 0.0, base_std)
+        if value < chance - BELOW_CHANCE[name] - noise:
+            return (
+                "below chance on held-out series: the classifier learned the sides the wrong "
+                "way round, which happens when synthetic series copy real ones (see "
+                "memorisation), so its score says nothing about how close they are"
+            )
+        return None
+    if name == "tstr" and entry.get("task") == "classification":
+        real, majority = entry.get("real_accuracy"), entry.get("majority_class_accuracy")
+        n_test = entry.get("n_test") or 1
+        if real is None or majority is None:
+            return None
+        # Two standard errors of an accuracy near the majority rate on this many series.
+        margin = max(0.05, 2 * math.sqrt(majority * (1 - majority) / n_test))
+        if real - majority <= margin:
+            return (
+                f"the classifier trained on real series does not beat the majority class: "
+                f"{real:.2f} against {majority:.2f} for always guessing the most common "
+                f"{entry.get('target')!r}, so what the synthetic series teach cannot be told"
+            )
+    return None
 
 
 def too_small(name: str, n_real: int, n_synthetic: int) -> str | None:
@@ -81,6 +163,14 @@ def too_small(name: str, n_real: int, n_synthetic: int) -> str | None:
         >>> too_small("tstr", 48, 48)
         'its test set has 14 real series (fewer than 50), too few to mean anything'
     """
+    if name == "detection":  # cross-validated: every series is held out once
+        n = 2 * min(n_real, n_synthetic)
+        if n < MIN_TEST_SERIES:
+            return (
+                f"it holds out {n} series in all (fewer than {MIN_TEST_SERIES}), "
+                "too few to mean anything"
+            )
+        return None
     if name == "discriminative":
         n = 2 * min(n_real, n_synthetic)
         test = n - round(0.7 * n)
@@ -129,16 +219,25 @@ def overall_verdict(metrics: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """The verdict over all metrics: the worst one among those judged.
 
     ``metrics`` maps names to entries with a ``verdict``. Returns ``{"verdict", "counted",
-    "left_out"}``; the verdict is "not enough data to judge" when no metric counts.
+    "left_out", "not_measured"}`` (the last: the metrics whose classifier measured
+    nothing); the verdict is "not enough data to judge" when no metric counts.
 
     Example:
-        >>> overall_verdict({"a": {"verdict": CLOSE}, "b": {"verdict": DIFFERENT},
-        ...                  "c": {"verdict": NOT_JUDGED}})
-        {'verdict': 'noticeably different', 'counted': ['a', 'b'], 'left_out': ['c']}
+        >>> result = overall_verdict({"a": {"verdict": CLOSE}, "b": {"verdict": DIFFERENT},
+        ...                           "c": {"verdict": NOT_JUDGED}})
+        >>> result["verdict"], result["counted"], result["left_out"]
+        ('noticeably different', ['a', 'b'], ['c'])
     """
     counted = [n for n, e in metrics.items() if e.get("verdict") in VERDICTS]
     left_out = [n for n in metrics if n not in counted]
+    unmeasured = [n for n in left_out if metrics[n].get("verdict") == NOT_MEASURED]
     if not counted:
-        return {"verdict": "not enough data to judge", "counted": [], "left_out": left_out}
-    worst = max(VERDICTS.index(metrics[n]["verdict"]) for n in counted)
-    return {"verdict": VERDICTS[worst], "counted": counted, "left_out": left_out}
+        verdict = "not enough data to judge"
+    else:
+        verdict = VERDICTS[max(VERDICTS.index(metrics[n]["verdict"]) for n in counted)]
+    return {
+        "verdict": verdict,
+        "counted": counted,
+        "left_out": left_out,
+        "not_measured": unmeasured,
+    }

@@ -1,0 +1,280 @@
+"""The feature judge: a random forest reads per-series features (`dgan.metrics.features`).
+
+`detection_score` asks how well the forest tells synthetic series from real ones (a
+classifier two-sample test, scored by ROC AUC on held-out folds), and names the features
+that tell them apart; `forest_tstr` trains the forest on synthetic series to predict an
+attribute of real ones (train on synthetic, test on real), beside the same forest trained
+on real series and the majority class. A forest on features of the whole series sees what
+a person sees in a plot (levels 100x off, a missing flat start, a jump, a wrong period)
+however long the series are, where a small recurrent network over 1,000 steps learns
+little and its silence would read as "indistinguishable".
+
+Example:
+    >>> import numpy as np
+    >>> from dgan.metrics.data import SeriesData
+    >>> rng = np.random.default_rng(0)
+    >>> real = SeriesData.from_arrays(rng.normal(size=(60, 30, 1)))
+    >>> louder = SeriesData.from_arrays(10 * rng.normal(size=(60, 30, 1)))
+    >>> detection_score(real, louder, n_seeds=1)["score"]
+    1.0
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from dgan.metrics._common import _check_count, _number, _skipped
+from dgan.metrics.data import SeriesData, _columns_of, check_same_columns
+from dgan.metrics.distances import factorize_pair
+from dgan.metrics.features import FeatureTable, catch22_available, feature_tables
+
+_MIN_SERIES = 10
+"""Fewer series than this on a side: the judge does not run."""
+_TREES = 100
+_FOLDS = 5
+_TOP = 5
+"""How many of the most telling features a result names."""
+
+
+def detection_score(
+    real: SeriesData,
+    synthetic: SeriesData,
+    *,
+    seed: int = 0,
+    n_seeds: int = 3,
+    max_examples: int | None = 1000,
+    catch22: bool | None = None,
+) -> dict[str, Any]:
+    """How well a random forest on per-series features tells synthetic from real series.
+
+    The same number n of series is drawn from each side (at most ``max_examples``); each
+    becomes a row of `dgan.metrics.features` (with catch22's features when ``catch22`` is
+    True, or None and ``pycatch22`` is installed). A random forest is trained on 4 of 5
+    folds and scores the fifth, round the folds; ``score`` is the ROC AUC of those held-out
+    scores: 0.5 means the forest cannot tell the sides apart, 1.0 that it always can
+    (lower is better). Repeated with ``n_seeds`` seeds (folds and forest), reporting the
+    mean, ``std`` and ``per_seed``. ``telling_features`` names the features the forest used
+    most, with their real and synthetic medians; ``per_class`` the AUC within each category
+    of the first discrete attribute (with 10 or more series on each side), worst first.
+    An AUC clearly below 0.5 means the forest learned the wrong way round: synthetic series
+    that copy real ones put twins on both sides (see `dgan.metrics.memorisation`).
+    """
+    check_same_columns(real, synthetic)
+    _check_count(n_seeds, "n_seeds", minimum=1)
+    n = min(real.n_examples, synthetic.n_examples, max_examples or math.inf)
+    if n < _MIN_SERIES:
+        return _skipped(f"It needs at least {_MIN_SERIES} series on each side, got {n}.")
+    rng = np.random.default_rng(seed)
+    real = real.subset(np.sort(rng.permutation(real.n_examples)[:n]))
+    synthetic = synthetic.subset(np.sort(rng.permutation(synthetic.n_examples)[:n]))
+    real_table, synth_table = feature_tables(real, synthetic, catch22=catch22)
+    x = _finite(np.vstack([real_table.values, synth_table.values]))
+    y = np.repeat([0, 1], n)
+    aucs, importances, scores = [], np.zeros(x.shape[1]), np.zeros(2 * n)
+    for k in range(n_seeds):
+        held_out, weights = _cross_validated(x, y, seed * 1000 + k)
+        aucs.append(_auc(y, held_out))
+        importances += weights / n_seeds
+        scores += held_out / n_seeds
+    return {
+        "score": _number(np.mean(aucs)),
+        "std": _number(np.std(aucs)),
+        "per_seed": [_number(a) for a in aucs],
+        "better": "lower",
+        "n_per_side": int(n),
+        "telling_features": _telling(real_table, synth_table, importances),
+        "per_class": _per_class(real, synthetic, y, scores),
+        "features": _features_used(real_table, catch22),
+    }
+
+
+def forest_tstr(
+    real: SeriesData,
+    synthetic: SeriesData,
+    target: str,
+    *,
+    seed: int = 0,
+    n_seeds: int = 3,
+    max_examples: int | None = 1000,
+    catch22: bool | None = None,
+) -> dict[str, Any]:
+    """Train on synthetic, test on real: predict the discrete attribute ``target``.
+
+    The real series are split 70/30 (stratified where every class has two series) per
+    seed. A random forest on the series' features (without ``target`` itself) is trained
+    on the 70% real series and, separately, on as many synthetic series; both predict the
+    same 30% of real series. Returns the mean accuracies over ``n_seeds`` seeds
+    (``synthetic_accuracy``, ``real_accuracy``) beside ``majority_class_accuracy`` (always
+    guessing the real training split's most common class), ``score`` = synthetic accuracy
+    / real accuracy (1: the synthetic data teaches as much as the real data; higher is
+    better), ``skill`` = (synthetic - majority) / (real - majority): the share of what
+    real data teaches beyond guessing that synthetic data teaches too, and their spreads.
+    """
+    check_same_columns(real, synthetic)
+    _check_count(n_seeds, "n_seeds", minimum=1)
+    if min(real.n_examples, synthetic.n_examples) < _MIN_SERIES:
+        return _skipped(
+            f"It needs at least {_MIN_SERIES} series on each side, got "
+            f"{min(real.n_examples, synthetic.n_examples)}.",
+            better="higher",
+        )
+    rng = np.random.default_rng(seed)
+    real = real.subset(np.sort(rng.permutation(real.n_examples)[: max_examples or None]))
+    synthetic = synthetic.subset(
+        np.sort(rng.permutation(synthetic.n_examples)[: max_examples or None])
+    )
+    real_table, synth_table = feature_tables(real, synthetic, catch22=catch22)
+    real_table = real_table.without(f"attribute {target}: ")
+    synth_table = synth_table.without(f"attribute {target}: ")
+    real_y, synth_y, labels = factorize_pair(
+        real.attribute_column(target), synthetic.attribute_column(target)
+    )
+    real_x, synth_x = _finite(real_table.values), _finite(synth_table.values)
+    runs = []
+    for k in range(n_seeds):
+        split = np.random.default_rng([seed, k])
+        train, test = _stratified_split(real_y, split)
+        picked = np.sort(split.permutation(len(synth_y))[: len(train)])
+        majority = np.bincount(real_y[train]).argmax()
+        runs.append(
+            (
+                _fit_predict(synth_x[picked], synth_y[picked], real_x[test], seed * 1000 + k),
+                _fit_predict(real_x[train], real_y[train], real_x[test], seed * 1000 + k),
+                real_y[test] == majority,
+                real_y[test],
+            )
+        )
+    synthetic_acc = [float(np.mean(s == t)) for s, _, _, t in runs]
+    real_acc = [float(np.mean(r == t)) for _, r, _, t in runs]
+    majority_acc = [float(np.mean(m)) for _, _, m, _ in runs]
+    skills = [
+        (s - m) / (r - m) if r > m else None
+        for s, r, m in zip(synthetic_acc, real_acc, majority_acc, strict=True)
+    ]
+    result = {
+        "task": "classification",
+        "target": target,
+        "classifier": "random forest on series features",
+        "synthetic_accuracy": _number(np.mean(synthetic_acc)),
+        "real_accuracy": _number(np.mean(real_acc)),
+        "majority_class_accuracy": _number(np.mean(majority_acc)),
+        "real_accuracy_std": _number(np.std(real_acc)),
+        "n_test": len(runs[0][3]),
+        "n_classes": len(labels),
+        "better": "higher",
+    }
+    if np.mean(real_acc) > 0:
+        ratios = [s / r if r > 0 else 0.0 for s, r in zip(synthetic_acc, real_acc, strict=True)]
+        result.update(score=_number(np.mean(ratios)), std=_number(np.std(ratios)))
+        result["per_seed"] = [_number(r) for r in ratios]
+    else:
+        result.update(score=None, std=None)
+        others = [
+            repr(n) for n, d in _columns_of(real, "attribute")
+            if d and n != target and len(set(map(str, real.attribute_column(n)))) > 1
+        ]  # fmt: skip
+        result["reason"] = (
+            f"The forest trained on real series predicts no held-out real {target!r} right: "
+            "no baseline to compare with"
+            + (f"; choose another target_attribute ({', '.join(others)})." if others else ".")
+        )
+    if all(s is not None for s in skills):
+        result.update(skill=_number(np.mean(skills)), skill_std=_number(np.std(skills)))
+    return result
+
+
+def _finite(x: np.ndarray) -> np.ndarray:
+    """Undefined features (NaN) and overflows as a value no real feature takes: a forest
+    splits them off like any other value."""
+    return np.nan_to_num(x, nan=-1e12, posinf=1e12, neginf=-1e12)
+
+
+def _forest(seed: int):
+    from sklearn.ensemble import RandomForestClassifier
+
+    return RandomForestClassifier(n_estimators=_TREES, random_state=seed, n_jobs=1)
+
+
+def _cross_validated(x: np.ndarray, y: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Held-out probability of "synthetic" for every row (each scored by a forest that did
+    not see it), and the forests' mean feature importances."""
+    from sklearn.model_selection import StratifiedKFold
+
+    held_out = np.zeros(len(y))
+    importances = np.zeros(x.shape[1])
+    folds = StratifiedKFold(n_splits=_FOLDS, shuffle=True, random_state=seed)
+    for train, test in folds.split(x, y):
+        forest = _forest(seed).fit(x[train], y[train])
+        held_out[test] = forest.predict_proba(x[test])[:, 1]
+        importances += forest.feature_importances_ / _FOLDS
+    return held_out, importances
+
+
+def _fit_predict(x: np.ndarray, y: np.ndarray, x_test: np.ndarray, seed: int) -> np.ndarray:
+    return _forest(seed).fit(x, y).predict(x_test)
+
+
+def _auc(y: np.ndarray, score: np.ndarray) -> float:
+    from sklearn.metrics import roc_auc_score
+
+    return float(roc_auc_score(y, score))
+
+
+def _stratified_split(labels: np.ndarray, rng: np.random.Generator) -> tuple:
+    """70/30 split keeping each class's share, where every class has two or more series."""
+    from sklearn.model_selection import train_test_split
+
+    rows = np.arange(len(labels))
+    stratify = labels if np.bincount(labels).min(initial=2) >= 2 else None
+    seed = int(rng.integers(2**31))
+    train, test = train_test_split(rows, test_size=0.3, random_state=seed, stratify=stratify)
+    return np.sort(train), np.sort(test)
+
+
+def _telling(real: FeatureTable, synthetic: FeatureTable, importance: np.ndarray) -> list[dict]:
+    order = np.argsort(-importance, kind="stable")[:_TOP]
+    with np.errstate(all="ignore"):
+        real_median = np.nanmedian(real.values[:, order], axis=0)
+        synth_median = np.nanmedian(synthetic.values[:, order], axis=0)
+    return [
+        {
+            "feature": real.names[i],
+            "importance": _number(importance[i]),
+            "real_median": _number(r),
+            "synthetic_median": _number(s),
+        }
+        for i, r, s in zip(order, real_median, synth_median, strict=True)
+    ]
+
+
+def _per_class(real: SeriesData, synthetic: SeriesData, y: np.ndarray, scores: np.ndarray):
+    """AUC within each category of the first discrete attribute, worst first."""
+    discrete = [n for n, d in _columns_of(real, "attribute") if d]
+    if not discrete:
+        return None
+    name = discrete[0]
+    codes_real, codes_synth, labels = factorize_pair(
+        real.attribute_column(name), synthetic.attribute_column(name)
+    )
+    codes = np.concatenate([codes_real, codes_synth])
+    out = []
+    for code, label in enumerate(labels):
+        mine = codes == code
+        counts = np.bincount(y[mine], minlength=2)
+        if counts.min() >= _MIN_SERIES:
+            out.append({"class": str(label), "auc": _number(_auc(y[mine], scores[mine]))})
+    out.sort(key=lambda e: -(e["auc"] or 0))
+    return {"attribute": name, "classes": out}
+
+
+def _features_used(table: FeatureTable, catch22: bool | None) -> str:
+    used_catch22 = any(": catch22 " in n for n in table.names)
+    text = f"{len(table.names)} per-series features"
+    if used_catch22:
+        return text + " (dgan's and catch22's)"
+    if catch22 is None and not catch22_available():
+        return text + " (dgan's; catch22's were not used: pip install 'dgan[judge]' adds them)"
+    return text + " (dgan's)"
