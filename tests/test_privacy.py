@@ -401,10 +401,15 @@ def test_cli_private_run_trains_and_reports_its_epsilon(tmp_path, monkeypatch, c
     from dgan.cli.main import main
 
     monkeypatch.chdir(tmp_path)
-    flags = _cli_data(tmp_path)
+    rng = np.random.default_rng(0)  # WIDE: one row per series, t0..t5 its steps
+    df = pd.DataFrame({"kind": rng.choice(["a", "b"], 30)})
+    for t in range(T):
+        df[f"t{t}"] = rng.uniform(0, 5, 30)
+    df.to_csv(tmp_path / "data.csv", index=False)
+    flags = ["--attributes", "kind"]
     (tmp_path / "dp.toml").write_text(
         "epochs = 2\ndiscriminator_num_layers = 1\nfeature_num_units = 8\ncuda = false\n"
-        '[public_values]\nlevel = [0, 5]\nkind = ["a", "b"]\nstep = [0, 1, 2, 3, 4, 5]\n'
+        '[public_values]\n"t0..t5" = [0, 5]\nkind = ["a", "b"]\n'
     )
     sizes = ["--max-sequence-len", str(T), "--batch-size", "8", "--config", "dp.toml"]
     args = ["train", "data.csv", "-o", "m.dgan", "--dp-epsilon", "6", "--dp-delta", "1e-4"]
