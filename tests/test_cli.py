@@ -774,6 +774,28 @@ def test_resume_says_what_it_resumes_and_the_plan_and_summary_count_this_run(
     assert len(DGAN.load(folder / "more.dgan").history) == 3
 
 
+def test_resumed_time_budget_says_it_counts_the_whole_runs_training(checkpointed, tmp_path):
+    """--training-minutes counts the interrupted run's training time too; plan and summary
+    say so (issue 31: the plan said "2 min" for the epochs left, training stopped at 38 s)."""
+    folder = copied(checkpointed, tmp_path)
+    done = sum(h["wall_time_s"] for h in DGAN.load(folder / "first.dgan").history)
+    args = [*RESUMED, "-o", "more.dgan", "--epochs", 30, "--resume", "ck"]
+    out = run_dgan(*args, "--training-minutes", done / 60 / 2, cwd=folder).stdout
+    resuming = re.search(
+        r"  resuming after epoch 2: 28 epochs left \(84 steps\); the time budget of (\S+) min "
+        r"counts the whole run's training: ([\d.]+) s before this resume, 0 s left\n",
+        out,
+    )
+    assert resuming is not None, out
+    assert float(resuming.group(1)) == pytest.approx(done / 120, rel=1e-3)
+    assert float(resuming.group(2)) == pytest.approx(done, rel=0.05, abs=0.05)
+    estimate = next(line for line in out.splitlines() if line.startswith("  estimated time"))
+    assert estimate.startswith("  estimated time for the epochs left 0 s (")
+    assert estimate.endswith("; the time budget stops it)")
+    assert "a larger --epochs or --training-minutes (the whole run's) trains further" in out
+    assert "small data:" not in out  # said when the run started, not again
+
+
 def test_resuming_with_other_settings_names_the_flags(checkpointed, tmp_path):
     folder = copied(checkpointed, tmp_path)
     args = [*RESUMED, "-o", "other.dgan", "--epochs", 3, "--seed", 1, "--resume", "ck"]
@@ -788,8 +810,9 @@ def _interrupted(args: list, folder: Path, ready) -> subprocess.CompletedProcess
     """Run ``dgan`` with ``args`` in ``folder``; press Ctrl-C (send SIGINT) once it has
     printed its plan and ``ready()`` is true."""
     env = {**ENV, "PYTHONUNBUFFERED": "1"}
+    quiet = ["--progress-every", "1e9"]  # stderr holds what Ctrl-C says, on a slow day too
     process = subprocess.Popen(
-        [sys.executable, "-m", "dgan", *map(str, args)],
+        [sys.executable, "-m", "dgan", *map(str, args), *quiet],
         cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
@@ -934,3 +957,42 @@ def test_the_metrics_table_prints_a_score_missing_without_a_reason():
         {"marginals": {"score": None, "reason": None, "better": "lower", "verdict": None}}
     )
     assert table.splitlines()[1].split() == ["marginals", "n/a"]
+
+
+# ---------------------------------------------------------------------------- progress
+
+
+def test_train_into_a_log_file_shows_the_plan_then_plain_progress_lines(trained, tmp_path):
+    """Output into a file (a log, a notebook, CI): the plan as soon as it is printed, then
+    complete progress lines (no bar) while training runs (issue 31: 15 silent minutes)."""
+    shutil.copy(trained / "data.csv", tmp_path / "data.csv")
+    shutil.copy(trained / "tiny.toml", tmp_path / "tiny.toml")
+    args = ["train", "data.csv", "--config", "tiny.toml", *LONG_FLAGS, "-o", "m.dgan"]
+    log = tmp_path / "train.log"
+    buffered = {k: v for k, v in ENV.items() if k != "PYTHONUNBUFFERED"}  # Python's default
+    with log.open("w") as file:  # `dgan train ... > train.log 2>&1`
+        process = subprocess.Popen(
+            [sys.executable, "-m", "dgan", *args, "--epochs", "100000", "--progress-every", "0"],
+            cwd=tmp_path, env=buffered, stdout=file, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+        try:
+            deadline = time.monotonic() + 240
+            while time.monotonic() < deadline and process.poll() is None:
+                if log.read_text().count("\ntraining: step ") >= 3:
+                    break
+                time.sleep(0.2)
+            process.send_signal(signal.SIGINT)
+            process.wait(timeout=120)
+        finally:
+            process.kill()
+    text = log.read_text()
+    assert "\r" not in text  # no bar redrawn into the file
+    lines = [line for line in text.splitlines() if line.startswith("training: step ")]
+    assert len(lines) >= 3, text
+    assert text.index("training plan:") < text.index(lines[0])
+    pattern = (
+        r"training: step [\d,]+ of 300,000 \(0%\), epoch \d+ of 100000; losses: discriminator "
+        r"\S+, attribute discriminator \S+, generator \S+; \d+:\d\d elapsed, about [\d:]+ left"
+    )
+    assert all(re.fullmatch(pattern, line) for line in lines), lines[:3]
+    assert "dgan: interrupted; nothing was saved" in text

@@ -601,3 +601,23 @@ def test_length_checks_are_one_check_catchable_as_gretel_and_dgan_errors():
         dataframe_to_arrays(wide, Columns(), 4)
     with pytest.raises(DataError, match="6 time-step columns"):  # dgan's
         dataframe_to_arrays(wide, Columns(), 4)
+
+
+# ------------------------------------------------------------ precision of written numbers
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.floats(allow_nan=False, allow_infinity=False, width=64),
+    st.integers(min_value=1, max_value=15),
+)
+def test_property_significant_rounding_is_the_float_of_the_short_decimal(value, digits):
+    from dgan.tabular.layout import precision_of, round_significant
+
+    rounded = float(round_significant(np.array([value]), digits)[0])
+    text = f"{value:.{digits - 1}e}"
+    assert rounded == (float(text) if np.isfinite(float(text)) else value)
+    if np.isfinite(float(text)) and rounded != 0:  # read back, the column holds those digits
+        decimals, significant = precision_of(pd.Series([rounded]))
+        assert significant is None or significant <= digits
+        assert decimals is not None or significant is not None

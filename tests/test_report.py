@@ -230,11 +230,12 @@ def test_real_fp16_training_gets_a_loss_scale_panel(metrics_toy_evaluation, monk
 
 def _figures(monkeypatch) -> dict:
     """Every figure the report embeds, by its alt text (filled as the report renders)."""
+    import dgan.report.samples as samples
     import dgan.report.sections as sections
     import dgan.report.training as training
 
     figures = {}
-    for module in (sections, training):
+    for module in (samples, sections, training):
         original = module.img
         monkeypatch.setattr(
             module,
@@ -270,12 +271,17 @@ def test_samples_are_grouped_by_the_attribute_tstr_predicts(monkeypatch):
     page = render_report(real, real, {"tstr": {"score": 0.9, "target": "kind"}})
     assert "<h2>Sample series by kind</h2>" in page
     axes = [ax for ax in figures["sample series by kind"].axes if ax.get_visible()]
-    assert [ax.get_ylabel() for ax in axes] == ["high", "low", "mid"]  # a row per class
-    for ax, level in zip(axes, (20.0, 0.0, 10.0), strict=True):
-        lines = [line.get_ydata() for line in ax.get_lines()]
-        assert len(lines) == 6  # 3 real and 3 synthetic series of that class
-        assert all(abs(np.mean(y) - level) < 3 for y in lines)
-    assert axes[0].get_ylim() == axes[1].get_ylim()  # one scale for the feature
+    assert [ax.get_title() for ax in axes] == [  # a row per class: real beside synthetic
+        f"{kind}, {side}" for kind in ("high", "low", "mid") for side in ("real", "synthetic")
+    ]
+    for k, level in enumerate((20.0, 0.0, 10.0)):
+        pair = axes[2 * k : 2 * k + 2]
+        for ax in pair:
+            lines = [line.get_ydata() for line in ax.get_lines()]
+            assert len(lines) == 3  # 3 series of that class, per side
+            assert all(abs(np.mean(y) - level) < 3 for y in lines)
+        assert pair[0].get_ylim() == pair[1].get_ylim()  # real and synthetic: one scale
+    assert axes[2].get_ylim()[1] < 10 < axes[0].get_ylim()[0]  # each class its own scale
 
 
 def test_the_throughput_curve_has_its_own_colour_in_the_legend(monkeypatch):
@@ -290,6 +296,42 @@ def test_the_throughput_curve_has_its_own_colour_in_the_legend(monkeypatch):
     assert len(set(map(matplotlib.colors.to_hex, entries.values()))) == len(entries)
     drawn = fig.axes[1].get_lines()[0].get_color()
     assert matplotlib.colors.to_hex(drawn) == matplotlib.colors.to_hex(entries["throughput"])
+
+
+@pytest.mark.parametrize("width", [1, 2])  # the training figure, and a single panel
+def test_every_legend_entry_lies_inside_its_figure(monkeypatch, width):
+    """Issue 31: a one-row legend wider than its figure was cut at both ends
+    ("...scriminator"). Seven entries: the four losses, a loss spike, a guard event, the
+    throughput; measured where matplotlib draws them."""
+    from dgan.report.figures import figure, figure_legend
+
+    history = [
+        {"epoch": e, "generator_loss": 1.0, "discriminator_loss": -0.5,
+         "attribute_discriminator_loss": -0.2, "gradient_penalty": 0.05,
+         "examples_per_s": 900.0}
+        for e in range(40)
+    ]  # fmt: skip
+    history[30]["generator_loss"] = 9.0
+    history[20]["guard_events"] = [
+        {"epoch": 20, "step": 5, "reason": "x", "precision": "fp16", "action": "y"}
+    ]
+    figures = _figures(monkeypatch)
+    render_report(_tiny(), _tiny(), {}, history)
+    fig = figures["training curves"]
+    if width == 1:  # the same entries over one narrow panel: more rows
+        fig, (ax,) = figure(1, legend=True)
+        for label in [t.get_text() for t in figures["training curves"].legends[0].texts]:
+            ax.plot([0, 1], [0, 1], label=label)
+        figure_legend(fig, ax)
+    fig.canvas.draw()
+    legend = fig.legends[0]
+    assert len(legend.texts) == 7
+    canvas = fig.bbox
+    for text_box in [t.get_window_extent() for t in legend.texts]:
+        assert canvas.x0 <= text_box.x0 and text_box.x1 <= canvas.x1, text_box
+        assert text_box.y1 <= canvas.y1
+    panels_top = max(ax.get_window_extent().y1 for ax in fig.axes if ax.get_visible())
+    assert legend.get_window_extent().y0 > panels_top  # above the panels, not over them
 
 
 def test_a_metric_without_a_score_in_some_seeds_says_how_many(monkeypatch):

@@ -96,3 +96,58 @@ def test_the_rendered_report_shows_shared_scales_and_samples_per_class(tmp_path)
     for row in np.array_split(by_class, 3, axis=0):
         blue, orange = _lines(row)
         assert blue.any() and orange.any()
+
+
+def _appliances(n: int, seed: int, gain: float = 1.0) -> SeriesData:
+    """Series of three classes 1,000 times apart in scale ('small' about 1, 'medium' 30,
+    'large' 1,000), switched on and off, of 40 to 60 steps."""
+    rng = np.random.default_rng(seed)
+    scale = {"small": 1.0, "medium": 30.0, "large": 1000.0}
+    kinds = np.array(list(scale), dtype=object)[np.arange(n) % 3]
+    features = []
+    for kind in kinds:
+        length = int(rng.integers(40, 61))
+        on = np.sin(np.arange(length) / rng.uniform(3, 6)) > 0
+        features.append((gain * scale[kind] * on * rng.uniform(0.8, 1.2, length))[:, None])
+    return SeriesData.from_arrays(
+        features, kinds[:, None], feature_names=["power"], attribute_names=["kind"]
+    )
+
+
+def test_classes_1000_times_apart_each_get_a_readable_scale(tmp_path):
+    """Issue 31: with one y-scale for all classes, the small classes were flat lines, and
+    the pooled histogram was one bar at zero. Checked where the user looks: the page."""
+    real, synthetic = _appliances(60, seed=0), _appliances(60, seed=1, gain=1.2)
+    metrics = {"tstr": {"score": 0.9, "better": "higher", "target": "kind"}}
+    page = write_report(tmp_path / "report.html", real, synthetic, metrics)
+    layout = page_layout(CHROMIUM, page)
+    boxes = {box["alt"]: box for box in layout["boxes"]}
+    assert all(box["decoded"] for box in boxes.values())
+    shot = screenshot(CHROMIUM, page, tmp_path / "shot.png", width=1200,
+                      height=int(min(layout["height"], 12000)))  # fmt: skip
+    pixels = matplotlib.image.imread(io.BytesIO(shot.read_bytes()), format="png")[..., :3]
+
+    def crop(alt: str) -> np.ndarray:
+        box = boxes[alt]
+        x, y, w, h = (round(box[k]) for k in ("x", "y", "w", "h"))
+        return pixels[y : y + h, x : x + w]
+
+    by_class = crop("sample series by kind")
+    assert by_class.shape[1] >= 900  # a readable size: most of the page's width
+    rows = np.array_split(by_class, 3, axis=0)  # large, medium, small (natural order)
+    for row in rows:
+        blue, orange = _lines(row)
+        half = row.shape[1] // 2  # real on the left, synthetic on the right
+        for mask in (blue[:, :half], orange[:, half:]):
+            drawn = np.flatnonzero(mask.any(axis=1))
+            # on and off: the lines span much of the panel's height, in every class
+            assert drawn.size and drawn[-1] - drawn[0] > 0.4 * row.shape[0], drawn
+    histogram = crop("Feature distributions")
+    power = histogram[round(0.2 * len(histogram)) :, : histogram.shape[1] // 2]  # no legend
+    red, blue = power[..., 0], power[..., 2]
+    tinted = ((blue > red + 0.1) | (red > blue + 0.1)).any(axis=0)  # a bar in this column
+    starts = np.flatnonzero(tinted[1:] & ~tinted[:-1])
+    # Off (0), small, medium and large values each a bar of their own, not all in one bin
+    # at zero beside the large class's.
+    assert len(starts) >= 4, np.flatnonzero(tinted)
+    assert "on an asinh scale" in page.read_text()

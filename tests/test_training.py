@@ -78,6 +78,22 @@ def test_history_and_progress_callback(rng):
     assert [h["epoch"] for h in model.history] == list(range(6))
 
 
+def test_progress_callback_gets_the_losses_where_training_reads_them(rng):
+    """`ProgressInfo.losses`: the epoch's mean losses so far at each sync point (every
+    log_every steps and each epoch's end), None between, so a callback can report them
+    without making training wait for the device."""
+    features, attributes = _data(rng, n=40)  # batch 8 -> 5 batches per epoch
+    seen: list[ProgressInfo] = []
+    model = _model(epochs=2, log_every=2)
+    model.train_numpy(features, attributes=attributes, attribute_types=TYPES,
+                      progress_callback=seen.append, progress_bar=False)  # fmt: skip
+    read = [p.step for p in seen if p.losses is not None]
+    assert read == [1, 3, 4, 5, 7, 9]  # steps 2, 4 (log_every), 5 (epoch end), 6, 8, 10
+    last = seen[-1].losses
+    assert last["generator_loss"] == pytest.approx(model.history[-1]["generator_loss"])
+    assert last["temporal_discriminator_loss"] is None  # no temporal critic
+
+
 @pytest.mark.parametrize("n,batch_size", [(9, 8), (5, 64), (3, 2)])
 def test_awkward_batch_sizes(rng, n, batch_size):
     """Last batch of one, and a batch larger than the dataset, must not break BatchNorm."""

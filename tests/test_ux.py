@@ -3,6 +3,7 @@ plan, metric baselines and verdicts, the progress bar."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import numpy as np
@@ -82,6 +83,32 @@ def test_generated_numbers_have_the_training_columns_decimals(model_file, tmp_pa
         3,
         None,  # integers are rounded as integers
     ]
+
+
+def test_generated_numbers_keep_the_significant_digits_of_a_scientific_column(tmp_path):
+    """A column written in scientific notation (values spanning orders of magnitude) holds
+    significant digits, not decimals: generated values get as many, never 16 of them."""
+    df = long_frame()
+    rng = np.random.default_rng(1)
+    power = 10 ** rng.uniform(-6, 2, len(df))  # 1e-06 .. 1e+02: no number of decimals fits
+    (tmp_path / "sci.csv").write_text(
+        df.assign(power=power).to_csv(index=False, float_format="%.4e")  # 5 significant
+    )
+    training = pd.read_csv(tmp_path / "sci.csv")
+    model = DGAN(DGANConfig(max_sequence_len=6, sample_len=2, **TINY))
+    model.train_dataframe(training, df_style="long", progress_bar=False, **LONG)
+    spec = model.data_frame_layout.spec("power")
+    assert (spec.decimals, spec.significant) == (None, 5)
+    path = tmp_path / "out.csv"
+    model.save(tmp_path / "sci.dgan")
+    assert cli(["generate", str(tmp_path / "sci.dgan"), "-n", "40", "-o", str(path)]) == 0
+    written = pd.read_csv(path, dtype=str)["power"]
+    mantissas = written.str.lower().str.partition("e")[0].str.replace(r"[-.]", "", regex=True)
+    significant = mantissas.str.lstrip("0").str.rstrip("0").str.len()
+    assert significant.max() <= 5, written.head().tolist()
+    assert significant.max() >= 4  # rounded to the column's digits, not to fewer
+    average = written.str.len().mean()
+    assert average <= training["power"].map(repr).str.len().mean() + 1  # no longer than real
 
 
 def test_layouts_saved_before_decimals_were_recorded_still_load_without_rounding(model_file):
@@ -187,8 +214,9 @@ def test_cli_dry_run_prints_the_plan_and_chooses_the_batch_size(tmp_path, capsys
     out = capsys.readouterr().out
     assert "training plan:" in out and "--batch-size 16: 13 steps per epoch" in out
     assert "settings: picked for 200 series" in out
-    assert "small data: with 200 series expect" in out  # what to expect, what to try
-    assert "(--training-steps, --training-minutes)" in out and "dgan evaluate" in out
+    small = next(line for line in out.splitlines() if line.startswith("  small data: 200 "))
+    assert "(--training-steps, --training-minutes)" in small and "dgan evaluate" in small
+    assert len(small) <= 250  # what to expect and to try, in one line (it was 440)
     assert "kind   attribute   discrete, 2 categories" in out
     assert list(tmp_path.iterdir()) == [data]  # nothing written
     model_path = tmp_path / "m.dgan"
@@ -230,6 +258,43 @@ def test_plan_warns_about_whole_number_codes_read_as_continuous():
     plan = DGAN(small_config()).plan(df, df_style="long", warm_up_steps=0, **LONG)
     assert any(w.startswith("attribute 'kind' is continuous but") for w in plan.warnings)
     assert not any("'count'" in w for w in plan.warnings)  # 50 distinct counts: a quantity
+
+
+def test_cli_reads_attributes_of_a_few_whole_numbers_as_classes(tmp_path, capsys):
+    """The command line reads class labels stored as numbers as discrete, says so in the
+    plan with the way out (--continuous); the Python API keeps gretel's rule (see above)."""
+    df = long_frame(n_series=60)
+    df["kind"] = np.repeat(np.arange(60) % 4, 6)  # 4 classes, 15 series each
+    df["size"] = np.repeat(np.arange(60) % 15, 6)  # 15 values, 4 series each: a quantity
+    data = tmp_path / "data.csv"
+    df.to_csv(data, index=False)
+    flags = ["--example-id", "id", "--time", "step", "--attributes", "kind,size"]
+    config = tmp_path / "tiny.toml"
+    config.write_text("\n".join(f"{k} = {str(v).lower()}" for k, v in TINY.items()) + "\n")
+    assert cli(["train", str(data), "-o", str(tmp_path / "m.dgan"), "--config", str(config),
+                *flags]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    assert re.search(
+        r"\n  kind +attribute +discrete, 4 categories; whole numbers read as classes "
+        r"\(--continuous kind reads them as numbers\)\n",
+        out,
+    ), out
+    assert re.search(r"\n  size +attribute +continuous, range 0 \.\. 14\n", out), out
+    layout = DGAN.load(tmp_path / "m.dgan").data_frame_layout
+    assert [t.name for t in layout.attribute_types] == ["DISCRETE", "CONTINUOUS"]
+    assert cli(["train", str(data), "--dry-run", "--continuous", "kind", *flags]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"\n  kind +attribute +continuous, range 0 \.\. 3\n", out), out
+    assert "'kind' is continuous but" not in out  # asked for: no advice to undo it
+    real = tmp_path / "real.csv"
+    df.to_csv(real, index=False)
+    metrics = tmp_path / "metrics.json"
+    assert cli(["evaluate", str(real), str(data), "--seeds", "1", "--json", str(metrics),
+                *flags]) == 0  # fmt: skip
+    out = capsys.readouterr().out  # evaluate reads the tables as train did
+    assert "attribute 'kind': whole numbers read as classes" in out
+    tstr = json.loads(metrics.read_text())["tstr"]
+    assert (tstr["task"], tstr["target"]) == ("classification", "kind")  # kind's classes
 
 
 # ----------------------------------------------------------------------------- metrics
@@ -316,11 +381,12 @@ def test_cli_evaluate_prints_and_writes_the_verdict(model_file, tmp_path, capsys
 
 def _captured_figures(monkeypatch):
     """Record every figure the report sections embed."""
+    import dgan.report.samples as samples
     import dgan.report.sections as sections
     import dgan.report.training as training
 
     figures = []
-    for module in (sections, training):
+    for module in (samples, sections, training):
 
         def record(fig, alt, _original=module.img):
             figures.append((alt, fig))
@@ -398,7 +464,7 @@ def test_training_start_is_not_a_spike_and_single_panels_are_not_blown_up():
     assert find_spikes(start) == []
     one, three = figure(1)[0], figure(3)[0]
     width = [int(img(f, "x").split('width="')[1].split('"')[0]) for f in (one, three)]
-    assert width[0] < 500 < 1000 < width[1]  # a row of three fills a page, one panel does not
+    assert width[0] < 600 < 1000 < width[1]  # a row of panels fills a page, one panel does not
 
 
 # ----------------------------------------------------------------------------- README
@@ -461,6 +527,110 @@ def test_progress_bar_keeps_its_bar_at_120_columns():
     assert len(line) <= 120
     bar = re.search(r"\|([^|]*)\|", line).group(1)
     assert len(bar) >= 20, line  # the bar keeps a readable width, even at 1:00:00 elapsed
+
+
+def test_training_lines_come_every_minute_and_at_tenths_never_per_step():
+    """Away from a terminal: a line after 30 s, then one a minute, plus the epoch ends that
+    complete a tenth of the budget; only where the losses were read; the time budget caps
+    the estimate."""
+    import io
+
+    from dgan.cli.progress import TrainingLines
+    from dgan.train.loop import ProgressInfo
+
+    now = [0.0]
+    log = io.StringIO()
+    lines = TrainingLines(log, every=60, seconds_left=1000.0, clock=lambda: now[0])
+    losses = {"discriminator_loss": 1.0, "generator_loss": 2.0}
+    for step in range(2000):  # 20 epochs of 100 steps, 0.5 s each: 1,000 s
+        now[0] = 0.5 * (step + 1)
+        read = losses if step % 50 == 49 else None  # losses read every 50 steps (log_every)
+        lines(ProgressInfo(step // 100, 20, step % 100, 100, step, 2000, read))
+    written = log.getvalue().splitlines()
+    at = [int(re.search(r"step ([\d,]+) of", line).group(1).replace(",", "")) for line in written]
+    assert at[0] == 100  # the first sync point after 30 s (and the first tenth)
+    gaps = np.diff(at) * 0.5  # seconds between lines
+    assert gaps.min() >= 10 and gaps.max() <= 60 + 25  # a minute apart, or a tenth's end
+    assert {200 * k for k in range(1, 11)} <= set(at)  # every tenth of the budget
+    assert len(written) < 35  # 1,000 s: not one per step, nor per sync point (40)
+    assert written[-1].endswith(
+        "step 2,000 of 2,000 (100%), epoch 20 of 20; losses: "
+        "discriminator 1, generator 2; 16:40 elapsed, about 0:00 left"
+    )
+    now[0] = 0.0
+    capped = TrainingLines(io.StringIO(), every=0, seconds_left=5.0, clock=lambda: now[0])
+    capped(ProgressInfo(0, 9, 0, 100, 0, 900))
+    now[0] = 1.0
+    capped(ProgressInfo(0, 9, 9, 100, 9, 900, losses))  # 891 steps left at 0.11 s: 99 s
+    assert capped.stream.getvalue().endswith("at most 0:04 left (the time budget)\n")
+
+
+def test_evaluation_progress_says_what_runs_with_an_estimate():
+    import io
+    import time
+
+    from dgan.cli.progress import EvaluationProgress
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    now = [0.0]
+    plain = EvaluationProgress(io.StringIO(), every=0, clock=lambda: now[0])
+    plain("discriminative, seed 1 of 2", 0.0)
+    now[0] = 30.0
+    plain("tstr, seed 1 of 2", 0.25)
+    plain.close()
+    assert plain.stream.getvalue().splitlines() == [
+        "evaluate: discriminative, seed 1 of 2 (0% done, 0:00 elapsed)",
+        "evaluate: tstr, seed 1 of 2 (25% done, 0:30 elapsed, about 1:30 left)",
+    ]
+    timed = EvaluationProgress(io.StringIO(), every=0.3)  # a line for steps over 10 ms
+    timed("marginals, seed 1 of 1", 0.5)  # quick: replaced before its line is due
+    timed("discriminative, seed 2 of 2", 0.5)
+    time.sleep(0.5)  # runs on: its line, then another every 0.3 s
+    timed.close()
+    printed = timed.stream.getvalue().splitlines()
+    assert printed and all(line.startswith("evaluate: discriminative, seed 2") for line in printed)
+    bar = EvaluationProgress(Terminal(), every=0)
+    bar("tstr, seed 1 of 1", 0.5)
+    bar.close()
+    assert "\r" in bar.stream.getvalue() and "evaluate: tstr, seed 1 of 1" in bar.stream.getvalue()
+
+
+def test_evaluate_reports_each_metric_and_seed_with_the_work_done():
+    from dgan.metrics import evaluate
+
+    rng = np.random.default_rng(0)
+    real, synthetic = _walks(rng, 20), _walks(rng, 20)
+    calls = []
+    evaluate(real, synthetic, n_seeds=2, progress=lambda what, done: calls.append((what, done)))
+    names = [what for what, _ in calls]
+    assert names[:3] == ["detection, 2 seeds", "real vs real: detection, seed 1 of 2",
+                         "real vs real: detection, seed 2 of 2"]  # fmt: skip
+    assert "discriminative, seed 2 of 2" in names and "tstr, seed 2 of 2" in names
+    assert "feature_correlation, seed 2 of 2" in names
+    assert "real vs real: discriminative, seed 2 of 2" in names
+    assert names[-1] == "memorisation"
+    fractions = [done for _, done in calls]
+    assert fractions[0] == 0 and fractions[-1] == 1 and fractions == sorted(fractions)
+    # The classifiers' work in series read: detection 80 + 40, discriminative 80 + 40,
+    # tstr 80 (read against the real data's own accuracy, no halves): 320 in all.
+    assert dict(calls)["discriminative, seed 2 of 2"] == pytest.approx(160 / 320)
+
+
+def test_cli_evaluate_prints_progress_lines_away_from_a_terminal(model_file, tmp_path, capsys):
+    real = tmp_path / "real.csv"
+    long_frame().to_csv(real, index=False)
+    args = ["evaluate", str(real), str(real), "--model", str(model_file), "--seeds", "2"]
+    assert cli([*args, "--progress-every", "0"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "evaluate: detection, 2 seeds (0% done, 0:00 elapsed)"
+    assert any(
+        re.fullmatch(r"evaluate: real vs real: discriminative, seed 2 of 2 "
+                     r"\(\d+% done, 0:\d\d elapsed, about 0:\d\d left\)", line)
+        for line in err
+    ), err  # fmt: skip
 
 
 def test_plan_says_what_the_time_column_of_generated_series_will_mean():

@@ -41,8 +41,7 @@ from dgan.precision import (
     runs_in_hardware,
 )
 from dgan.prepare import Checked, Source, prepare, repair_missing
-from dgan.privacy.accounting import check_sample_rate, noise_multiplier_for
-from dgan.privacy.public import public_parts
+from dgan.privacy.public import privacy_plan
 from dgan.tabular.arrays import TrainingArrays
 from dgan.tabular.layout import FrameLayout
 from dgan.tabular.suspicious import (
@@ -116,6 +115,8 @@ class TrainingPlan:
     minutes: float | None = None  # the time budget (training_minutes)
     missing_values: str = ""  # what the repair of missing values does ("" when none are)
     epochs_done: int = 0  # resuming: epochs the checkpoint has trained (set by the caller)
+    # resuming: seconds the interrupted run trained, which its time budget counts (caller)
+    seconds_done: float = 0.0
     processes: int = 1  # under torchrun: the processes that train together
     privacy: str = ""  # differential privacy: target, noise, sampling ("" without)
     seconds_per_step: float | None = None
@@ -124,11 +125,20 @@ class TrainingPlan:
     @property
     def estimated_seconds(self) -> float | None:
         """Seconds for the budget's steps left (all, unless resuming) at the warm-up's
-        speed, at most the time budget (None without a warm-up)."""
+        speed, at most what is left of the time budget (None without a warm-up)."""
         if self.seconds_per_step is None:
             return None
         seconds = self.seconds_per_step * self.steps_left
-        return seconds if self.minutes is None else min(seconds, 60 * self.minutes)
+        left = self.seconds_left
+        return seconds if left is None else min(seconds, left)
+
+    @property
+    def seconds_left(self) -> float | None:
+        """What is left of the time budget (None without one): ``training_minutes`` counts
+        the training time of the whole run, a resumed run's earlier epochs included."""
+        if self.minutes is None:
+            return None
+        return max(0.0, 60 * self.minutes - self.seconds_done)
 
     @property
     def epochs_left(self) -> int:
@@ -154,6 +164,7 @@ class TrainingPlan:
         shortest, longest = self.lengths
         lengths = f"length {longest}" if shortest == longest else f"lengths {shortest}..{longest}"
         lines = ["training plan:", f"  {self.n_examples} examples, {lengths}"]
+        resumed = self.epochs_done > 0
         if self.missing_values:
             lines.append(f"  {self.missing_values}")
         for c in self.columns:
@@ -166,16 +177,9 @@ class TrainingPlan:
             f"epoch; training {_count(self.steps, 'step')} ({_epochs(self)}): "
             f"{self.budget_reason}",
             *([f"  settings: {self.settings_reason}"] if self.settings_reason else []),
-            *([f"  small data: {self.small_data}"] if self.small_data else []),
-            *(
-                [
-                    f"  resuming after epoch {self.epochs_done}: "
-                    f"{_count(self.epochs_left, 'epoch')} left "
-                    f"({_count(self.steps_left, 'step')})"
-                ]
-                if self.epochs_done
-                else []
-            ),
+            # said when a run starts; a resumed run has said it
+            *([f"  small data: {self.small_data}"] if self.small_data and not resumed else []),
+            *([self._resuming()] if resumed else []),
             *([f"  differential privacy: {self.privacy}"] if self.privacy else []),
             f"  precision {self.precision}: {self.precision_reason}",
             f"  device {self.device}, {_count(self.threads, 'CPU thread')}"
@@ -186,12 +190,28 @@ class TrainingPlan:
         if self.seconds_per_step is not None:
             left = " for the epochs left" if self.epochs_done else ""
             together = f" of the {self.processes} processes" if self.processes > 1 else ""
+            capped = self.minutes is not None and self.estimated_seconds == self.seconds_left
             lines.append(
                 f"  estimated time{left} {_duration(self.estimated_seconds)} "
-                f"({self.seconds_per_step * 1000:.3g} ms per step in a warm-up{together})"
+                f"({self.seconds_per_step * 1000:.3g} ms per step in a warm-up{together}"
+                + ("; the time budget stops it)" if capped else ")")
             )
         lines += [f"warning: {w}" for w in self.warnings]
         return "\n".join(lines)
+
+    def _resuming(self) -> str:
+        """A resumed run's line: epochs and steps left, and which clock the time budget reads."""
+        line = (
+            f"  resuming after epoch {self.epochs_done}: {_count(self.epochs_left, 'epoch')} "
+            f"left ({_count(self.steps_left, 'step')})"
+        )
+        if self.minutes is None:
+            return line
+        return (
+            f"{line}; the time budget of {self.minutes:g} min counts the whole run's training: "
+            f"{_duration(self.seconds_done)} before this resume, {_duration(self.seconds_left)} "
+            "left"
+        )
 
 
 def _count(n: int, noun: str) -> str:
@@ -254,27 +274,12 @@ def make_plan(
         minutes=config.training_minutes,
         processes=world_size(),
     )
-    if config.dp_target_epsilon is not None:
-        plan.privacy = _privacy(config, checked, budget)
+    plan.privacy = privacy_plan(config, checked, budget.steps)  # "" without privacy
     plan.missing_values = repair_missing(arrays, config)[1]  # as training will repair them
     plan.warnings = _warnings(plan, arrays, layout, checked.frame)
     if warm_up_steps > 0:
         plan.seconds_per_step = _warm_up(config, checked, device, warm_up_steps)
     return plan
-
-
-def _privacy(config: DGANConfig, checked: Checked, budget: Budget) -> str:
-    """The private run's target, noise (Opacus's plan for the budget) and sampling, after
-    the errors training raises for what it would read from the data (`public_parts`)."""
-    public_parts(config, checked.arrays, checked.layout, checked.fixed_length)
-    rate = check_sample_rate(config.batch_size, len(checked.arrays.features))
-    sigma = noise_multiplier_for(config.dp_target_epsilon, config.dp_delta, rate, budget.steps)
-    return (
-        f"epsilon {config.dp_target_epsilon:g} at delta {config.dp_delta:.3g}, noise "
-        f"multiplier {sigma:.3g} for {budget.steps:,} steps of Poisson batches (each series "
-        f"in each with probability {rate:.3g}), every example's critic gradient clipped to "
-        f"{config.dp_max_grad_norm:g}; training stops at the epsilon"
-    )
 
 
 def _budget_reason(asked: DGANConfig, config: DGANConfig, n: int) -> str:
@@ -306,16 +311,14 @@ def _settings_reason(asked: DGANConfig, config: DGANConfig, n: int) -> str:
 
 
 def _small_data(n: int) -> str:
-    """What a user with few series can expect, and what to try ("" from `SMALL_DATA` on)."""
+    """What a user with few series can expect, and what to try ("" from `SMALL_DATA` on);
+    one line, which a resumed run's plan leaves out (the run that started said it)."""
     if n >= SMALL_DATA:
         return ""
     return (
-        f"with {n:,} series expect a result that a classifier tells from real more often "
-        "than with thousands (the README's 'Settings that follow the data's size' links the "
-        "measured scores). More series of the same kind help most; a longer budget "
-        "(training_steps, training_minutes) can help. Check the result with dgan evaluate "
-        "(dgan.metrics.evaluate), which also measures whether synthetic series copy "
-        "training ones, a risk of long training on few series."
+        f"{n:,} series, so the result is easier to tell from real than with thousands; "
+        "more series help most, a longer budget (training_steps, training_minutes) can; "
+        "check with dgan evaluate (README: 'Settings that follow the data's size')"
     )
 
 
@@ -476,9 +479,6 @@ def _warm_up(config: DGANConfig, data: Checked, device: torch.device, steps: int
     trainer = Trainer.create(prepared.config, prepared.encoder, device)
     collective = trainer.join_processes(prepared.encoded)  # None in one process
     data = Batch.from_encoded(prepared.encoded, device)
-    if trainer.privacy is not None:  # a throwaway's noise: any multiplier times alike
-        trainer.privacy.accountant.noise_multiplier = 1.0
-        trainer.privacy.begin(len(data), steps + 1)
     accumulators = Accumulators(device)
     size = min(prepared.config.batch_size, len(data))
     with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):

@@ -16,18 +16,20 @@ from pathlib import Path
 from typing import Any
 
 from dgan.cli.chunked import write_generated
+from dgan.cli.classes import class_note, read_classes
 from dgan.cli.config_files import check_settings, read_config_file
 from dgan.cli.demo import run_demo
 from dgan.cli.messages import check_not_long, flag_words, hint_long_data, in_flag_words
 from dgan.cli.outputs import check_checkpoint_paths, check_outputs
-from dgan.cli.resume import epochs_done, interrupted_advice, resume_note
+from dgan.cli.progress import evaluation_progress, training_progress
+from dgan.cli.resume import epochs_done, interrupted_advice, resume_note, seconds_done
 from dgan.cli.summary import metrics_table, training_summary
 from dgan.cli.tables import read_table, require_module
 from dgan.config import DfStyle, DGANConfig
 from dgan.errors import ParameterError
 from dgan.metrics import evaluate, frames_to_series
 from dgan.model import DGAN
-from dgan.planning import suggested_batch_size
+from dgan.planning import TrainingPlan, suggested_batch_size
 from dgan.records import privacy_guarantee, privacy_text
 from dgan.storage.checkpoint import ResumePoint, find_resume_point
 from dgan.storage.folder import resume_folder
@@ -75,6 +77,7 @@ def _plan_and_train(
         _refuse_settings_from_the_data(settings)
         notes = infer_lengths(df, columns, settings)  # also checks the column flags
         check_not_long(df, _style_given(args), args.example_id)
+        columns, classes = read_classes(df, columns, args.continuous, settings["max_sequence_len"])
         if "batch_size" not in settings:  # neither --batch-size nor in --config
             config = DGANConfig.from_json_dict(settings)
             plan = DGAN(config).plan(df, warm_up_steps=0, **columns.as_arguments())
@@ -92,14 +95,27 @@ def _plan_and_train(
         model = DGAN(config)
         plan = model.plan(df, **columns.as_arguments())
         plan.epochs_done = epochs_done(point, plan.epochs)  # of the budget's epochs
+        plan.seconds_done = seconds_done(point)  # which the time budget counts
+        _note_classes(plan, classes, args.continuous)
         if point is not None:
             print(resume_note(point, plan.epochs))
         print(in_flag_words(str(plan)))
         if args.dry_run:
             return None, 0.0
+        progress = training_progress(args.progress_every, plan.seconds_left)
         start = time.perf_counter()
-        model.train_dataframe(df, **columns.as_arguments(), resume_from=point)
+        model.train_dataframe(df, **columns.as_arguments(), resume_from=point, **progress)
     return model, time.perf_counter() - start
+
+
+def _note_classes(plan: TrainingPlan, classes: list[str], continuous: list[str] | None) -> None:
+    """The plan's columns say which attributes were read as classes by default; the advice
+    to make whole numbers discrete goes for the attributes --continuous keeps numbers."""
+    for column in plan.columns:
+        if column.name in classes:
+            column.detail += f"; {class_note(column.name)}"
+    kept = [f"attribute {name!r} is continuous but" for name in continuous or []]
+    plan.warnings = [w for w in plan.warnings if not w.startswith(tuple(kept))]
 
 
 def run_generate(args: argparse.Namespace) -> None:
@@ -137,6 +153,7 @@ _LAYOUT_FLAGS = {
     "example_id": "--example-id",
     "time": "--time",
     "discrete": "--discrete",
+    "continuous": "--continuous",
     "style": "--style",
     "max_sequence_len": "--max-sequence-len",
 }
@@ -173,16 +190,22 @@ def run_evaluate(args: argparse.Namespace) -> None:
         style_given = _style_given(args)
     real_df, synthetic_df = read_table(args.real), read_table(args.synthetic)
     with flag_words(), hint_long_data(style_given):
+        if not args.model:  # read as `dgan train` read them
+            columns, classes = read_classes(real_df, columns, args.continuous, max_len)
+            for name in classes:
+                print(f"attribute {name!r}: {class_note(name)}")
         real, synthetic = frames_to_series(real_df, synthetic_df, columns, max_len)
         check_not_long(real_df, style_given, columns.example_id_column)
-        metrics = evaluate(
-            real,
-            synthetic,
-            target_attribute=args.target,
-            seed=args.seed,
-            max_examples=args.max_examples,
-            n_seeds=args.seeds,
-        )
+        with evaluation_progress(args.progress_every) as progress:
+            metrics = evaluate(
+                real,
+                synthetic,
+                target_attribute=args.target,
+                seed=args.seed,
+                max_examples=args.max_examples,
+                n_seeds=args.seeds,
+                progress=progress,
+            )
     print(in_flag_words(metrics_table(metrics)))
     guarantee = None if history is None else privacy_guarantee(history)
     if guarantee is not None:

@@ -15,6 +15,7 @@ from pathlib import Path
 import torch
 
 from dgan.cli.outputs import check_outputs
+from dgan.cli.progress import evaluation_progress, training_progress
 from dgan.cli.summary import metrics_table, training_summary
 from dgan.cli.tables import write_table
 from dgan.config import DfStyle, DGANConfig
@@ -70,7 +71,7 @@ def run_demo(out: str | Path, epochs: int | None = None, force: bool = False) ->
     torch.set_num_threads(1)
     model = DGAN(config)
     start = time.perf_counter()
-    model.train_dataframe(real_df, df_style=DfStyle.LONG, **DEMO_COLUMNS)
+    model.train_dataframe(real_df, df_style=DfStyle.LONG, **DEMO_COLUMNS, **training_progress())
     print(training_summary(model.history, time.perf_counter() - start))
     written = {"model": model.save(paths["model"])}
     synthetic_df = model.generate_dataframe(DEMO_SYNTHETIC_SERIES)
@@ -78,7 +79,8 @@ def run_demo(out: str | Path, epochs: int | None = None, force: bool = False) ->
 
     columns = columns_of_layout(model.data_frame_layout)
     real, synthetic = frames_to_series(real_df, synthetic_df, columns, config.max_sequence_len)
-    metrics = evaluate(real, synthetic)
+    with evaluation_progress() as progress:
+        metrics = evaluate(real, synthetic, progress=progress)
     print(metrics_table(metrics))
     try:
         from dgan.report import write_report

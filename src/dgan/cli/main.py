@@ -28,10 +28,12 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from dgan.cli.classes import MAX_CLASSES, MIN_SERIES_PER_CLASS
 from dgan.cli.commands import run_demo_command, run_evaluate, run_generate, run_train
 from dgan.cli.demo import DEMO_CONFIG
 from dgan.cli.flags import Parser
 from dgan.cli.messages import FlagWordsFormatter
+from dgan.cli.progress import EVERY
 from dgan.cli.ranks import prints_shared_errors, report, shared_output_on_rank_0
 from dgan.cli.threads import choose_threads
 from dgan.config import MAX_SEED, DfStyle
@@ -56,6 +58,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with shared_output_on_rank_0():  # under torchrun, rank 0 alone shows argument errors
         args = build_parser().parse_args(argv)
     debug = getattr(args, "debug", False)
+    _line_buffered(sys.stdout)
     handler = logging.StreamHandler()
     handler.setFormatter(FlagWordsFormatter("dgan: %(message)s"))  # warnings name flags too
     level = logging.WARNING if prints_shared_errors() else logging.ERROR
@@ -93,6 +96,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 1
     return 0
+
+
+def _line_buffered(stream) -> None:
+    """Each line out as it is printed, also into a file or a pipe (where Python buffers
+    kilobytes): a log shows the plan when training starts, not when the command ends."""
+    with contextlib.suppress(AttributeError, ValueError, OSError):
+        stream.reconfigure(line_buffering=True)
 
 
 class _Terminated(KeyboardInterrupt):
@@ -193,6 +203,17 @@ _positive_int = _positive(int, "integer")
 _positive_float = _positive(float, "number")
 
 
+def _seconds(text: str) -> float:
+    """A number of seconds: 0 or more, finite."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number of seconds (0 or more), got {text!r}")
+    return value
+
+
 def _seed(text: str) -> int:
     """A seed torch's generators take (`dgan.config.MAX_SEED`)."""
     try:
@@ -217,6 +238,13 @@ def _column_arguments() -> argparse.ArgumentParser:
     group.add_argument("--example-id", metavar="COL", help="the column naming each series")
     group.add_argument("--time", metavar="COL", help="LONG: the column ordering each series")
     group.add_argument("--discrete", **names, help="numeric columns to treat as discrete")
+    group.add_argument(
+        "--continuous",
+        **names,
+        help="attributes to read as numbers although they hold a few whole numbers (read "
+        f"as classes otherwise: at most {MAX_CLASSES} values, {MIN_SERIES_PER_CLASS} series "
+        "per value or more)",
+    )
     group.add_argument(
         "--style",
         choices=[s.value for s in DfStyle],
@@ -345,6 +373,7 @@ def _add_train(commands, parents) -> None:
         "(same data and settings; --epochs may grow); checkpoints keep going to DIR "
         "unless --checkpoint-dir says otherwise",
     )
+    _progress_argument(p)
     _force_argument(p)
     p.set_defaults(run=run_train)
 
@@ -424,6 +453,7 @@ def _add_evaluate(commands, parents) -> None:
         metavar="N",
         help="use at most N series per side (default 1000)",
     )
+    _progress_argument(p)
     _force_argument(p)
     p.set_defaults(run=run_evaluate)
 
@@ -448,6 +478,17 @@ def _add_demo(commands, parents) -> None:
     )
     _force_argument(p)
     p.set_defaults(run=run_demo_command)
+
+
+def _progress_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--progress-every",
+        type=_seconds,
+        default=EVERY,
+        metavar="S",
+        help="where the output is not a terminal (a log file, a notebook, CI): a progress "
+        f"line every S seconds (default {EVERY:g}; on a terminal: a progress bar)",
+    )
 
 
 def _force_argument(parser: argparse.ArgumentParser) -> None:

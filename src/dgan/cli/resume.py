@@ -33,6 +33,23 @@ def epochs_done(point: ResumePoint | None, epochs: int) -> int:
     return max(done, epochs) if point.run.get("stopped") else done
 
 
+def seconds_done(point: ResumePoint | None) -> float:
+    """Seconds the interrupted run trained (the epochs of its training call), which its
+    time budget (``--training-minutes``) counts: 0 without a checkpoint.
+
+    Example:
+        >>> point = ResumePoint(Path("ck/checkpoint-000002.dgan"), {}, {
+        ...     "history": [{"wall_time_s": 9.0}, {"wall_time_s": 1.5}, {"wall_time_s": 2.0}],
+        ...     "checkpoint": {"run_epochs_done": 2, "history_offset": 1}})
+        >>> seconds_done(point), seconds_done(None)
+        (3.5, 0.0)
+    """
+    if point is None:
+        return 0.0
+    run = point.history[point.run["history_offset"] :]
+    return float(sum(h.get("wall_time_s") or 0.0 for h in run))
+
+
 def resume_note(point: ResumePoint, epochs: int) -> str:
     """The line ``dgan train --resume`` prints: the checkpoint, and the epochs done and left
     of the ``epochs`` of the training budget (``--epochs``, ``--training-steps`` or the

@@ -43,7 +43,8 @@ def training_summary(
     if not records and first_epoch:
         return (
             f"nothing left to train: the model had trained {_epochs(len(everything))} "
-            f"({_epoch_seconds(everything):.1f} s of training); a larger --epochs trains further"
+            f"({_epoch_seconds(everything):.1f} s of training); a larger --epochs or "
+            "--training-minutes (the whole run's) trains further"
         )
     if not records:
         return f"trained 0 epochs in {seconds:.1f} s"
@@ -66,6 +67,11 @@ def training_summary(
         lines.append(
             f"resumed after {_epochs(first_epoch)}: {_epochs(len(everything))} in all, "
             f"{_epoch_seconds(everything):.1f} s of training"
+        )
+    if last.time_budget_reached:  # which clock: the run's training time, not this process's
+        lines.append(
+            "stopped at the time budget (--training-minutes), which counts the training time "
+            "of the whole run" + (", the epochs before the resume included" if first_epoch else "")
         )
     lines.append(f"precision: {_precision_in_effect(everything)}")
     records = everything

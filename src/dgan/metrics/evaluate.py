@@ -125,8 +125,11 @@ def evaluate(
     metric to mean anything, a ``warning`` (the metric is then left out of the overall
     verdict). At most ``max_examples`` series per side, drawn at random with ``seed``,
     are compared (None: all of them); the copy check searches all the real series.
-    ``progress(what, fraction_done)`` is called before each step. Results are
-    reproducible for a given ``seed``.
+    ``progress(what, fraction_done)`` is called before each step ("detection, 3 seeds",
+    "discriminative, seed 2 of 3", "real vs real: discriminative, seed 1 of 3",
+    "memorisation"), with the share of the work done, counted in the series the
+    classifiers read (they take nearly all the time). Results are reproducible for a
+    given ``seed``.
 
     Example:
         >>> import json, numpy as np
@@ -153,7 +156,7 @@ def evaluate(
     synthetic = synthetic.subset(_sample_rows(synthetic.n_examples, max_examples, rng))
     seeds = [seed + k for k in range(n_seeds)]
     halves = [_halves(real, s) for s in seeds] if baseline and real.n_examples >= 4 else []
-    steps = _Steps(progress, total=len(METRIC_DESCRIPTIONS) * (1 + bool(halves)) + 1)
+    tell = _Progress(progress, real.n_examples + synthetic.n_examples, n_seeds, bool(halves))
     result: dict[str, Any] = {
         "info": {
             "n_real": real.n_examples,
@@ -162,12 +165,10 @@ def evaluate(
         },
     }
     for name in METRIC_DESCRIPTIONS:
-        steps.tell(name)
-        entry = _metric(name, real, synthetic, seeds, target)
+        entry = _metric(name, real, synthetic, seeds, target, tell)
         entry["baseline"] = None
         if halves and name in _WITH_BASELINE:
-            steps.tell(f"{name}, real vs real")
-            entry["baseline"] = _metric_on_halves(name, halves, target)
+            entry["baseline"] = _metric_on_halves(name, halves, tell)
         warning = too_small(name, real.n_examples, synthetic.n_examples)
         if warning is not None and entry["score"] is not None:
             entry["warning"] = f"{name}: {warning}; left out of the verdict"
@@ -181,42 +182,60 @@ def evaluate(
         **overall_verdict({name: result[name] for name in METRIC_DESCRIPTIONS}),
         "n_seeds": n_seeds,
     }
-    steps.tell("memorisation")
+    tell("memorisation", 0)
     result["memorisation"] = _memorisation(trained_on, synthetic, seeds, baseline, max_examples)
     return result
 
 
-class _Steps:
-    """Tells ``progress`` what evaluate does next and how much is done."""
+_HEAVY = ("detection", "discriminative", "tstr")
+"""The metrics that fit classifiers: nearly all of evaluate's time, in proportion to the
+series they read; the distances take a moment."""
 
-    def __init__(self, progress: Progress | None, total: int):
-        self.progress, self.total, self.done = progress, total, 0
 
-    def tell(self, what: str) -> None:
+class _Progress:
+    """Tells ``progress`` what evaluate does next and the share of the work done, counted
+    in the series the classifiers read."""
+
+    def __init__(self, progress: Progress | None, size: int, n_seeds: int, halves: bool):
+        per_metric = n_seeds * size
+        self.total = sum(
+            per_metric * (1 + 0.5 * (halves and name in _WITH_BASELINE))
+            for name in _HEAVY
+        )  # fmt: skip
+        self.progress, self.done, self.size = progress, 0.0, size
+
+    def __call__(self, what: str, series: float) -> None:
         if self.progress is not None:
-            self.progress(what, self.done / self.total)
-        self.done += 1
+            self.progress(what, min(self.done / self.total, 1.0) if self.total else 0.0)
+        self.done += series
 
 
-def _metric(name: str, real: SeriesData, synthetic: SeriesData, seeds, target) -> dict:
+def _metric(name: str, real: SeriesData, synthetic: SeriesData, seeds, target, tell) -> dict:
     """One metric over the seeds: the first seed's details, with the scores' mean, std and
     per-seed values (the forest metrics loop over the seeds themselves, reusing features)."""
-    if name == "detection":
-        return detection_score(real, synthetic, seed=seeds[0], n_seeds=len(seeds),
-                               max_examples=None)  # fmt: skip
-    if name == "tstr" and target is not None:
-        return forest_tstr(real, synthetic, target, seed=seeds[0], n_seeds=len(seeds),
-                           max_examples=None)  # fmt: skip
-    return _over_seeds([_once(name, real, synthetic, s) for s in seeds])
+    n, size = len(seeds), real.n_examples + synthetic.n_examples
+    if name == "detection" or (name == "tstr" and target is not None):
+        tell(f"{name}, {n} seed{'s' if n > 1 else ''}", n * size)
+        if name == "detection":
+            return detection_score(real, synthetic, seed=seeds[0], n_seeds=n, max_examples=None)
+        return forest_tstr(real, synthetic, target, seed=seeds[0], n_seeds=n, max_examples=None)
+    entries = []
+    for k, s in enumerate(seeds):
+        tell(f"{name}, seed {k + 1} of {n}", size if name in _HEAVY else 0)
+        entries.append(_once(name, real, synthetic, s))
+    return _over_seeds(entries)
 
 
-def _metric_on_halves(name: str, halves, target) -> dict[str, Any]:
+def _metric_on_halves(name: str, halves, tell) -> dict[str, Any]:
     """The metric between two halves of the real data, one split per seed."""
-    if name == "detection":
-        runs = [detection_score(a, b, seed=s, n_seeds=1, max_examples=None)
-                for s, (a, b) in enumerate(halves)]  # fmt: skip
-    else:
-        runs = [_once(name, a, b, s) for s, (a, b) in enumerate(halves)]
+    runs = []
+    for k, (a, b) in enumerate(halves):
+        tell(f"real vs real: {name}, seed {k + 1} of {len(halves)}",
+             a.n_examples + b.n_examples if name in _HEAVY else 0)  # fmt: skip
+        if name == "detection":
+            runs.append(detection_score(a, b, seed=k, n_seeds=1, max_examples=None))
+        else:
+            runs.append(_once(name, a, b, k))
     return _baseline(runs)
 
 

@@ -151,6 +151,12 @@ class PrivateTraining:
         self.batches = PoissonBatches(n_examples, rate, *self.sampling_rngs)
         self.steps_allowed = self.accountant.steps_left(rate)
 
+    def warm_up(self, n_examples: int, steps: int) -> None:
+        """`begin` for a throwaway trainer that only times steps: any noise times alike,
+        so none is planned (planning it can take seconds)."""
+        self.accountant.noise_multiplier = 1.0
+        self.begin(n_examples, steps)
+
     @property
     def generators(self) -> list[torch.Generator]:
         """The secret generators every process of a torchrun job must share."""

@@ -36,6 +36,7 @@ from dgan.config import Normalization, OutputType
 from dgan.encoding.encoder import ContinuousEncoder, DataEncoder, DiscreteEncoder
 from dgan.encoding.variables import VariableEncoder, make_encoder, variable_names
 from dgan.errors import DataError, ParameterError, raise_all
+from dgan.privacy.accounting import check_sample_rate, noise_multiplier_for
 from dgan.tabular.arrays import TrainingArrays
 from dgan.tabular.layout import FrameLayout
 
@@ -145,6 +146,29 @@ def public_parts(
     time_column = None if layout is None else layout.time_column
     encoder = public_encoder(config, arrays, not fixed_length, time_column)
     return encoder, None if layout is None else public_layout(layout, config.public_values)
+
+
+def privacy_plan(config: Any, checked: Any, steps: int) -> str:
+    """The training plan's line of a private run (target, Opacus's noise for ``steps``
+    steps, sampling), after the errors training raises for what it would read from the
+    data (`public_parts`; ``checked`` is `dgan.prepare.Checked`); "" without privacy.
+
+    Example:
+        >>> from dgan import DGANConfig
+        >>> privacy_plan(DGANConfig(max_sequence_len=4, sample_len=2), None, 100)
+        ''
+    """
+    if config.dp_target_epsilon is None:
+        return ""
+    public_parts(config, checked.arrays, checked.layout, checked.fixed_length)
+    rate = check_sample_rate(config.batch_size, len(checked.arrays.features))
+    sigma = noise_multiplier_for(config.dp_target_epsilon, config.dp_delta, rate, steps)
+    return (
+        f"epsilon {config.dp_target_epsilon:g} at delta {config.dp_delta:.3g}, noise "
+        f"multiplier {sigma:.3g} for {steps:,} steps of Poisson batches (each series in "
+        f"each with probability {rate:.3g}), every example's critic gradient clipped to "
+        f"{config.dp_max_grad_norm:g}; training stops at the epsilon"
+    )
 
 
 def _scaling_encoders(encoder: DataEncoder, normalization: Normalization) -> list:

@@ -8,8 +8,9 @@ matplotlib is an optional dependency: ``pip install "dgan[report]"``.
 
 The page reads top down: the verdict first, then the metrics beside their real-vs-real
 baselines, sample series, distributions, autocorrelation and training curves. Modules:
-`dgan.report.figures` (figures, legends, natural category order),
-`dgan.report.sections` (the data sections) and `dgan.report.training` (the training
+`dgan.report.figures` (figures, legends, scales, natural category order),
+`dgan.report.samples` (sample series, per feature and per class), `dgan.report.sections`
+(verdict, metrics, distributions, autocorrelation) and `dgan.report.training` (the training
 section: losses with spikes and guard events marked and explained).
 """
 
@@ -22,12 +23,11 @@ from typing import Any
 
 from dgan.errors import ParameterError
 from dgan.metrics import SeriesData, check_same_columns
+from dgan.report.samples import samples_by_class_section, samples_section
 from dgan.report.sections import (
     autocorrelation_section,
     distributions_section,
     metrics_section,
-    samples_by_class_section,
-    samples_section,
     verdict_section,
 )
 from dgan.report.training import training_section
@@ -68,7 +68,9 @@ def write_report(
     real"); the metrics table (score and spread, the real-vs-real baseline, verdict and a
     plain-language reading of each metric); sample real and synthetic series per feature,
     on one scale, and by category of an attribute (the one TSTR predicts, else the first
-    discrete one); feature distributions (and sequence lengths, where they vary); mean
+    discrete one), real beside synthetic on a scale of each category's own; feature
+    distributions (on an asinh scale where values span orders of magnitude, and sequence
+    lengths, where they vary); mean
     autocorrelation curves; attribute distributions; and, when
     ``history`` (one dict per epoch, as training returns it) is given, training curves:
     losses with spikes and guard events marked, throughput, and for mixed precision the

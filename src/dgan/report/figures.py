@@ -2,8 +2,10 @@
 
 Every figure is a matplotlib `Figure` on the Agg canvas, embedded as a base64 PNG at
 `DPI` dots per inch (sharp when the page shows it at full width). Legends sit above the
-panels, outside the data, built from patches in exactly the colours and transparency of
-what they label. `natural_order` sorts category labels as people expect them.
+panels, outside the data, in as many rows as fit the figure's width, built from patches
+in exactly the colours and transparency of what they label. Values spanning orders of
+magnitude go on an asinh scale (`asinh_width`). `natural_order` sorts category labels as
+people expect them.
 """
 
 from __future__ import annotations
@@ -11,10 +13,13 @@ from __future__ import annotations
 import base64
 import html
 import io
+import itertools
 import math
 import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -23,14 +28,18 @@ if TYPE_CHECKING:
 REAL_COLOR, SYNTHETIC_COLOR = "#1f77b4", "#ff7f0e"
 FILL_ALPHA = 0.45
 """Transparency of filled histograms; their legend swatches use the same."""
-PANEL_SIZE = (4.2, 2.8)  # inches per subplot
+PANEL_SIZE = (5.6, 3.4)  # inches per subplot: two a row fill a page (1,075 CSS pixels)
 DPI = 150
-_LEGEND_HEIGHT = 0.35  # inches reserved above the panels for a figure legend
+DECADES = 3
+"""Values whose magnitudes span this many powers of ten are drawn on an asinh scale."""
+_LEGEND_HEIGHT = 0.35  # inches reserved above the panels for a figure legend's first row
+_LEGEND_ROW = 0.25  # inches each further row of a legend takes
+_LEGEND_FONT = 10.0  # points ("medium")
 
 
 def figure(
     n_panels: int,
-    n_columns: int = 3,
+    n_columns: int = 2,
     legend: bool = False,
     panel: tuple[float, float] = PANEL_SIZE,
 ) -> tuple[Figure, list[Axes]]:
@@ -76,7 +85,7 @@ def side_legend(fig: Figure, filled: bool) -> None:
             Line2D([], [], color=color, lw=2, label=label)
             for color, label in ((REAL_COLOR, "real"), (SYNTHETIC_COLOR, "synthetic"))
         ]
-    fig.legend(handles=handles, loc="upper center", ncols=2, frameon=False, fontsize="medium")
+    _legend(fig, handles, [h.get_label() for h in handles])
 
 
 def figure_legend(fig: Figure, axes: Axes | Sequence[Axes]) -> None:
@@ -86,7 +95,103 @@ def figure_legend(fig: Figure, axes: Axes | Sequence[Axes]) -> None:
         more = ax.get_legend_handles_labels()
         handles, labels = handles + more[0], labels + more[1]
     if handles:
-        fig.legend(handles, labels, loc="upper center", ncols=len(handles), frameon=False)
+        _legend(fig, handles, labels)
+
+
+def _legend(fig: Figure, handles: list, labels: list[str]) -> None:
+    """A legend above the panels in as many rows as it needs to fit the figure's width
+    (one would be cut at both ends: "...scriminator"); the figure grows to hold them."""
+    ncols = legend_columns(labels, fig.get_size_inches()[0])
+    rows = math.ceil(len(labels) / ncols)
+    if rows > 1:
+        _grow_top(fig, (rows - 1) * _LEGEND_ROW)
+    fig.legend(handles, labels, loc="upper center", ncols=ncols, frameon=False,
+               fontsize=_LEGEND_FONT)  # fmt: skip
+
+
+def legend_columns(labels: Sequence[str], width: float) -> int:
+    """The most columns a legend of ``labels`` can have within ``width`` inches.
+
+    An estimate, as measuring text needs a draw: a character is 0.6 em at most, an entry
+    adds 4.8 em (its line, the padding and the space between columns); matplotlib fills
+    the columns in order, splitting the entries as evenly as it can.
+
+    Example:
+        >>> labels = ["discriminator", "attribute discriminator", "generator",
+        ...           "gradient penalty", "throughput", "loss spike", "guard event"]
+        >>> legend_columns(labels, 8.4), legend_columns(labels, 30), legend_columns(["a"], 1)
+        (4, 7, 1)
+    """
+    em = _LEGEND_FONT / 72  # inches
+    for ncols in range(len(labels), 1, -1):
+        chunks = [c for c in _split(list(labels), ncols) if c]
+        needed = sum((0.6 * max(len(label) for label in c) + 4.8) * em for c in chunks)
+        if needed <= 0.95 * width:
+            return ncols
+    return 1
+
+
+def _split(items: list, parts: int) -> list[list]:
+    """``items`` in ``parts`` runs whose lengths differ by at most one, longer ones first
+    (as `numpy.array_split` splits, and so matplotlib fills a legend's columns)."""
+    size, extra = divmod(len(items), parts)
+    bounds = np.cumsum([0] + [size + (k < extra) for k in range(parts)])
+    return [items[a:b] for a, b in itertools.pairwise(bounds)]
+
+
+def _grow_top(fig: Figure, inches: float) -> None:
+    """Make ``fig`` ``inches`` taller at the top, its panels the same size and place."""
+    width, height = fig.get_size_inches()
+    boxes = [(ax, ax.get_position()) for ax in fig.axes]
+    fig.set_size_inches(width, height + inches)
+    scale = height / (height + inches)
+    for ax, box in boxes:
+        ax.set_position([box.x0, box.y0 * scale, box.width, box.height * scale])
+
+
+def asinh_width(values: np.ndarray) -> float | None:
+    """The linear width of an asinh scale for ``values`` when their magnitudes span
+    `DECADES` powers of ten or more (the 5th percentile of the nonzero magnitudes: below
+    it the scale is linear, above it logarithmic); None when a linear scale shows them.
+
+    On a linear scale such values are a few tall lines over flat ones (an appliance that
+    draws 2 W beside one that draws 3 kW).
+
+    Example:
+        >>> rng = np.random.default_rng(0)
+        >>> asinh_width(rng.normal(size=1000)) is None
+        True
+        >>> power = np.concatenate([rng.uniform(1, 2, 500), rng.uniform(1000, 3000, 500)])
+        >>> round(asinh_width(np.r_[power, np.zeros(100)]), 1)
+        1.1
+    """
+    magnitudes = np.abs(np.asarray(values, dtype=np.float64))
+    magnitudes = magnitudes[np.isfinite(magnitudes) & (magnitudes > 0)]
+    if magnitudes.size < 2:
+        return None
+    low, high = np.quantile(magnitudes, [0.05, 0.995])
+    return float(low) if high >= 10**DECADES * low else None
+
+
+def use_asinh(ax: Axes, axis: str, width: float, values: np.ndarray) -> None:
+    """Put ``ax``'s ``axis`` ("x" or "y") on an asinh scale of linear width ``width``, its
+    ticks at 0 and the powers of ten from ``width`` to the largest of ``values`` (the
+    scale's own ticks crowd zero: "0" and "10^-1" print over each other)."""
+    from matplotlib.ticker import FixedLocator, NullLocator
+
+    finite = np.asarray(values, dtype=np.float64)
+    finite = finite[np.isfinite(finite)]
+    powers = []
+    for sign, largest in ((1, finite.max(initial=0.0)), (-1, -finite.min(initial=0.0))):
+        if largest > width:
+            exponents = range(math.ceil(math.log10(width)), math.floor(math.log10(largest)) + 1)
+            powers += [sign * 10.0**k for k in exponents]
+    ticks = sorted([0.0, *powers])
+    set_scale, target = (ax.set_xscale, ax.xaxis) if axis == "x" else (ax.set_yscale, ax.yaxis)
+    set_scale("asinh", linear_width=width)
+    target.set_major_locator(FixedLocator(ticks))
+    target.set_minor_locator(NullLocator())
+    target.set_major_formatter(lambda tick, _: f"{tick:g}")
 
 
 def img(fig: Figure, alt: str) -> str:

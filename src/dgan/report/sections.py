@@ -1,5 +1,6 @@
-"""The report's data sections: the verdict and metrics, sample series, distributions and
-autocorrelation. Each returns an HTML fragment ("" when it would say nothing)."""
+"""The report's data sections: the verdict and metrics, distributions and autocorrelation
+(sample series: `dgan.report.samples`). Each returns an HTML fragment ("" when it would
+say nothing)."""
 
 from __future__ import annotations
 
@@ -16,19 +17,19 @@ from dgan.report.figures import (
     FILL_ALPHA,
     REAL_COLOR,
     SYNTHETIC_COLOR,
+    asinh_width,
     figure,
     img,
     natural_order,
     side_legend,
     text,
+    use_asinh,
 )
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
 # Caps that keep a report fast (seconds) and small whatever the data size.
-MAX_SERIES_PLOTTED = 5
-"""Sample series drawn per side and feature."""
 MAX_VARIABLES = 12
 """Variables plotted per section; the rest are listed as left out."""
 MAX_HISTOGRAM_VALUES = 20_000
@@ -37,14 +38,6 @@ MAX_LAGS = 100
 """Autocorrelation lags plotted."""
 MAX_CATEGORIES = 15
 """Most frequent categories shown for a discrete variable (in their natural order)."""
-MAX_CLASSES = 12
-"""Categories (the most frequent) given a row of samples by class."""
-MAX_CLASS_FEATURES = 4
-"""Features plotted in the samples by class."""
-MAX_SERIES_PER_CLASS = 3
-"""Series per side and category in the samples by class."""
-CLASS_PANEL = (3.2, 1.5)
-"""Inches per panel of the samples by class (a small multiple: many rows)."""
 
 _VERDICT_CLASS = {
     "close to real": "good",
@@ -169,167 +162,6 @@ def _format(value: Any) -> str:
     return html.escape(str(value))
 
 
-# ----------------------------------------------------------------------- sample series
-
-
-def _pick(n: int, k: int) -> np.ndarray:
-    """Up to k row indices, spread at random but the same for every report of this data."""
-    return np.sort(np.random.default_rng(0).permutation(n)[:k])
-
-
-def samples_section(real: SeriesData, synthetic: SeriesData) -> str:
-    names = real.feature_names[:MAX_VARIABLES]
-    fig, axes = figure(2 * len(names), n_columns=2)
-    for row, name in enumerate(names):
-        j = real.feature_names.index(name)
-        sides = ((real, "real", REAL_COLOR), (synthetic, "synthetic", SYNTHETIC_COLOR))
-        series = [
-            [data.features[i][:, j] for i in _pick(data.n_examples, MAX_SERIES_PLOTTED)]
-            for data, _, _ in sides
-        ]
-        series, labels = _as_numbers(series, real.feature_discrete[j])
-        pair = axes[2 * row : 2 * row + 2]
-        pair[1].sharey(pair[0])  # one scale: a synthetic peak twice the real one shows
-        for ax, values, (_, side, color) in zip(pair, series, sides, strict=True):
-            _draw_series(ax, values, color, labels)
-            ax.set_title(text(f"{name} ({side})"), fontsize="medium")
-            ax.set_xlabel("time step", fontsize="small")
-    image = img(fig, "sample real and synthetic series per feature")
-    return (
-        "<h2>Sample series</h2>\n"
-        f'<p class="note">{MAX_SERIES_PLOTTED} series per side drawn at random; real (blue) on '
-        "the left, synthetic (orange) on the right, on the same scale.</p>\n"
-        f"{image}\n" + left_out(real.feature_names, MAX_VARIABLES, "features")
-    )
-
-
-def _as_numbers(
-    series: list[list[np.ndarray]], discrete: bool
-) -> tuple[list[list[np.ndarray]], list | None]:
-    """Each side's series as numbers to plot: a discrete feature's categories become codes
-    in their natural order (bottom to top), returned as the labels of the codes."""
-    if not discrete:
-        return [[np.asarray(x, dtype=float) for x in side] for side in series], None
-    pooled = [np.concatenate(side) if side else np.empty(0, object) for side in series]
-    real_codes, synth_codes, labels = factorize_pair(*pooled)
-    rank = np.empty(len(labels), dtype=np.int64)
-    order = natural_order(labels)
-    rank[order] = np.arange(len(labels))
-    codes = (real_codes, synth_codes)
-    numbers = [_split_like(rank[c], s) for c, s in zip(codes, series, strict=True)]
-    return numbers, [labels[i] for i in order]
-
-
-def _draw_series(ax: Axes, values: list[np.ndarray], color: str, labels: list | None) -> None:
-    for x in values:
-        ax.plot(
-            np.arange(len(x)),
-            np.asarray(x, dtype=float),
-            color=color,
-            alpha=0.7,
-            lw=1,
-            drawstyle="steps-post" if labels else "default",
-        )
-    if labels:
-        ticks = range(min(len(labels), MAX_CATEGORIES))
-        ax.set_yticks(list(ticks), [text(labels[t], 12) for t in ticks])
-
-
-def _split_like(codes: np.ndarray, series: list[np.ndarray]) -> list[np.ndarray]:
-    if not series:
-        return []
-    return np.split(codes, np.cumsum([len(x) for x in series])[:-1])
-
-
-def grouping_attribute(real: SeriesData, metrics: dict[str, Any]) -> str | None:
-    """The attribute whose categories `samples_by_class_section` groups the samples by:
-    the one the TSTR metric predicts, else the first discrete attribute with 2 or more
-    categories (None without one).
-
-    Example:
-        >>> rng = np.random.default_rng(0)
-        >>> data = SeriesData.from_arrays(rng.normal(size=(6, 4, 1)),
-        ...                               np.array([["a"], ["b"]] * 3, dtype=object))
-        >>> grouping_attribute(data, {})
-        'attribute_0'
-    """
-    target = (metrics.get("tstr") or {}).get("target")
-    if target in real.attribute_names:
-        return target
-    for name, discrete in zip(real.attribute_names, real.attribute_discrete, strict=True):
-        if discrete and len(set(map(str, real.attribute_column(name)))) > 1:
-            return name
-    return None
-
-
-def samples_by_class_section(
-    real: SeriesData, synthetic: SeriesData, metrics: dict[str, Any]
-) -> str:
-    """Sample series per category of the grouping attribute (`grouping_attribute`): a row
-    per category, a column per feature, real and synthetic together on one scale per
-    feature. A per-class metric that failed shows here as a class whose series differ.
-
-    Example:
-        >>> rng = np.random.default_rng(0)
-        >>> data = SeriesData.from_arrays(rng.normal(size=(6, 4, 1)),
-        ...                               np.array([["a"], ["b"]] * 3, dtype=object))
-        >>> "<h2>Sample series by attribute_0</h2>" in samples_by_class_section(data, data, {})
-        True
-    """
-    name = grouping_attribute(real, metrics)
-    if name is None:
-        return ""
-    real_labels = real.attribute_column(name)
-    synth_labels = synthetic.attribute_column(name)
-    counts: dict[str, int] = {}
-    for label in map(str, real_labels):
-        counts[label] = counts.get(label, 0) + 1
-    common = sorted(counts, key=lambda c: -counts[c])[:MAX_CLASSES]
-    classes = [common[i] for i in natural_order(common)]
-    features = real.feature_names[:MAX_CLASS_FEATURES]
-    fig, axes = figure(
-        len(classes) * len(features), n_columns=len(features), legend=True, panel=CLASS_PANEL
-    )
-    grid = np.array(axes, dtype=object).reshape(len(classes), len(features))
-    for column, feature in enumerate(features):
-        j = real.feature_names.index(feature)
-        for ax in grid[1:, column]:
-            ax.sharey(grid[0, column])  # one scale per feature, across classes and sides
-        for row, label in enumerate(classes):
-            ax = grid[row, column]
-            series = [
-                [data.features[i][:, j] for i in _pick_where(labels, label)]
-                for data, labels in ((real, real_labels), (synthetic, synth_labels))
-            ]
-            series, ticks = _as_numbers(series, real.feature_discrete[j])
-            _draw_series(ax, series[0], REAL_COLOR, ticks)
-            _draw_series(ax, series[1], SYNTHETIC_COLOR, ticks)
-            if not series[1]:
-                ax.text(0.5, 0.9, "no synthetic series", transform=ax.transAxes,
-                        ha="center", va="top", fontsize="small")  # fmt: skip
-            if row == 0:
-                ax.set_title(text(feature), fontsize="medium")
-            if column == 0:
-                ax.set_ylabel(text(label, 16), fontsize="medium")
-    side_legend(fig, filled=False)
-    left = [c for c in counts if c not in classes]
-    return (
-        f"<h2>Sample series by {html.escape(str(name))}</h2>\n"
-        f'<p class="note">Up to {MAX_SERIES_PER_CLASS} series per side of each '
-        f"{html.escape(str(name))} (a row each, its value on the left): real (blue) and "
-        "synthetic (orange) together, on one scale per feature.</p>\n"
-        f"{img(fig, f'sample series by {name}')}\n"
-        + left_out([*classes, *left], len(classes), f"values of {name}")
-        + left_out(real.feature_names, MAX_CLASS_FEATURES, "features")
-    )
-
-
-def _pick_where(labels: np.ndarray, label: str) -> np.ndarray:
-    """Up to `MAX_SERIES_PER_CLASS` rows whose label is ``label`` (as `_pick` draws)."""
-    rows = np.flatnonzero(np.array([str(v) == label for v in labels], dtype=bool))
-    return rows[_pick(len(rows), MAX_SERIES_PER_CLASS)]
-
-
 # ----------------------------------------------------------------------- distributions
 
 
@@ -343,13 +175,14 @@ def distributions_section(real: SeriesData, synthetic: SeriesData, what: str) ->
         len(set(real.lengths.tolist()) | set(synthetic.lengths.tolist())) > 1
     )
     fig, axes = figure(len(shown) + lengths_vary, legend=True)
+    scaled = []
     for ax, name in zip(axes, shown, strict=False):
         discrete = getattr(real, f"{what}_discrete")[names.index(name)]
         real_values, synth_values = (_values(data, what, name) for data in (real, synthetic))
         if discrete:
             _bars(ax, real_values, synth_values)
-        else:
-            _histogram(ax, real_values, synth_values)
+        elif _histogram(ax, real_values, synth_values):
+            scaled.append(name)
         ax.set_title(text(name), fontsize="medium")
     if lengths_vary:
         _histogram(axes[-1], real.lengths, synthetic.lengths, integer=True)
@@ -359,6 +192,12 @@ def distributions_section(real: SeriesData, synthetic: SeriesData, what: str) ->
     note = "All time steps pooled. " if what == "feature" else ""
     if what == "feature" and not lengths_vary:
         note += f"Every series has {int(real.lengths[0])} steps. "
+    if scaled:
+        note += (
+            f"{', '.join(html.escape(str(n)) for n in scaled)}: values spanning orders of "
+            "magnitude, on an asinh scale (linear near zero, logarithmic beyond), each bar "
+            "its share of the values. "
+        )
     return (
         f"<h2>{heading}</h2>\n"
         f'<p class="note">{note}Frequencies normalised per side; categories in their natural '
@@ -372,31 +211,46 @@ def _values(data: SeriesData, what: str, name: str) -> np.ndarray:
     return data.attribute_column(name)
 
 
-def _histogram(ax: Axes, real: np.ndarray, synthetic: np.ndarray, integer: bool = False) -> None:
+def _histogram(ax: Axes, real: np.ndarray, synthetic: np.ndarray, integer: bool = False) -> bool:
+    """Both sides' histograms in ``ax``; True when drawn on an asinh scale (values that span
+    orders of magnitude, whose linear histogram is one bar at zero)."""
     rng = np.random.default_rng(0)
     real, synthetic = (
         rng.choice(v, MAX_HISTOGRAM_VALUES, replace=False) if v.size > MAX_HISTOGRAM_VALUES else v
         for v in (np.asarray(real, float), np.asarray(synthetic, float))
     )
+    pooled = np.concatenate([real, synthetic])
     # Bins cover the bulk of both sides, so one wild synthetic outlier cannot squash the plot.
-    low, high = np.quantile(np.concatenate([real, synthetic]), [0.005, 0.995])
-    if integer:
+    low, high = np.quantile(pooled, [0.005, 0.995])
+    width = None if integer else asinh_width(pooled)
+    if width is not None:  # bins of equal width on the asinh scale they are drawn on
+        edges = np.linspace(np.arcsinh(low / width), np.arcsinh(high / width), 41)
+        bins, value_range = width * np.sinh(edges), None
+    elif integer:
         low, high = math.floor(low) - 0.5, math.ceil(high) + 0.5
         bins = np.arange(low, high + 1) if high - low <= 60 else 40
     else:
         bins = 40
-    value_range = (low, high) if high > low else (low - 0.5, high + 0.5)
+    if width is None:
+        value_range = (low, high) if high > low else (low - 0.5, high + 0.5)
     for values, color in ((real, REAL_COLOR), (synthetic, SYNTHETIC_COLOR)):
         ax.hist(
             values,
             bins=bins,
             range=value_range,
-            density=True,
+            # On the asinh scale each bar is its share of the values (a density would
+            # shrink the wide bins of large values to nothing).
+            density=width is None,
+            weights=None if width is None else np.full(values.size, 1 / max(values.size, 1)),
             histtype="stepfilled",
             alpha=FILL_ALPHA,
             color=color,
             edgecolor="none",
         )
+    if width is not None:
+        use_asinh(ax, "x", width, pooled)
+        ax.set_ylabel("share of values", fontsize="small")
+    return width is not None
 
 
 def _bars(ax: Axes, real: np.ndarray, synthetic: np.ndarray) -> None:

@@ -32,7 +32,11 @@ from dgan.tabular.messages import ColumnName, plain
 LAYOUT_FORMAT_VERSION = 1
 
 MAX_DECIMALS = 10
-"""Float columns whose values need more decimals than this are not rounded on output."""
+"""Float columns whose values need more decimals than this are rounded to significant
+digits instead (`precision_of`)."""
+MAX_SIGNIFICANT = 15
+"""Float columns whose values need more significant digits than this (float64 holds 15 to
+17) are not rounded on output."""
 
 
 @dataclass(frozen=True)
@@ -49,9 +53,15 @@ class ColumnSpec:
     ordered: bool = False
     """Whether the categorical is ordered."""
     decimals: int | None = None
-    """Float columns: the most decimals any training value needed (generated values are
-    rounded to them); None: no rounding (other dtypes, values with more than
-    `MAX_DECIMALS` decimals, or a model file written before dgan recorded them)."""
+    """Float columns written to fixed decimals: the most decimals any training value
+    needed (generated values are rounded to them); None: not rounded to decimals (other
+    dtypes, ``significant`` set instead, or a model file written before dgan recorded
+    them)."""
+    significant: int | None = None
+    """Float columns whose values hold a number of significant digits rather than of
+    decimals (as written in scientific notation, ``3.7536e+01``, ``1.2e-05``): the most
+    significant digits any training value needed (generated values are rounded to them);
+    see `precision_of`. None with ``decimals`` None: no rounding."""
 
 
 @dataclass(frozen=True)
@@ -147,30 +157,95 @@ def column_spec(series: pd.Series, name: ColumnName) -> ColumnSpec:
             categories_dtype=str(dtype.categories.dtype),
             ordered=bool(dtype.ordered),
         )
-    return ColumnSpec(name=plain(name), dtype=str(dtype), decimals=decimals_of(series))
+    decimals, significant = precision_of(series)
+    return ColumnSpec(
+        name=plain(name), dtype=str(dtype), decimals=decimals, significant=significant
+    )
 
 
-def decimals_of(series: pd.Series) -> int | None:
-    """The fewest decimals (0..`MAX_DECIMALS`) that write every value of a float column
-    exactly, or None for other columns and for values that need more.
+def precision_of(series: pd.Series) -> tuple[int | None, int | None]:
+    """``(decimals, significant)``: the precision a float column's values hold, one of the
+    two set (both None for other columns and for values that need more than
+    `MAX_DECIMALS` decimals and `MAX_SIGNIFICANT` significant digits).
+
+    ``decimals`` is the fewest decimals that write every value exactly (prices: 2);
+    ``significant`` the fewest significant digits that do (a column in scientific
+    notation, ``3.7536e+01`` and ``1.2e-05``: 5). Significant digits are chosen when they
+    write the column in fewer digits than its decimals would: when some value has more
+    significant digits at the column's decimals than the column needs (37.536 at the 6
+    decimals that 1.2e-05 needs has 8, against 5), or when no number of decimals up to
+    `MAX_DECIMALS` fits. So a column in fixed notation keeps its decimals and one whose
+    values span orders of magnitude keeps its significant digits, and generated values
+    are written no longer than the training ones (docs/design.md, decision 17).
 
     Example:
-        >>> decimals_of(pd.Series([1.5, 2.25, float("nan")])), decimals_of(pd.Series([1, 2]))
+        >>> precision_of(pd.Series([1.5, 2.25, float("nan")])), precision_of(pd.Series([1, 2]))
+        ((2, None), (None, None))
+        >>> precision_of(pd.Series([37.536, 1.2e-05, 0.0]))  # scientific notation
+        (None, 5)
+        >>> precision_of(pd.Series([1234.56, 0.5]))  # fixed notation: decimals
         (2, None)
-        >>> decimals_of(pd.Series([1 / 3]))  # needs more than MAX_DECIMALS: no rounding
+        >>> precision_of(pd.Series([1 / 3]))  # more digits than a float64 holds reliably
+        (None, None)
     """
     if not ptypes.is_float_dtype(series.dtype):
-        return None
+        return None, None
     values = series.to_numpy(dtype=np.float64, na_value=np.nan)
-    values = values[np.isfinite(values)]
+    values = values[np.isfinite(values) & (values != 0)]  # zero writes as 0 either way
     if values.size == 0:
-        return None
-    tolerance = 1e-12 * np.maximum(1.0, np.abs(values))
+        return None, None
+    # A unit or two in the last place: a value read from text is the float nearest its
+    # decimal, so rounding it to its own digits gives it back (up to float error); an
+    # absolute tolerance would call 1.23456789e-05 a number of 10 decimals.
+    tolerance = 2 * np.finfo(np.float64).eps * np.abs(values)
+    decimals = _fewest(values, tolerance, range(MAX_DECIMALS + 1), np.round)
+    significant = _fewest(values, tolerance, range(1, MAX_SIGNIFICANT + 1), round_significant)
+    if decimals is None or significant is None:
+        return decimals, significant
+    exponents = np.floor(np.log10(np.abs(values)))
+    if significant < decimals + exponents.max() + 1:  # digits of the largest at `decimals`
+        return None, significant
+    return decimals, None
+
+
+def _fewest(values: np.ndarray, tolerance: np.ndarray, candidates, rounded) -> int | None:
+    """The first of ``candidates`` at which ``rounded(values, k)`` equals ``values``. Each
+    is tried on the first values, then on all: a long column is read in full once or twice."""
+    head = slice(0, 1000)
     with np.errstate(over="ignore", invalid="ignore"):  # huge values: never "rounded"
-        for decimals in range(MAX_DECIMALS + 1):
-            if np.all(np.abs(np.round(values, decimals) - values) <= tolerance):
-                return decimals
+        for k in candidates:
+            fits_head = np.all(np.abs(rounded(values[head], k) - values[head]) <= tolerance[head])
+            if fits_head and np.all(np.abs(rounded(values, k) - values) <= tolerance):
+                return k
     return None
+
+
+def round_significant(values: np.ndarray, digits: int) -> np.ndarray:
+    """``values`` rounded to ``digits`` significant digits, each the float nearest its
+    short decimal (so that it is written as ``37.536``, not ``37.536000000000001``).
+
+    Example:
+        >>> round_significant(np.array([37.53602928712674, -1.23456e-05, 0.0, np.nan]), 5)
+        array([ 3.7536e+01, -1.2346e-05,  0.0000e+00,         nan])
+    """
+    values = np.asarray(values, dtype=np.float64)
+    out = values.copy()
+    finite = np.isfinite(values) & (values != 0)
+    x = values[finite]
+    # decimals of each value at `digits` significant digits: 37.536 -> 3, 1.2e-05 -> 6
+    shift = digits - 1 - np.floor(np.log10(np.abs(x))).astype(np.int64)
+    # Powers of ten up to 1e22 are exact floats: an integer divided (or multiplied) by one
+    # is the float nearest the decimal. Rarer magnitudes go through Python's formatting.
+    exact = np.abs(shift) <= 22
+    scale = 10.0 ** np.abs(shift[exact])
+    up = shift[exact] >= 0
+    x_exact = x[exact]
+    x_exact = np.where(up, np.rint(x_exact * scale) / scale, np.rint(x_exact / scale) * scale)
+    rest = [float(f"{v:.{digits - 1}e}") for v in x[~exact]]
+    rounded = np.empty_like(x)
+    rounded[exact], rounded[~exact] = x_exact, rest
+    out[finite] = np.where(np.isfinite(rounded), rounded, x)  # 1.8e308 rounds up to inf
+    return out
 
 
 def is_auto_discrete(dtype) -> bool:

@@ -21,7 +21,13 @@ from pandas.api import types as ptypes
 
 from dgan.config import DfStyle, OutputType
 from dgan.errors import ParameterError, raise_all
-from dgan.tabular.layout import ColumnSpec, FrameLayout, is_plain_numeric, parse_values
+from dgan.tabular.layout import (
+    ColumnSpec,
+    FrameLayout,
+    is_plain_numeric,
+    parse_values,
+    round_significant,
+)
 from dgan.tabular.messages import preview
 
 logger = logging.getLogger(__name__)
@@ -35,9 +41,10 @@ def arrays_to_dataframe(
     """Build a frame shaped like the training one from generated arrays.
 
     The columns, their order and their dtypes are the training frame's: integer columns
-    get rounded values, float columns values rounded to the decimals seen in training
-    (`ColumnSpec.decimals`), bools, strings and categoricals come back as such (a missing
-    value in an object column comes back as NaN, whatever it was). The example
+    get rounded values, float columns values rounded to the decimals or significant
+    digits seen in training (`ColumnSpec.decimals`, `ColumnSpec.significant`), bools,
+    strings and categoricals come back as such (a missing value in an object column
+    comes back as NaN, whatever it was). The example
     id column gets fresh ids 0..N-1 (integer/float ids) or "synthetic-0".. (other ids);
     the time column gets the time grid (see the module docstring). LONG output has one
     row per generated time step, WIDE output one row per example (a WIDE series longer
@@ -178,6 +185,11 @@ def _restore_column(values: np.ndarray, spec: ColumnSpec) -> pd.Series:
         return numbers.astype(dtype)
     if ptypes.is_float_dtype(dtype):
         numbers = pd.to_numeric(values).astype(dtype)
+        if spec.significant is not None:  # rounded in float64, then to the column's dtype
+            rounded = round_significant(
+                numbers.to_numpy(np.float64, na_value=np.nan), spec.significant
+            )
+            return pd.Series(rounded, index=numbers.index).astype(dtype)
         return numbers if spec.decimals is None else numbers.round(spec.decimals)
     try:
         return values.astype(dtype)

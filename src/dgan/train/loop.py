@@ -34,7 +34,11 @@ class ProgressInfo:
 
     ``step`` (0-based, like ``batch``) and ``total_steps`` count the optimizer steps of the
     training call (the last epoch of a budget in steps may be partial); ``frac_completed``
-    uses them when given.
+    uses them when given. ``losses`` (dgan's) holds the epoch's mean losses so far, by
+    name as in ``DGAN.history``, at the steps where training reads them from the device
+    anyway (every ``log_every`` steps and at each epoch's end); None at the others. The
+    callback comes before the divergence guard's check of the step, so losses can be
+    NaN where the guard then rolls back.
 
     Example:
         >>> ProgressInfo(epoch=1, total_epochs=4, batch=0, total_batches=2).frac_completed
@@ -49,6 +53,7 @@ class ProgressInfo:
     total_batches: int
     step: int | None = None
     total_steps: int | None = None
+    losses: dict[str, float | None] | None = None
 
     @property
     def frac_completed(self) -> float:
@@ -174,11 +179,15 @@ def _epoch(trainer, data, epoch, budget, progress_callback, bar, deadline) -> Ep
         trained += len(index)
         steps += 1
         bar.update(1)
-        if progress_callback is not None:
-            step = epoch * budget.steps_per_epoch + b
-            info = ProgressInfo(epoch, budget.epochs, b, budget.steps_per_epoch, step, budget.steps)
-            progress_callback(info)
         sync_point = trainer.steps_done % trainer.config.log_every == 0 or b == batches - 1
+        if progress_callback is not None:  # before the guard's check, as it always was
+            step = epoch * budget.steps_per_epoch + b
+            # deliberate host sync, at a sync point (NaN when the check below rolls back)
+            losses = _mean_losses(trainer, acc, seen) if sync_point and seen else None
+            info = ProgressInfo(
+                epoch, budget.epochs, b, budget.steps_per_epoch, step, budget.steps, losses
+            )
+            progress_callback(info)
         time_up = deadline is not None and _out_of_time(trainer, deadline, sync_point)
         if sync_point or time_up:  # the guard checks every epoch's end, early ones too
             event, stopped = _check(trainer, epoch, acc)
@@ -194,15 +203,7 @@ def _epoch(trainer, data, epoch, budget, progress_callback, bar, deadline) -> Ep
     if collective is not None:  # sums over processes; batch indices count them all already
         seen = collective.end_epoch(trainer.modules().values(), acc, seen)
     elapsed = time.perf_counter() - start
-    means = acc.mean_losses(seen) if seen else dict.fromkeys(LOSS_NAMES)  # host sync
-    if trainer.attribute_critic is None:
-        means["attribute_discriminator_loss"] = None
-    if trainer.temporal_critic is None:
-        means["temporal_discriminator_loss"] = None
-    if privacy is not None:  # losses on real data would leave the run without noise
-        for name in ("discriminator_loss", "attribute_discriminator_loss", "gradient_penalty"):
-            means[name] = None
-        means["temporal_discriminator_loss"] = None
+    means = _mean_losses(trainer, acc, seen) if seen else dict.fromkeys(LOSS_NAMES)
     policy = trainer.policy
     return EpochRecord(
         epoch=epoch,
@@ -223,6 +224,21 @@ def _epoch(trainer, data, epoch, budget, progress_callback, bar, deadline) -> Ep
         delta=None if privacy is None else privacy.accountant.delta,
         privacy_budget_reached=spent,
     )
+
+
+def _mean_losses(trainer: Trainer, acc: Accumulators, seen: int) -> dict[str, float | None]:
+    """Each loss's mean over the ``seen`` examples (None for a critic the model lacks).
+    Deliberate host sync."""
+    means: dict[str, float | None] = dict(acc.mean_losses(seen))
+    if trainer.attribute_critic is None:
+        means["attribute_discriminator_loss"] = None
+    if trainer.temporal_critic is None:
+        means["temporal_discriminator_loss"] = None
+    if trainer.privacy is not None:  # losses on real data would leave the run without noise
+        for name in ("discriminator_loss", "attribute_discriminator_loss", "gradient_penalty"):
+            means[name] = None
+        means["temporal_discriminator_loss"] = None
+    return means
 
 
 def _out_of_time(trainer: Trainer, deadline: float, at_sync_point: bool) -> bool:

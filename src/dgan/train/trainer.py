@@ -409,6 +409,8 @@ class Trainer:
         """
         c, mine = self.config, len(real)
         n = mine if n is None else n
+        if self.privacy is not None and self.privacy.batches is None:  # outside `fit`: the
+            self.privacy.warm_up(n, 1)  # plan's warm-up, which only times steps
         # A private batch's size is random; the generator trains on the expected size.
         generated = n if self.privacy is None else max(1, round(self.privacy.expected_batch))
         fake = None
