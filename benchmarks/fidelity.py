@@ -433,6 +433,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                     run["curve"] = curve.points
                 if hasattr(model, "trainer"):  # dgan: the optimizer steps it trained
                     run["train_steps"] = model.trainer.steps_done
+                    spent = [h["epsilon"] for h in model.history if h.get("epsilon") is not None]
+                    if spent:  # differential privacy: the epsilon the run spent
+                        run["epsilon_spent"] = spent[-1]
                 # What training used where it differs from the config passed (dgan decides
                 # large_data from the data).
                 passed, used = plain_config(config), plain_config(model.config)

@@ -166,6 +166,30 @@ def main(rank: int, world: int, port: int, out: Path, fail_rank: int) -> None:
     model.train_numpy(plain_data(), progress_bar=False, resume_from=cut)
     save_file(weights(model), str(out / f"cut-{rank}.safetensors"))
     (out / f"cut-history-{rank}.json").write_text(json.dumps(model.history))
+    private_run(out, rank, features, attributes)
+
+
+DP_PUBLIC = {
+    "feature 0": [-4, 4],
+    "feature 1": [-4, 4],
+    "attribute 0": [0, 1, 2],
+    "attribute 1": [-4, 4],
+}
+
+
+def private_run(out: Path, rank: int, features, attributes) -> None:
+    """Differential privacy (where Opacus is installed): every process must draw the same
+    Poisson batches and add the same noise, once for the whole batch."""
+    try:
+        import opacus  # noqa: F401
+    except ImportError:
+        return
+    model = DGAN(bn_config(dp_epsilon=8.0, public_values=DP_PUBLIC))
+    model.train_numpy(
+        features, attributes=attributes, attribute_types=ATTRIBUTE_TYPES, progress_bar=False
+    )
+    save_file(weights(model), str(out / f"dp-{rank}.safetensors"))
+    (out / f"dp-epsilon-{rank}.txt").write_text(repr(model.history[-1]["epsilon"]))
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ LAYERS = [
     {"precision", "noise", "records", "datasets", "series"},
     {"tabular", "encoding"},
     {"networks"},
+    {"privacy"},
     {"train", "metrics"},
     {"storage"},
     {"sampling", "prepare"},

@@ -80,9 +80,14 @@ def test_all_problems_reported_at_once():
     assert "2 problems" in message and "batch_size" in message and "generator_beta1" in message
 
 
-def test_dp_is_rejected_clearly():
-    with pytest.raises(ParameterError, match="dp_enabled=False"):
-        DGANConfig(max_sequence_len=4, sample_len=2, dp_enabled=True)
+def test_gretels_dp_fields_mean_dp_epsilon_and_conflicts_are_named():
+    config = DGANConfig(max_sequence_len=4, sample_len=2, dp_enabled=True, dp_eps=2.0)
+    assert config.dp_target_epsilon == 2.0
+    assert DGANConfig(max_sequence_len=4, sample_len=2, dp_eps=2.0).dp_target_epsilon is None
+    with pytest.raises(ParameterError, match="two epsilons"):
+        DGANConfig(max_sequence_len=4, sample_len=2, dp_enabled=True, dp_eps=2.0, dp_epsilon=3.0)
+    with pytest.raises(ParameterError, match="dp_secure_mode=False"):
+        DGANConfig(max_sequence_len=4, sample_len=2, dp_secure_mode=True)
 
 
 def test_json_round_trip_and_unknown_fields():

@@ -119,6 +119,16 @@ def test_both_ranks_end_with_identical_weights(run, kind):
         assert torch.equal(rank0[key], rank1[key]), key
 
 
+def test_private_training_draws_and_adds_noise_alike_on_every_rank(run):
+    pytest.importorskip("opacus")
+    rank0, rank1 = _ranks(run, "dp")
+    assert any(k.startswith("temporal_critic.") for k in rank0)
+    for key in rank0:
+        assert torch.equal(rank0[key], rank1[key]), key
+    spent = [float((run / f"dp-epsilon-{rank}.txt").read_text()) for rank in (0, 1)]
+    assert spent[0] == spent[1] and 0 < spent[0] <= 8.0
+
+
 @pytest.mark.parametrize("kind", ["plain", "bn", "gpbatch"])
 def test_first_gradients_equal_one_process_on_the_whole_batch(run, kind):
     """Each rank computed its half of the batch, gradient penalty included

@@ -42,6 +42,7 @@ from dgan.precision import (
     runs_in_hardware,
 )
 from dgan.prepare import Checked, Source, prepare, repair_missing
+from dgan.privacy.public import privacy_plan
 from dgan.tabular.arrays import TrainingArrays
 from dgan.tabular.layout import FrameLayout
 from dgan.tabular.suspicious import (
@@ -117,6 +118,7 @@ class TrainingPlan:
     # resuming: seconds the interrupted run trained, which its time budget counts (caller)
     seconds_done: float = 0.0
     processes: int = 1  # under torchrun: the processes that train together
+    privacy: str = ""  # differential privacy: target, noise, sampling ("" without)
     seconds_per_step: float | None = None
     warnings: list[str] = field(default_factory=list)
 
@@ -179,6 +181,7 @@ class TrainingPlan:
             # said when a run starts; a resumed run has said it
             *([f"  small data: {self.small_data}"] if self.small_data and not resumed else []),
             *([f"  {_resuming(self)}"] if resumed else []),
+            *([f"  differential privacy: {self.privacy}"] if self.privacy else []),
             f"  precision {self.precision}: {self.precision_reason}",
             f"  device {self.device}, {_count(self.threads, 'CPU thread')}"
             if self.processes == 1
@@ -275,6 +278,7 @@ def make_plan(
         minutes=config.training_minutes,
         processes=world_size(),
     )
+    plan.privacy = privacy_plan(config, checked, budget.steps)  # "" without privacy
     plan.missing_values = repair_missing(arrays, config)[1]  # as training will repair them
     in_epochs = config.training_steps is None  # the budget: epochs, not optimizer steps
     plan.warnings = _warnings(plan, arrays, layout, checked.frame, in_epochs)

@@ -37,6 +37,7 @@ import torch
 from dgan.config import DGANConfig, OutputType
 from dgan.encoding.encoder import DataEncoder, EncodedData
 from dgan.errors import DataError, ParameterError, raise_all
+from dgan.privacy.public import public_parts, within_public
 from dgan.tabular.arrays import TrainingArrays, validate_training_arrays
 from dgan.tabular.columns import Columns
 from dgan.tabular.frames import dataframe_to_arrays
@@ -56,6 +57,7 @@ class Checked:
     arrays: TrainingArrays
     layout: FrameLayout | None  # None for numpy data
     frame: pd.DataFrame | None  # the user's table (read only), for the plan's warnings
+    fixed_length: bool = False  # the data's form says every series is max_sequence_len long
 
     def check(self, max_sequence_len: int) -> Checked:
         return self
@@ -105,7 +107,9 @@ class FrameSource:
             attribute_names=layout.attribute_columns or None,
             example_names=converted.example_labels,
         )
-        return Checked(arrays, layout, self.df)
+        # WIDE rows and LONG chunks have max_sequence_len steps by their form.
+        fixed = not columns.is_long or columns.example_id_column is None
+        return Checked(arrays, layout, self.df, fixed)
 
 
 @dataclass(frozen=True)
@@ -125,7 +129,8 @@ class ArraySource:
             self.attribute_types,
             max_sequence_len,
         )
-        return Checked(arrays, None, None)
+        fixed = isinstance(self.features, np.ndarray) and self.features.ndim == 3
+        return Checked(arrays, None, None, fixed)
 
 
 def source_of(data: pd.DataFrame | Any, **how: Any) -> FrameSource | ArraySource:
@@ -188,7 +193,11 @@ def prepare(
         )
     layout = checked.layout if layout is None else layout
     arrays, _ = repair_missing(checked.arrays, config)
-    if encoder is None:
+    if encoder is None and config.dp_target_epsilon is not None:  # nothing read from values
+        config = settle(config, len(arrays.features))
+        encoder, layout = public_parts(config, arrays, layout, checked.fixed_length)
+        arrays = within_public(arrays, encoder)  # clipped to the public ranges
+    elif encoder is None:
         config = settle(config, len(arrays.features))
         encoder = DataEncoder.fit(
             config,
@@ -209,6 +218,8 @@ def prepare(
             "data of the same shape."
         )
     else:
+        if config.dp_target_epsilon is not None:
+            arrays = within_public(arrays, encoder)
         problems = encoder.mismatch_problems(arrays.features, arrays.attributes)
         if problems and resuming is not None:
             raise _other_run(resuming, "; ".join(problems))

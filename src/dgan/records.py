@@ -16,6 +16,7 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,6 +75,12 @@ class EpochRecord:
             written before budgets existed.
         time_budget_reached: True when training stopped in this epoch because its time
             budget (``training_minutes``) was spent.
+        epsilon, delta: differential privacy: the run is (epsilon, delta)-differentially
+            private after this epoch (delta is the config's ``dp_delta``); None without
+            privacy. A private run records no loss of the critics (they read real data),
+            only the generator's.
+        privacy_budget_reached: True when training stopped in this epoch because another
+            step would have spent more than ``dp_epsilon``.
     """
 
     epoch: int
@@ -94,17 +101,24 @@ class EpochRecord:
     stopped: bool = False
     steps: int | None = None
     time_budget_reached: bool = False
+    epsilon: float | None = None
+    delta: float | None = None
+    privacy_budget_reached: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         """The record as a plain, JSON-ready dict: one entry of `DGAN.history`.
 
-        ``stopped`` and ``time_budget_reached`` appear only when True.
+        ``stopped``, ``time_budget_reached`` and ``privacy_budget_reached`` appear only
+        when True, ``epsilon`` and ``delta`` only in a private run.
         """
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         out["guard_events"] = [e.as_dict() for e in self.guard_events]
-        for flag in ("stopped", "time_budget_reached"):
+        for flag in ("stopped", "time_budget_reached", "privacy_budget_reached"):
             if not out[flag]:
                 del out[flag]
+        for name in ("epsilon", "delta"):
+            if out[name] is None:
+                del out[name]
         return out
 
     @classmethod
@@ -120,6 +134,7 @@ class EpochRecord:
         )
         values["stopped"] = bool(data.get("stopped", False))
         values["time_budget_reached"] = bool(data.get("time_budget_reached", False))
+        values["privacy_budget_reached"] = bool(data.get("privacy_budget_reached", False))
         return cls(**values)
 
     def renumbered(self, offset: int) -> EpochRecord:
@@ -143,3 +158,40 @@ def precision_runs(records: list[EpochRecord]) -> list[tuple[str, int, int]]:
         else:
             runs.append([record.precision, record.epoch, record.epoch])
     return [tuple(run) for run in runs]
+
+
+def privacy_guarantee(history: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+    """The differential privacy of a trained model from its history: ``epsilon`` and
+    ``delta`` after its last private epoch, its ``steps`` and whether training stopped at
+    the target (``budget_reached``); None for a model trained without privacy.
+
+    Example:
+        >>> privacy_guarantee([{"epoch": 0, "epsilon": 3.9, "delta": 1e-5, "steps": 40}])
+        {'epsilon': 3.9, 'delta': 1e-05, 'steps': 40, 'budget_reached': False}
+        >>> privacy_guarantee([{"epoch": 0}]) is None
+        True
+    """
+    private = [EpochRecord.from_dict(h) for h in history if h.get("epsilon") is not None]
+    if not private:
+        return None
+    last = private[-1]
+    return {
+        "epsilon": last.epsilon,
+        "delta": last.delta,
+        "steps": sum(r.steps or 0 for r in private),
+        "budget_reached": any(r.privacy_budget_reached for r in private),
+    }
+
+
+def privacy_text(guarantee: dict[str, Any]) -> str:
+    """`privacy_guarantee` in words.
+
+    Example:
+        >>> privacy_text({"epsilon": 3.9, "delta": 1e-5, "steps": 40, "budget_reached": False})
+        'differential privacy: (epsilon 3.9, delta 1e-05) over 40 steps'
+    """
+    text = (
+        f"differential privacy: (epsilon {guarantee['epsilon']:.3g}, delta "
+        f"{guarantee['delta']:.3g}) over {guarantee['steps']:,} steps"
+    )
+    return text + ("; stopped at the target epsilon" if guarantee["budget_reached"] else "")

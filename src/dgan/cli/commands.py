@@ -31,6 +31,7 @@ from dgan.metrics import evaluate, frames_to_series
 from dgan.model import DGAN
 from dgan.planning import TrainingPlan, suggested_batch_size
 from dgan.prepare import FrameSource
+from dgan.records import privacy_guarantee, privacy_text
 from dgan.storage.checkpoint import ResumePoint, find_resume_point
 from dgan.storage.folder import resume_folder
 from dgan.storage.format import json_safe
@@ -67,6 +68,8 @@ def run_train(args: argparse.Namespace) -> None:
         nothing_left=nothing_left(point, plan),
     )
     print(summary)
+    if (guarantee := privacy_guarantee(model.history)) is not None:
+        print(privacy_text(guarantee))
     print(f"model: {path}")
 
 
@@ -80,6 +83,7 @@ def _plan_and_train(
     """Print the plan and train (from ``point`` when resuming): the model, the seconds
     training took and the plan (None and 0 for the first two after --dry-run)."""
     with flag_words(), hint_long_data(_style_given(args)):
+        _refuse_settings_from_the_data(settings)
         notes = infer_lengths(df, columns, settings)  # also checks the column flags
         check_not_long(df, _style_given(args), args.example_id)
         columns, classes = read_classes(df, columns, args.continuous, settings["max_sequence_len"])
@@ -214,8 +218,14 @@ def run_evaluate(args: argparse.Namespace) -> None:
                 progress=progress,
             )
     print(in_flag_words(metrics_table(metrics)))
+    guarantee = None if history is None else privacy_guarantee(history)
+    if guarantee is not None:
+        print(privacy_text(guarantee))
     if args.json:
-        text = json.dumps(json_safe(metrics), indent=2, allow_nan=False)  # NaN: null
+        payload = json_safe(metrics)
+        if guarantee is not None:  # the model's differential privacy, beside its scores
+            payload["privacy"] = guarantee
+        text = json.dumps(payload, indent=2, allow_nan=False)  # NaN: null
         Path(args.json).write_text(text + "\n", encoding="utf-8")
         print(f"metrics: {args.json}")
     if args.report:
@@ -246,6 +256,8 @@ _CONFIG_FLAGS = (
     "seed",
     "checkpoint_dir",
     "checkpoint_every",
+    "dp_epsilon",
+    "dp_delta",
 )
 
 
@@ -276,6 +288,25 @@ def _training_settings(args: argparse.Namespace) -> dict[str, Any]:
                 "checkpoint folder no checkpoints are written."
             )
     return settings
+
+
+def _refuse_settings_from_the_data(settings: dict[str, Any]) -> None:
+    """Under differential privacy nothing is inferred from the table: the longest series
+    and the batch that would be picked from the number of series are the user's to give."""
+    private = settings.get("dp_epsilon") is not None or settings.get("dp_enabled") is True
+    missing = [
+        flag
+        for name, flag in (
+            ("max_sequence_len", "--max-sequence-len"),
+            ("batch_size", "--batch-size"),
+        )
+        if settings.get(name) is None
+    ]
+    if private and missing:
+        raise ParameterError(
+            f"--dp-epsilon: give {' and '.join(missing)}; under differential privacy dgan "
+            "does not pick them from the table (the longest series, the number of series)."
+        )
 
 
 def _style_given(args: argparse.Namespace) -> bool:

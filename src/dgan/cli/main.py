@@ -339,6 +339,15 @@ def _add_train(commands, parents) -> None:
         f"divisor giving about {TARGET_LSTM_STEPS} LSTM steps)",
     )
     settings.add_argument("--seed", type=_seed, metavar="N", help="fix all randomness")
+    private = p.add_argument_group(
+        "differential privacy",
+        'Train with a guaranteed (epsilon, delta) (docs/privacy.md; pip install "dgan[dp]"): '
+        "give --max-sequence-len, --batch-size, the length and public_values in --config.",
+    )
+    private.add_argument("--dp-epsilon", type=_positive_float, metavar="E", help="the budget")
+    private.add_argument(
+        "--dp-delta", type=_positive_float, metavar="D", help="default: 0.1 / number of series"
+    )
     long_runs = p.add_argument_group(
         "long runs", "Checkpoints and resuming (README: 'Long runs and several processes')."
     )

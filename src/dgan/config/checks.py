@@ -193,6 +193,18 @@ class Custom(Check):
         return self.function(name, value, default)
 
 
+def checkpoint_dir_problem(name: str, value: Any, default: Any) -> str | None:
+    """What is wrong with a ``checkpoint_dir``: a path holds no NUL character.
+
+    Example:
+        >>> checkpoint_dir_problem("checkpoint_dir", 3, None)
+        'checkpoint_dir must be a directory path or None, got 3.'
+    """
+    if isinstance(value, str) and "\0" not in value:
+        return None
+    return f"{name} must be a directory path or None, got {short_repr(value)}."
+
+
 def _listed(choices: tuple[Any, ...]) -> str:
     shown = [repr(c) for c in choices]
     return shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} or {shown[-1]}"
@@ -208,13 +220,6 @@ def normalization_problem(name: str, value: Any, default: Any) -> str | None:
         return None
     names = ", ".join(n.name for n in Normalization)
     return f"{name} must be one of {names}, got {short_repr(value)}."
-
-
-def checkpoint_dir_problem(name: str, value: Any, default: Any) -> str | None:
-    """A folder's path (a string without NUL, which no path holds)."""
-    if isinstance(value, str) and "\0" not in value:
-        return None
-    return f"{name} must be a directory path or None, got {short_repr(value)}."
 
 
 def divisibility_problem(length: int, sample_len: int) -> str:
@@ -234,3 +239,92 @@ def divisibility_problem(length: int, sample_len: int) -> str:
         f"sample_len that divides it, e.g. one of {near}, or raise max_sequence_len to "
         f"{multiple}, a multiple of sample_len (series may be shorter than max_sequence_len)."
     )
+
+
+def length_problems(config: Any) -> list[str]:
+    """The checks across the length fields: ``sample_len`` divides ``max_sequence_len``,
+    and one of ``epochs`` and ``training_steps`` sets the training length.
+
+    Example:
+        >>> from dgan import DGANConfig
+        >>> length_problems(DGANConfig(max_sequence_len=4, sample_len=2))
+        []
+    """
+    problems = []
+    length, sample_len = config.max_sequence_len, config.sample_len
+    if is_int(length) and is_int(sample_len) and sample_len > 0 and length % sample_len != 0:
+        problems.append(divisibility_problem(length, sample_len))
+    if config.training_steps is not None and "epochs" in config.fields_set:
+        problems.append(
+            f"epochs={short_repr(config.epochs)} and training_steps="
+            f"{short_repr(config.training_steps)} both set the training length; set one "
+            "of them (training_steps counts optimizer steps, epochs passes over the data)."
+        )
+    return problems
+
+
+def public_values_problem(name: str, value: Any, default: Any) -> str | None:
+    """What is wrong with ``public_values``: a dict from variable names to non-empty lists
+    of JSON values ([low, high] for a continuous variable, the categories of a discrete
+    one); whether each list fits its variable is checked against the data.
+
+    Example:
+        >>> public_values_problem("public_values", {"month": []}, None)[:50]
+        "public_values['month'] must be a non-empty list of"
+    """
+    if not isinstance(value, dict):
+        return (
+            f"{name} must be None or a dict from variable names to [low, high] or a list of "
+            f"categories, e.g. {{'temperature': [-30, 45], 'month': [1, 2, 3]}}, got "
+            f"{short_repr(value)}."
+        )
+    for key, values in value.items():
+        scalars = isinstance(values, (list, tuple)) and all(
+            v is None or isinstance(v, (bool, int, float, str)) for v in values
+        )
+        if not isinstance(key, str) or not scalars or not values:
+            return (
+                f"{name}[{short_repr(key)}] must be a non-empty list of numbers, strings or "
+                f"None ([low, high] or the categories) under a text key, got "
+                f"{short_repr(values)}."
+            )
+    return None
+
+
+def privacy_problems(config: Any) -> list[str]:
+    """The checks across fields of a config with differential privacy on: the settings
+    whose gradients do not split into one per example, or that dgan cannot honour.
+
+    Example:
+        >>> from dgan import DGANConfig
+        >>> privacy_problems(DGANConfig(max_sequence_len=4, sample_len=2))
+        []
+    """
+    epsilon = config.dp_target_epsilon
+    problems = []
+    if config.dp_enabled is True and config.dp_epsilon is not None and epsilon != config.dp_eps:
+        problems.append(
+            f"dp_enabled=True with dp_eps={config.dp_eps!r} and dp_epsilon="
+            f"{config.dp_epsilon!r} ask for two epsilons; give one (dp_epsilon, or gretel's "
+            "dp_enabled=True with dp_eps)."
+        )
+    if config.dp_secure_mode is True:
+        problems.append(
+            "dp_secure_mode=True is not supported: dgan draws the privacy noise from a "
+            "generator seeded by the operating system's entropy, not a cryptographically "
+            "secure one (docs/privacy.md); set dp_secure_mode=False."
+        )
+    if epsilon is None:
+        return problems
+    if config.gradient_penalty_norm == "batch":
+        problems.append(
+            "gradient_penalty_norm='batch' takes one norm over the whole batch, so the "
+            "penalty's gradient does not split into one per example, as differential privacy "
+            "needs; use gradient_penalty_norm='example' (the default)."
+        )
+    if config.reuse_fakes is True:
+        problems.append(
+            "reuse_fakes=True shares one generated batch between rounds, but a private run "
+            "draws batches of random size (Poisson sampling); set reuse_fakes=False."
+        )
+    return problems

@@ -27,15 +27,17 @@ from dgan.config.checks import (
     PositiveInt,
     Real,
     checkpoint_dir_problem,
-    divisibility_problem,
     is_int,
     is_real,
+    length_problems,
     normalization_problem,
+    privacy_problems,
+    public_values_problem,
     short_repr,
 )
 from dgan.config.enums import Normalization
 from dgan.config.given import GIVEN, record_given
-from dgan.config.sizing import LARGE_DATA_SETTINGS, resolve
+from dgan.config.sizing import LARGE_DATA_SETTINGS, private_settings, resolve
 from dgan.errors import ParameterError, raise_all
 
 FP16_MAX = 65504.0
@@ -172,10 +174,10 @@ class DGANConfig:
     generator_rounds: int = setting(1, _ROUNDS)
     """Generator updates per batch."""
 
-    # --- Privacy (accepted for gretel compatibility; not supported) ---
+    # --- Differential privacy (docs/privacy.md; gretel's dp_enabled + dp_eps = dp_epsilon) ---
     dp_enabled: bool = setting(False, Flag())
     dp_eps: float = setting(1.0, _POSITIVE)
-    dp_max_grad_norm: float = setting(1.0, _POSITIVE)
+    dp_max_grad_norm: float = setting(1.0, _POSITIVE)  # each example's critic gradient norm
     dp_secure_mode: bool = setting(False, Flag())
 
     cuda: bool = setting(True, Flag())
@@ -287,6 +289,15 @@ class DGANConfig:
     checkpoint_keep: int = setting(3, PositiveInt())
     """Keep the newest this many checkpoints; older ones are deleted."""
 
+    # --- Differential privacy (see docs/privacy.md) ---
+    dp_epsilon: float | None = setting(None, Real((0, False), None, "None or a number > 0", True))
+    """Train with differential privacy at this epsilon (DP-SGD on the critics); None: off."""
+    dp_delta: float | None = setting(None, Real((0, False), (1, False), "None or in (0, 1)", True))
+    """The delta of (epsilon, delta); None: a tenth of 1 / (number of series)."""
+    public_values: dict | None = setting(None, Custom(public_values_problem, optional=True))
+    """{variable: [low, high] (continuous) or [categories] (discrete)}, given, not read from
+    the data (needed under differential privacy; LONG tables: the time column's grid too)."""
+
     _given: InitVar[Iterable[str] | None] = None
     """Private: the fields set (`dgan.config.given`); a call records what it passes."""
 
@@ -325,25 +336,7 @@ class DGANConfig:
                 )
             )
         ]
-        if (
-            is_int(self.max_sequence_len)
-            and is_int(self.sample_len)
-            and self.sample_len > 0
-            and self.max_sequence_len % self.sample_len != 0
-        ):
-            problems.append(divisibility_problem(self.max_sequence_len, self.sample_len))
-        if self.training_steps is not None and "epochs" in self.fields_set:
-            problems.append(
-                f"epochs={short_repr(self.epochs)} and training_steps="
-                f"{short_repr(self.training_steps)} both set the training length; set one "
-                "of them (training_steps counts optimizer steps, epochs passes over the data)."
-            )
-        if self.dp_enabled is True:
-            problems.append(
-                "dp_enabled=True (differential privacy) is not supported by dgan; "
-                "set dp_enabled=False."
-            )
-        return problems
+        return problems + length_problems(self) + privacy_problems(self)
 
     @property
     def fields_set(self) -> frozenset[str]:
@@ -370,6 +363,16 @@ class DGANConfig:
         if self.precision is not None:
             return self.precision
         return "fp16" if self.mixed_precision_training else "fp32"
+
+    @property
+    def dp_target_epsilon(self) -> float | None:
+        """``dp_epsilon``, or gretel's ``dp_eps`` if ``dp_enabled``; None: no privacy.
+
+        >>> DGANConfig(max_sequence_len=4, sample_len=2, dp_enabled=True).dp_target_epsilon
+        1.0
+        """
+        given = self.dp_epsilon is not None or not self.dp_enabled
+        return self.dp_epsilon if given else self.dp_eps
 
     def to_dict(self) -> dict[str, Any]:
         """Return the fields as a dict usable as ``DGANConfig(**config.to_dict())``, with
@@ -449,7 +452,10 @@ class DGANConfig:
             >>> picked.batch_size, picked.epochs, picked.training_steps, picked.feature_feedback
             (1024, 400, None, True)
         """
-        return resolve(self, n_series)
+        settled = resolve(self, n_series)
+        if self.dp_target_epsilon is None:
+            return settled
+        return private_settings(self, settled, n_series)
 
     @classmethod
     def from_json_dict(cls, data: dict[str, Any]) -> DGANConfig:

@@ -33,6 +33,7 @@ import math
 from typing import Any
 
 from dgan.config.given import Config, settled
+from dgan.errors import ParameterError
 
 DEFAULT_EPOCHS = 400
 """gretel's (and `DGANConfig`'s) default number of epochs."""
@@ -128,3 +129,47 @@ def apply_large_data(config: Config, use: bool) -> Config:
         chosen = config.fields_set
         changes |= {k: v for k, v in LARGE_DATA_SETTINGS.items() if k not in chosen}
     return settled(config, **changes)
+
+
+DELTA_PER_SERIES = 0.1
+"""Differential privacy's default delta is this over the number of series (below 1/n:
+a delta of 1/n would allow a mechanism that publishes one whole series)."""
+
+
+def default_delta(n_series: int) -> float:
+    """The delta of a private run that sets none: a tenth of 1 / ``n_series``.
+
+    Example:
+        >>> default_delta(1000)
+        0.0001
+    """
+    return DELTA_PER_SERIES / max(n_series, 1)
+
+
+def private_settings(config: Config, settled_config: Config, n_series: int) -> Config:
+    """``config`` settled for ``n_series`` series (``settled_config``, `resolve`) as a
+    private run uses it: delta set (`default_delta` when not given). The size rule may not
+    choose the batch size or the training length from the number of series, since they set
+    the noise: a ParameterError naming the fix (the learning rates and the rest are the
+    same at any size).
+
+    Example:
+        >>> from dgan import DGANConfig
+        >>> config = DGANConfig(max_sequence_len=4, sample_len=2, dp_epsilon=4.0,
+        ...                     batch_size=32, training_steps=100)
+        >>> config.resolved_for(500).dp_delta
+        0.0002
+    """
+    chosen = config.fields_set
+    sized = bool({"batch_size"} - chosen) or not chosen & {"epochs", "training_steps"}
+    if config.large_data == "auto" and sized:
+        raise ParameterError(
+            "dp_epsilon is set, and large_data='auto' would pick the batch size and the "
+            "training length from the number of series; under differential privacy they set "
+            "the noise, so choose them: give batch_size and training_steps (or epochs), e.g. "
+            "large_data=True, batch_size=64, training_steps=5000 (the large-data learning "
+            "rates), or large_data=False for gretel's settings."
+        )
+    if settled_config.dp_delta is not None:
+        return settled_config
+    return settled(settled_config, dp_delta=default_delta(n_series))

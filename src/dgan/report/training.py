@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from dgan.records import EpochRecord, precision_runs
+from dgan.records import EpochRecord, precision_runs, privacy_guarantee, privacy_text
 from dgan.report.figures import figure, figure_legend, img
 
 if TYPE_CHECKING:
@@ -84,8 +84,11 @@ def training_section(history: list[dict[str, Any]]) -> str:
         mark_precision_events(ax, epochs, records)
         ax.set_xlabel("epoch", fontsize="small")
     figure_legend(fig, axes[:2])  # the losses and the throughput, each in its colour
+    guarantee = privacy_guarantee(history)
+    privacy = "" if guarantee is None else f"<p>{html.escape(privacy_text(guarantee))}</p>\n"
     return (
         "<h2>Training</h2>\n"
+        + privacy
         + precision_summary(records)
         + img(fig, "training curves")
         + "\n"

@@ -135,6 +135,7 @@ class Checkpointer:
             ended % config.checkpoint_every == 0
             or ended >= self.epochs
             or record.stopped
+            or record.privacy_budget_reached
             or cut is not None
             or (minutes is not None and time.monotonic() - self.last_write >= 60 * minutes)
         )

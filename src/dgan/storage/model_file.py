@@ -84,6 +84,8 @@ class ModelParts:
             "steps_done": trainer_state["steps_done"],
             "precision": trainer_state["precision"],
         }
+        if "privacy" in trainer_state:  # a private run's accounting: epsilon, delta, steps
+            state["privacy"] = trainer_state["privacy"]
         return tensors, state
 
     def save(self, path: str | os.PathLike, history: list[dict[str, Any]]) -> Path:
@@ -139,6 +141,7 @@ class ModelFile:
             },
             "precision": state["precision"],
             "steps_done": state["steps_done"],
+            "privacy": state.get("privacy"),
         }
         device_type = trainer.device.type
         saved_rng = tensors.get(f"rng.{device_type}.train")

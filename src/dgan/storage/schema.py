@@ -50,6 +50,8 @@ _HISTORY_NUMBERS = (
     "skipped_steps",
     "steps",
     "peak_memory_bytes",
+    "epsilon",
+    "delta",
 )
 
 
@@ -85,7 +87,30 @@ def header_problems(state: dict[str, Any]) -> list[str]:
         _precision(p, state["precision"])
     if "checkpoint" in state:  # a training checkpoint's resume information
         _checkpoint(p, state["checkpoint"], state.get("history"))
+    if state.get("privacy") is not None:  # a private run's accounting
+        _privacy(p, state["privacy"])
     return p
+
+
+def _privacy(p: list[str], data: Any) -> None:
+    """A private run's accounting (`dgan.privacy.accounting.Accountant.state_dict`)."""
+    if not _is_dict(p, data, "privacy"):
+        return
+    sigma = data.get("noise_multiplier")
+    if sigma is not None:
+        _in(p, sigma, "privacy.noise_multiplier", (0.0, False), what="None or a number > 0")
+    if _required(p, data, "history", "privacy") and _is_list(p, data["history"], "privacy.history"):
+        for i, run in enumerate(data["history"]):
+            ok = (
+                isinstance(run, list)
+                and len(run) == 3
+                and all(_is_number(v) for v in run[:2])
+                and 0 < run[1] <= 1
+                and _is_int(run[2])
+                and run[2] >= 0
+            )
+            at = f"privacy.history[{i}]"
+            _check(p, ok, at, "[noise multiplier, sample rate in (0, 1], steps]", run)
 
 
 def _too_deep(value: Any) -> str | None:

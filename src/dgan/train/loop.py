@@ -13,6 +13,7 @@ permutation, adding to the same sums (`fit`'s ``cut``).
 
 from __future__ import annotations
 
+import logging
 import math
 import sys
 import time
@@ -28,6 +29,8 @@ from dgan.records import EpochRecord, GuardEvent
 from dgan.train.batch import LOSS_NAMES, Accumulators, Batch
 from dgan.train.memory import peak_rss_bytes
 from dgan.train.trainer import Trainer
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -181,6 +184,11 @@ def fit(
     show = sys.stderr.isatty() if progress_bar is None else progress_bar
     show = show and (collective is None or collective.is_main)
     bar = tqdm(total=budget.steps, initial=done, disable=not show, unit="batch", desc="training")
+    if trainer.privacy is not None:  # plans the noise (first call), Poisson sampling
+        trainer.privacy.begin(len(data), budget.steps)
+        if trainer.privacy.exhausted:
+            logger.warning("The privacy budget (dp_epsilon) is spent: nothing trained.")
+            return []
     if trainer.config.divergence_guard and done == 0:
         trainer.guard.snapshot()
     deadline = None
@@ -196,7 +204,7 @@ def fit(
             records.append(record)
             if on_epoch_end is not None:
                 on_epoch_end(record, cut_here)
-            if record.stopped or record.time_budget_reached:
+            if record.stopped or record.time_budget_reached or record.privacy_budget_reached:
                 break
     finally:
         bar.close()
@@ -208,7 +216,7 @@ def _epoch(
 ) -> tuple[EpochRecord, CutEpoch | None]:
     """Train ``epoch`` (the rest of it after a ``cut``): its record, and its `CutEpoch`
     when the budget ends it before its last batch."""
-    n, device, collective = len(data), trainer.device, trainer.collective
+    n, device, collective, privacy = len(data), trainer.device, trainer.collective, trainer.privacy
     cuda = device.type == "cuda"
     if cuda:
         torch.cuda.reset_peak_memory_stats(device)
@@ -218,19 +226,29 @@ def _epoch(
     # in one process), made global in one place, Collective.end_epoch. trained: examples of
     # the whole batches, over all processes (examples_per_s counts them all).
     seen, trained, first, events, stopped, time_up = 0, 0, 0, [], False, False
-    if cut is None:
+    spent = False
+    if privacy is not None:  # each batch drawn as the accountant assumes (Poisson)
+        perm = None
+    elif cut is None:
         # Balanced batches (sizes differ by at most one) from a device permutation; a
         # partial last epoch of a budget in steps trains the first of them.
         perm = torch.randperm(n, device=device, generator=trainer.rng)
-    else:  # the rest of an epoch cut short: the same order, adding to the same sums
-        perm, first, trained = cut.permutation.to(device), cut.batches_done, cut.trained
+    else:  # the rest of an epoch cut short: the same order
+        perm = cut.permutation.to(device)
+    if cut is not None:  # the rest of an epoch cut short, adding to the same sums
+        first, trained = cut.batches_done, cut.trained
         events = list(cut.guard_events)
         if collective is None or collective.is_main:  # global sums: one process carries
             acc.losses.copy_(cut.loss_sums.to(device))  # them, the epoch-end sum adds the rest
             seen = cut.seen
     batches = budget.batches(epoch)
+    slices = None if perm is None else perm.tensor_split(budget.steps_per_epoch)
     steps = first
-    for b, index in enumerate(perm.tensor_split(budget.steps_per_epoch)[first:batches], first):
+    for b in range(first, batches):
+        if privacy is not None and privacy.exhausted:  # a private run stops at its epsilon
+            spent = True
+            break
+        index = slices[b] if privacy is None else privacy.next_batch()
         if collective is None:
             shard = index
             trainer.train_step(data.take(index), acc)
@@ -286,13 +304,16 @@ def _epoch(
         stopped=stopped,
         steps=steps,
         time_budget_reached=time_up,
+        epsilon=None if privacy is None else privacy.spent(),
+        delta=None if privacy is None else privacy.accountant.delta,
+        privacy_budget_reached=spent,
     )
-    if stopped or steps == budget.steps_per_epoch:
+    if stopped or spent or steps == budget.steps_per_epoch:
         return record, None
     return record, CutEpoch(
         epoch,
         steps,
-        perm.cpu(),
+        torch.empty(0, dtype=torch.long) if perm is None else perm.cpu(),
         acc.losses.detach().cpu().clone(),
         seen,
         trained,
@@ -310,6 +331,10 @@ def _mean_losses(trainer: Trainer, acc: Accumulators, seen: int) -> dict[str, fl
     if trainer.attribute_critic is None:
         means["attribute_discriminator_loss"] = None
     if trainer.temporal_critic is None:
+        means["temporal_discriminator_loss"] = None
+    if trainer.privacy is not None:  # losses on real data would leave the run without noise
+        for name in ("discriminator_loss", "attribute_discriminator_loss", "gradient_penalty"):
+            means[name] = None
         means["temporal_discriminator_loss"] = None
     return means
 
@@ -331,6 +356,8 @@ def _out_of_time(trainer: Trainer, deadline: float, at_sync_point: bool) -> bool
 def bar_postfix(trainer: Trainer, acc: Accumulators, seen: int) -> str:
     """Short loss summary for the progress bar: critic, attribute critic, generator."""
     means = acc.mean_losses(max(seen, 1))  # host sync
+    if trainer.privacy is not None:  # the critics' losses on real data stay unread
+        return f"G {means['generator_loss']:.3g} epsilon {trainer.privacy.spent():.3g}"
     text = f"D {means['discriminator_loss']:.3g}"
     if trainer.attribute_critic is not None:
         text += f" A {means['attribute_discriminator_loss']:.3g}"

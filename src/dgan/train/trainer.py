@@ -33,6 +33,7 @@ from dgan.precision import (
     PrecisionPolicy,
     resolve_precision,
 )
+from dgan.privacy.critics import CriticTerm, PrivateTraining
 from dgan.train import losses
 from dgan.train.batch import (
     CRITIC_LOSSES,
@@ -112,6 +113,10 @@ class Trainer:
                 temporal_critic, c.discriminator_learning_rate, c.discriminator_beta1
             )
         self.set_policy(policy)
+        # Differential privacy: DP-SGD on the critics (dgan.privacy); None without.
+        self.privacy = None
+        if config.dp_target_epsilon is not None:
+            self.privacy = PrivateTraining(config, self.device)
         self.guard = DivergenceGuard(self)
         self.steps_done = 0
         # Set by `join_processes` when several processes train this model (torchrun).
@@ -183,7 +188,8 @@ class Trainer:
             )
         collective.check_same_config(self.config.to_json_dict())
         collective.check_same_data(data.digest())
-        collective.broadcast_start(self.modules().values(), [self.rng, *shared_rngs])
+        secret = [] if self.privacy is None else self.privacy.generators  # the same noise
+        collective.broadcast_start(self.modules().values(), [self.rng, *shared_rngs, *secret])
         sync_batchnorm(self.generator, collective)
         return collective
 
@@ -227,6 +233,7 @@ class Trainer:
             },
             "rng": self.rng.get_state(),
             "steps_done": self.steps_done,
+            **({} if self.privacy is None else {"privacy": self.privacy.state_dict()}),
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -248,6 +255,8 @@ class Trainer:
             self.rng.set_state(state["rng"])
         if "steps_done" in state:
             self.steps_done = state["steps_done"]
+        if self.privacy is not None and state.get("privacy") is not None:
+            self.privacy.load_state_dict(state["privacy"])
 
     def _restore_precision(self, saved: dict[str, Any]) -> None:
         """Continue in the saved precision (a guard may have lowered it) with its scalers."""
@@ -300,6 +309,10 @@ class Trainer:
         if self.collective is not None:
             alpha = self.collective.rows(alpha)
         real_all, fake_all = real.parts(), fake.parts()
+        if self.privacy is not None:  # per-example gradients, clipped and noised
+            self._private_critic_step(real_all, fake_all, alpha)
+            acc.skipped("critic", torch.zeros((), dtype=torch.long, device=self.device))
+            return
         loss, penalty = self._critic_loss(
             self.critic, real_all, fake_all, alpha, c.gradient_penalty_coef
         )
@@ -327,6 +340,21 @@ class Trainer:
         acc.losses[TEMPORAL_LOSS] += temporal_loss.detach() * weight
         acc.skipped("critic", skipped)
         acc.nonfinite_losses += policy.diverged(total, skipped, policy.critic_scaler)
+
+    def _private_critic_step(self, real, fake, alpha) -> None:
+        """The critics' DP-SGD update (`dgan.privacy.critics`): fp32, no loss scaling; the
+        losses of real data are not recorded (they would be released without noise)."""
+        c = self.config
+        coef = c.gradient_penalty_coef
+        terms = [CriticTerm("critic", self.critic, coef)]
+        if self.attribute_critic is not None:
+            attribute_coef = c.attribute_gradient_penalty_coef
+            terms.append(CriticTerm("attribute_critic", self.attribute_critic, attribute_coef, 2))
+        if self.temporal_critic is not None:
+            terms.append(CriticTerm("temporal_critic", self.temporal_critic, coef))
+        optimizers = [o for name, o in self.optimizers().items() if name != "generator"]
+        total = None if self.collective is None else self.collective.total
+        self.privacy.critic_round(terms, optimizers, real, fake, alpha, total)
 
     def _critic_loss(self, critic, real, fake, alpha, coef) -> tuple[torch.Tensor, torch.Tensor]:
         """(Wasserstein estimate + coef x gradient penalty, the penalty) of one critic."""
@@ -381,6 +409,10 @@ class Trainer:
         """
         c, mine = self.config, len(real)
         n = mine if n is None else n
+        if self.privacy is not None and self.privacy.batches is None:  # outside `fit`: the
+            self.privacy.warm_up(n, 1)  # plan's warm-up, which only times steps
+        # A private batch's size is random; the generator trains on the expected size.
+        generated = n if self.privacy is None else max(1, round(self.privacy.expected_batch))
         fake = None
         if c.reuse_fakes:  # one generator pass, its graph kept for the generator round
             with self.policy.autocast():
@@ -390,7 +422,7 @@ class Trainer:
         for round_ in range(c.generator_rounds):
             # Later rounds generate afresh: the first one's step changed the weights.
             shared = fake if round_ == 0 else None
-            self.generator_step(n, acc, weight=mine / c.generator_rounds, fake=shared)
+            self.generator_step(generated, acc, weight=mine / c.generator_rounds, fake=shared)
         self.steps_done += 1
 
     @property
