@@ -4,6 +4,9 @@ its recording in time order, attributes come along, bad arguments say the fix.""
 from __future__ import annotations
 
 import logging
+import re
+import textwrap
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -11,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dgan import DGAN, DGANConfig
 from dgan.errors import DataError, ParameterError
 from dgan.tabular.columns import Columns
 from dgan.tabular.frames import dataframe_to_arrays
@@ -212,3 +216,14 @@ def test_the_layout_remembers_the_windowing_and_old_layouts_still_load():
     windowed["windowing"] = {"window": 1, "stride": 1}
     with pytest.raises(Exception, match="windowing"):
         FrameLayout.from_json_dict(windowed)
+
+
+def test_the_readme_python_example_runs_as_written():
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"\*\*Long recordings into windows\*\*.*?```python\n(.*?)```", readme, re.S)
+    code = textwrap.dedent(block.group(1))
+    hourly = recordings([200, 180]).rename(columns={"hour": "ts", "load": "x"})
+    scope = {"hourly": hourly, "DGAN": DGAN, "DGANConfig": DGANConfig}
+    exec(code.replace("DGANConfig(", "DGANConfig(cuda=False, training_steps=1, "), scope)
+    assert scope["model"].data_frame_layout.time_grid == list(range(168))
+    assert len(scope["windows"]) == (2 + 1) * 168  # (200 - 168) // 24 + 1 windows, and 1

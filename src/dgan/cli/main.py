@@ -246,6 +246,22 @@ def _column_arguments() -> argparse.ArgumentParser:
         "per value or more)",
     )
     group.add_argument(
+        "--window",
+        type=int,
+        metavar="N",
+        help="LONG: cut each series (each --example-id; without one, the whole table) into "
+        "windows of N steps in --time order, each window one series; the time column "
+        "becomes the step within the window (evaluate: the real table, as --model was "
+        "trained)",
+    )
+    group.add_argument(
+        "--stride",
+        type=int,
+        metavar="N",
+        help="steps between window starts (default: --window, windows side by side; "
+        "smaller overlaps them)",
+    )
+    group.add_argument(
         "--style",
         choices=[s.value for s in DfStyle],
         help="wide: one row per series, a column per time step; long: one row per time step "

@@ -47,7 +47,14 @@ from dgan.tabular.frames import time_order
 from dgan.tabular.layout import Windowing
 from dgan.tabular.messages import ColumnName, plain, preview
 
-__all__ = ["WindowSummary", "Windows", "cut_windows", "to_windows"]
+__all__ = [
+    "WINDOW_COLUMN",
+    "WindowSummary",
+    "Windows",
+    "cut_windows",
+    "to_windows",
+    "window_problems",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -222,10 +229,16 @@ def cut_windows(
     return Windows(frame, summary)
 
 
-def _check_arguments(df, window, stride, time_column, example_id_column, window_column) -> None:
-    """Every problem with the arguments in one `ParameterError`, then the data's."""
-    if not isinstance(df, pd.DataFrame):
-        raise ParameterError(f"df must be a pandas DataFrame, got {type(df).__name__}.")
+def window_problems(window, stride) -> list[str]:
+    """What is wrong with ``window`` and ``stride`` (None: the default), one message each.
+
+    Example:
+        >>> window_problems(168, None)
+        []
+        >>> print(window_problems(1, None)[0])  # doctest: +NORMALIZE_WHITESPACE
+        window=1 is too small: a window of one step has no time order to learn;
+        pass window=2 or more.
+    """
     problems = []
     for name, value, least, why in [
         ("window", window, 2, "a window of one step has no time order to learn"),
@@ -237,6 +250,14 @@ def _check_arguments(df, window, stride, time_column, example_id_column, window_
             problems.append(f"{name} must be a whole number of steps, got {value!r}.")
         elif value < least:
             problems.append(f"{name}={value} is too small: {why}; pass {name}={least} or more.")
+    return problems
+
+
+def _check_arguments(df, window, stride, time_column, example_id_column, window_column) -> None:
+    """Every problem with the arguments in one `ParameterError`, then the data's."""
+    if not isinstance(df, pd.DataFrame):
+        raise ParameterError(f"df must be a pandas DataFrame, got {type(df).__name__}.")
+    problems = window_problems(window, stride)
     missing = [
         f"{arg} {name!r}"
         for arg, name in [("time_column", time_column), ("example_id_column", example_id_column)]
