@@ -18,6 +18,7 @@ Example:
 
 from __future__ import annotations
 
+import argparse
 from dataclasses import replace
 
 import pandas as pd
@@ -28,6 +29,26 @@ from dgan.model import DGAN
 from dgan.tabular.columns import Columns
 from dgan.tabular.layout import Windowing
 from dgan.tabular.windows import WINDOW_COLUMN, WindowSummary, cut_windows, window_problems
+
+
+def add_window_flags(group: argparse._ArgumentGroup) -> None:
+    """Declare ``--window`` and ``--stride`` in ``group`` (train's and evaluate's)."""
+    group.add_argument(
+        "--window",
+        type=int,
+        metavar="N",
+        help="LONG: cut each series (each --example-id; without one, the whole table) into "
+        "windows of N steps in --time order, each window one series; the time column "
+        "becomes the step within the window (evaluate: the real table, as --model was "
+        "trained)",
+    )
+    group.add_argument(
+        "--stride",
+        type=int,
+        metavar="N",
+        help="steps between window starts (default: --window, windows side by side; "
+        "smaller overlaps them)",
+    )
 
 
 def check_window_flags(window: int | None, stride: int | None, columns: Columns) -> None:
