@@ -25,6 +25,15 @@ from dgan.cli.progress import evaluation_progress, training_progress
 from dgan.cli.resume import interrupted_advice, nothing_left, resume_note, steps_done
 from dgan.cli.summary import metrics_table, training_summary
 from dgan.cli.tables import read_table, require_module
+from dgan.cli.windows import (
+    check_window_flags,
+    cut_table,
+    evaluation_window,
+    real_recordings,
+    remember_windowing,
+    windowed_columns,
+    with_windows_line,
+)
 from dgan.config import DfStyle, DGANConfig
 from dgan.errors import ParameterError
 from dgan.metrics import evaluate, frames_to_series
@@ -37,11 +46,13 @@ from dgan.storage.folder import resume_folder
 from dgan.storage.format import json_safe
 from dgan.tabular.columns import Columns, columns_of_layout
 from dgan.tabular.lengths import infer_lengths
+from dgan.tabular.windows import WindowSummary
 
 
 def run_train(args: argparse.Namespace) -> None:
     """``dgan train``: check settings and outputs, read the table, train, save, summarise."""
     columns = _columns_from_flags(args)
+    check_window_flags(args.window, args.stride, columns)
     settings = _training_settings(args)  # before the data is read
     if args.output is None and not args.dry_run:
         raise ParameterError("Pass -o MODEL (the model file to write), or --dry-run.")
@@ -50,13 +61,17 @@ def run_train(args: argparse.Namespace) -> None:
     check_checkpoint_paths(args.resume, settings.get("checkpoint_dir"))
     point = find_resume_point(args.resume) if args.resume else None  # read once, here
     df = read_table(args.data)
+    with flag_words():
+        df, windows = cut_table(df, columns, args.window, args.stride)  # before the plan
+    columns = windowed_columns(columns, args.window)
     try:
-        model, seconds, plan = _plan_and_train(args, columns, settings, df, point)
+        model, seconds, plan = _plan_and_train(args, columns, settings, df, point, windows)
     except KeyboardInterrupt as interrupt:  # Ctrl-C (or SIGTERM): say what is left
         interrupt.advice = interrupted_advice(settings.get("checkpoint_dir"), args.resume)
         raise
     if model is None:  # --dry-run
         return
+    remember_windowing(model, windows)  # so that `dgan evaluate --model` cuts alike
     path = model.save(args.output)
     # The epochs this run trained: after the checkpoint's whole ones (it finishes a cut one)
     before = 0 if point is None else point.record.history_offset + point.record.epochs_done
@@ -79,9 +94,11 @@ def _plan_and_train(
     settings: dict[str, Any],
     df: Any,
     point: ResumePoint | None,
+    windows: WindowSummary | None,
 ) -> tuple[DGAN | None, float, TrainingPlan]:
-    """Print the plan and train (from ``point`` when resuming): the model, the seconds
-    training took and the plan (None and 0 for the first two after --dry-run)."""
+    """Print the plan (with what ``windows`` made of the table) and train (from ``point``
+    when resuming): the model, the seconds training took and the plan (None and 0 for the
+    first two after --dry-run)."""
     with flag_words(), hint_long_data(_style_given(args)):
         _refuse_settings_from_the_data(settings)
         notes = infer_lengths(df, columns, settings)  # also checks the column flags
@@ -110,7 +127,7 @@ def _plan_and_train(
         _note_classes(plan, classes, args.continuous)
         if point is not None:
             print(in_flag_words(resume_note(point, plan)))
-        print(in_flag_words(str(plan)))
+        print(in_flag_words(with_windows_line(str(plan), windows)))
         if args.dry_run:
             return None, 0.0, plan
         progress = training_progress(args.progress_every, plan.seconds_left)
@@ -196,11 +213,19 @@ def run_evaluate(args: argparse.Namespace) -> None:
         columns = columns_of_layout(model.data_frame_layout)
         max_len, history = model.config.max_sequence_len, model.history
         style_given = True
+        window = evaluation_window(args.window, model.data_frame_layout.windowing)
     else:
         columns, max_len = _columns_from_flags(args), args.max_sequence_len
         style_given = _style_given(args)
+        window = args.window
+    check_window_flags(window, args.stride, columns)
     real_df, synthetic_df = read_table(args.real), read_table(args.synthetic)
     with flag_words(), hint_long_data(style_given):
+        recordings = real_recordings(columns, real_df)
+        real_df, windows = cut_table(real_df, recordings, window, args.stride)  # disjoint default
+        columns = windowed_columns(columns, window)
+        if windows is not None:
+            print(f"real table cut into windows: {windows}")
         if not args.model:  # read as `dgan train` read them
             columns, classes = read_classes(real_df, columns, args.continuous, max_len)
             for name in classes:

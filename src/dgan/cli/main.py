@@ -36,6 +36,7 @@ from dgan.cli.messages import FlagWordsFormatter
 from dgan.cli.progress import EVERY
 from dgan.cli.ranks import prints_shared_errors, report, shared_output_on_rank_0
 from dgan.cli.threads import choose_threads
+from dgan.cli.windows import add_window_flags
 from dgan.config import MAX_SEED, DfStyle
 from dgan.errors import DGANError, DistributedError
 from dgan.planning import (
@@ -245,6 +246,7 @@ def _column_arguments() -> argparse.ArgumentParser:
         f"as classes otherwise: at most {MAX_CLASSES} values, {MIN_SERIES_PER_CLASS} series "
         "per value or more)",
     )
+    add_window_flags(group)
     group.add_argument(
         "--style",
         choices=[s.value for s in DfStyle],

@@ -53,6 +53,12 @@ _WORDS = [  # (pattern, replacement), applied in order
     (r"\bresume_from\b", "--resume"),
     (r"\bcheckpoint_dir\b", "--checkpoint-dir"),
     (r"\bcheckpoint_every\b", "--checkpoint-every"),
+    (r"\b(window|stride)=(-?\d)", r"--\1 \2"),
+    (r", or give the ids another name with window_column\b", ""),  # no flag for it
+    (
+        r"split these series into shorter ones with their own example ids\.",
+        "cut them into windows of N steps with --window N (README: --window).",
+    ),
     (r"\bor pass None\b", "or leave out --target"),
     (r"\bonly epochs and the checkpoint settings\b", "only --epochs and the checkpoint flags"),
     (r"\b(seed|precision|epochs)(?=: \S+ in the checkpoint)", r"--\1"),  # config differs

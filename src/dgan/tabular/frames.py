@@ -416,3 +416,14 @@ def series_lengths(df: pd.DataFrame, columns: Columns) -> np.ndarray:
             "example_id_column."
         )
     return df[roles.example_id].value_counts(sort=False, dropna=True).to_numpy()
+
+
+def time_order(series: pd.Series) -> np.ndarray:
+    """Row positions of a time column in its natural order, as training sorts it (stable;
+    see the module docstring).
+
+    Example:
+        >>> time_order(pd.Series(["3", "10", "2"])).tolist()  # numbers as text: by value
+        [2, 0, 1]
+    """
+    return _time_keys(series).sort_values(kind="stable").index.to_numpy()

@@ -65,6 +65,25 @@ class ColumnSpec:
 
 
 @dataclass(frozen=True)
+class Windowing:
+    """How the training table's recordings were cut into windows, each one example
+    (`dgan.tabular.windows`), so that a real table can be cut the same way again."""
+
+    window: int
+    """Steps per window."""
+    stride: int
+    """Steps between the starts of neighbouring windows."""
+
+    @classmethod
+    def from_json_dict(cls, data: dict[str, Any]) -> Windowing:
+        """Read back ``asdict(windowing)``, checked."""
+        window, stride = data["window"], data["stride"]
+        if not (type(window) is int and window >= 2 and type(stride) is int and stride >= 1):
+            raise ValueError(f"windowing {data!r}: window must be >= 2 and stride >= 1")
+        return cls(window=window, stride=stride)
+
+
+@dataclass(frozen=True)
 class FrameLayout:
     """Everything needed to rebuild a DataFrame like the training one from arrays.
 
@@ -84,6 +103,8 @@ class FrameLayout:
     feature_types: list[OutputType]
     time_grid: list | None
     """Time values given to generated series (see the module docstring), JSON values."""
+    windowing: Windowing | None = None
+    """Set by ``dgan train --window``: the training examples were windows of recordings."""
 
     @property
     def feature_names(self) -> list[str | int]:
@@ -116,6 +137,8 @@ class FrameLayout:
             "attribute_types": [t.name for t in self.attribute_types],
             "feature_types": [t.name for t in self.feature_types],
             "time_grid": None if self.time_grid is None else list(self.time_grid),
+            # Only when set: layouts without it read (and compare, on resume) as before.
+            **({} if self.windowing is None else {"windowing": asdict(self.windowing)}),
         }
 
     @classmethod
@@ -135,6 +158,9 @@ class FrameLayout:
                 attribute_types=[OutputType[t] for t in data["attribute_types"]],
                 feature_types=[OutputType[t] for t in data["feature_types"]],
                 time_grid=data["time_grid"],
+                windowing=(
+                    Windowing.from_json_dict(data["windowing"]) if "windowing" in data else None
+                ),
             )
         except (KeyError, TypeError, ValueError) as e:
             raise SerializationError(
