@@ -8,6 +8,7 @@ from hypothesis.extra import numpy as hnp
 
 from dgan import DGANConfig, Normalization, OutputType
 from dgan.encoding.encoder import ContinuousEncoder, DataEncoder, DiscreteEncoder, encoder_from_json
+from dgan.encoding.variables import log_floor, to_log
 from dgan.errors import DataError, SerializationError
 
 finite = st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False)
@@ -22,8 +23,41 @@ def test_continuous_round_trip_and_range(values, normalization):
     encoded = enc.transform(values)
     low = 0.0 if normalization == Normalization.ZERO_ONE else -1.0
     assert encoded.min() >= low - 1e-6 and encoded.max() <= 1 + 1e-6
-    span = max(values.max() - values.min(), 1e-12)
-    np.testing.assert_allclose(enc.inverse(encoded), values, atol=span * 1e-6 + 1e-9)
+    if enc.log_floor is None:
+        span = max(values.max() - values.min(), 1e-12)
+        np.testing.assert_allclose(enc.inverse(encoded), values, atol=span * 1e-6 + 1e-9)
+    else:  # float32 steps of the log scale: errors relative to each value
+        decades = np.abs(to_log(np.array([values.min(), values.max()]), enc.log_floor)).max()
+        rtol = 1e-6 * max(decades, 1.0) * 10
+        np.testing.assert_allclose(enc.inverse(encoded), values, rtol=rtol, atol=enc.log_floor)
+
+
+@given(
+    values=hnp.arrays(np.float64, st.integers(2, 60), elements=finite),
+    normalization=st.sampled_from(list(Normalization)),
+)
+def test_a_log_scale_is_used_exactly_when_values_span_orders_of_magnitude(values, normalization):
+    enc = ContinuousEncoder(normalization).fit(values)
+    assert (enc.log_floor is not None) == (log_floor(values) is not None)
+    assert ContinuousEncoder(normalization, log_scale=False).fit(values).log_floor is None
+    again = ContinuousEncoder.from_json(enc.to_json())
+    np.testing.assert_array_equal(again.transform(values), enc.transform(values))
+
+
+def test_quiet_and_loud_classes_keep_their_shapes_on_the_log_scale():
+    """Amplitudes 0.01 and 10,000 in one variable: linear scaling squeezes the quiet class
+    into the bottom 1e-6 of the range, which the generator's output must hit to that
+    precision; the log scale spreads it over a tenth of the range."""
+    t = np.linspace(0, 6, 100)
+    quiet, loud = 0.01 * (1.5 + np.sin(t)), 1e4 * (1.5 + np.sin(t))
+    values = np.concatenate([quiet, loud])
+    for log_scale, spread in ((False, 1e-6), ("auto", 0.05)):
+        enc = ContinuousEncoder(Normalization.ZERO_ONE, log_scale=log_scale).fit(values)
+        encoded = enc.transform(quiet)
+        assert (np.ptp(encoded) > 0.05) == (spread > 0.01)
+        np.testing.assert_allclose(enc.inverse(encoded), quiet, rtol=1e-4)
+    old = {k: v for k, v in enc.to_json().items() if not k.startswith("log_")}
+    assert ContinuousEncoder.from_json(old).log_floor is None  # files from before: linear
 
 
 categories = st.one_of(st.integers(-5, 5), st.text(max_size=3), st.booleans(), st.just(np.nan))

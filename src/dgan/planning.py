@@ -33,6 +33,7 @@ import torch
 
 from dgan.config import DfStyle, DGANConfig, OutputType
 from dgan.config.sizing import DEFAULT_EPOCHS, MAX_STEPS, MIN_STEPS, SIZE_SETTINGS, SMALL_DATA
+from dgan.encoding.variables import log_floor
 from dgan.precision import (
     Precision,
     bf16_is_native,
@@ -258,7 +259,9 @@ def make_plan(
     precision, reason = _precision(config, device)
     budget = Budget.of(config, n)
     plan = TrainingPlan(
-        columns=_columns(arrays, layout),
+        columns=_columns(
+            arrays, layout, config.log_scale if config.apply_feature_scaling else False
+        ),
         n_examples=n,
         lengths=(min(lengths, default=0), max(lengths, default=0)),
         max_sequence_len=config.max_sequence_len,
@@ -380,15 +383,19 @@ def _names(arrays: TrainingArrays, layout: FrameLayout | None) -> tuple[list, li
     ]
 
 
-def _columns(arrays: TrainingArrays, layout: FrameLayout | None) -> list[ColumnPlan]:
+def _columns(
+    arrays: TrainingArrays, layout: FrameLayout | None, log_scale: bool | str
+) -> list[ColumnPlan]:
     attribute_names, feature_names = _names(arrays, layout)
     columns = []
     for j, name in enumerate(attribute_names):
         values = arrays.attributes[:, j]
-        columns.append(_column(str(name), "attribute", arrays.attribute_types[j], values))
+        kind = arrays.attribute_types[j]
+        columns.append(_column(str(name), "attribute", kind, values, log_scale))
     pooled = pooled_features(arrays)
     for j, name in enumerate(feature_names):
-        column = _column(str(name), "feature", arrays.feature_types[j], pooled[:, j])
+        kind = arrays.feature_types[j]
+        column = _column(str(name), "feature", kind, pooled[:, j], log_scale)
         if layout is not None and layout.df_style is DfStyle.WIDE:
             column.detail += f"; {len(layout.feature_columns)} time-step columns"
         columns.append(column)
@@ -399,13 +406,19 @@ def _columns(arrays: TrainingArrays, layout: FrameLayout | None) -> list[ColumnP
     return columns
 
 
-def _column(name: str, role: str, kind: OutputType, values: np.ndarray) -> ColumnPlan:
+def _column(
+    name: str, role: str, kind: OutputType, values: np.ndarray, log_scale: bool | str
+) -> ColumnPlan:
     if kind is OutputType.DISCRETE:
         count = distinct(values)
         return ColumnPlan(name, role, "discrete", f"{count} categor{'y' if count == 1 else 'ies'}")
     numbers = np.asarray(values, dtype=np.float64)
     finite = numbers[np.isfinite(numbers)]
     detail = f"range {finite.min():.4g} .. {finite.max():.4g}" if finite.size else "no values"
+    # As the encoder decides it (`ContinuousEncoder.fit`), said where it applies.
+    floor = None if log_scale is False else log_floor(finite, always=log_scale is True)
+    if floor is not None:
+        detail += f"; log scale (log_scale), below {floor:.3g} linear"
     return ColumnPlan(name, role, "continuous", detail)
 
 

@@ -129,6 +129,11 @@ class DGANConfig:
     """Scale each continuous variable to the normalization range (else data must be in it)."""
     apply_example_scaling: bool = setting(True, Flag())
     """Learn each series' midpoint/half-range as generated 'additional attributes'."""
+    log_scale: bool | str = setting("auto", OneOf((True, False, "auto")))
+    """Scale continuous variables on a signed log scale, sign(x) * log10(1 + |x| / floor):
+    "auto" for those whose typical non-zero magnitudes span more than three orders of
+    magnitude (amplitudes 0.01 to 10,000 across classes), True for all, False never (as
+    gretel). The floor is the 5% quantile of the non-zero magnitudes; the plan says which."""
     binary_encoder_cutoff: int = setting(150, PositiveInt())
     """Discrete variables with more categories than this use a binary code, not one-hot."""
 
@@ -404,8 +409,8 @@ class DGANConfig:
         reason to differ; this undoes those: the gradient penalty takes one norm over the
         whole batch, one generator pass per batch serves the critic and generator rounds,
         the same settings for every data size (no large-data settings), no generator
-        weight average or temporal critic, and fp16 loss scaling starts at GradScaler's
-        2**16.
+        weight average or temporal critic, linear scaling of every continuous variable, and
+        fp16 loss scaling starts at GradScaler's 2**16.
 
         Example:
             >>> config = DGANConfig.gretel(max_sequence_len=20, sample_len=5)
@@ -413,6 +418,7 @@ class DGANConfig:
             ('batch', None)
         """
         gretel_choices = dict(
+            log_scale=False,
             gradient_penalty_norm="batch",
             generator_ema_decay=None,
             reuse_fakes=True,

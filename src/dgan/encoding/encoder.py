@@ -195,6 +195,7 @@ class DataEncoder:
             "normalization": config.normalization,
             "apply_feature_scaling": config.apply_feature_scaling,
             "binary_encoder_cutoff": config.binary_encoder_cutoff,
+            "log_scale": config.log_scale,
         }
         feature_names = variable_names(feature_names, "feature", len(feature_types))
         feature_encoders = fit_variables(feature_types, feature_names, features.rows, settings)
@@ -218,10 +219,9 @@ class DataEncoder:
             encoder.additional_encoders = []
             for j, i in enumerate(encoder.continuous_features):
                 for part, values in (("midpoint", mid[:, j]), ("half-range", half[:, j])):
-                    # Always scaled: midpoints and half-ranges are internal quantities.
-                    enc = ContinuousEncoder(
-                        config.normalization, True, f"{feature_names[i]} {part}"
-                    )
+                    # Always scaled, linearly: internal quantities of the scaled space.
+                    name = f"{feature_names[i]} {part}"
+                    enc = ContinuousEncoder(config.normalization, True, name, log_scale=False)
                     encoder.additional_encoders.append(enc.fit(values))
         return encoder
 

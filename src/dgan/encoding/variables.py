@@ -1,7 +1,10 @@
 """Per-variable encoders: one attribute column or one feature channel each.
 
 * `ContinuousEncoder` scales to [0, 1] or [-1, 1] (the `Normalization`), or passes the
-  values through when feature scaling is off (then they must already lie in range).
+  values through when feature scaling is off (then they must already lie in range). A
+  variable whose values span orders of magnitude is scaled on a signed log scale first
+  (`log_floor`, `to_log`): on a linear scale its quiet series are rounding errors of its
+  loud ones.
 * `DiscreteEncoder` learns the categories (any hashable values: numbers, strings, bools;
   NaN/None is one more category) and encodes them one-hot, or as binary bits when there
   are more categories than ``binary_encoder_cutoff``.
@@ -57,8 +60,62 @@ def _category_key(value: Any) -> Any:
     return ("bool", value) if isinstance(value, bool) else value
 
 
+LOG_DECADES = 3.0
+"""A continuous variable whose typical non-zero magnitudes (its 5% to 99% quantiles) span
+more than this many powers of ten is scaled on a log scale (`log_floor`)."""
+
+
+def log_floor(values: np.ndarray, always: bool = False) -> float | None:
+    """The floor of the signed log scale `to_log` for ``values``: the 5% quantile of their
+    non-zero magnitudes, when those span more than `LOG_DECADES` powers of ten up to their
+    99% quantile (or ``always``); None: a linear scale suits them.
+
+    Example:
+        >>> log_floor(np.array([0.0, 0.02, 1.5, 40.0, 1000.0, 24000.0])) > 0
+        True
+        >>> log_floor(np.linspace(-1.0, 1.0, 50)) is None
+        True
+    """
+    magnitudes = np.abs(np.asarray(values, dtype=np.float64))
+    nonzero = magnitudes[(magnitudes > 0) & np.isfinite(magnitudes)]
+    if nonzero.size < 2:
+        return None
+    low, high = np.quantile(nonzero, [0.05, 0.99])
+    return float(low) if always or high > low * 10**LOG_DECADES else None
+
+
+def to_log(values: np.ndarray, floor: float) -> np.ndarray:
+    """The signed log scale: ``sign(x) * log10(1 + |x| / floor)``; 0 stays 0, values well
+    above the floor are spaced by their orders of magnitude, and negatives mirror positives.
+
+    Example:
+        >>> to_log(np.array([-9.0, 0.0, 9.0, 99.0]), 1.0).tolist()
+        [-1.0, 0.0, 1.0, 2.0]
+    """
+    values = np.asarray(values, dtype=np.float64)
+    # As two logs: |x| / floor would overflow for a floor near the smallest float.
+    return np.sign(values) * (np.log10(np.abs(values) + floor) - np.log10(floor))
+
+
+def from_log(values: np.ndarray, floor: float) -> np.ndarray:
+    """The inverse of `to_log`.
+
+    Example:
+        >>> from_log(np.array([-1.0, 0.0, 2.0]), 1.0).round(9).tolist()
+        [-9.0, 0.0, 99.0]
+    """
+    values = np.asarray(values, dtype=np.float64)
+    with np.errstate(over="ignore"):  # beyond float range: inf, as an overflow would give
+        magnitude = np.exp(np.abs(values) * np.log(10.0) + np.log(floor)) - floor
+    return np.sign(values) * magnitude
+
+
 class ContinuousEncoder:
     """Scale one continuous variable to the normalization range and back.
+
+    ``log_scale``: "auto" scales values that span orders of magnitude on the signed log
+    scale `to_log` before the range (`log_floor` decides when fitting), True always, False
+    never (gretel's encoding). ``min`` and ``max`` stay in the variable's own units.
 
     Example:
         >>> enc = ContinuousEncoder(Normalization.ZERO_ONE).fit(np.array([2.0, 4.0, 6.0]))
@@ -66,14 +123,27 @@ class ContinuousEncoder:
         array([0., 1.], dtype=float32)
         >>> enc.inverse(np.array([0.5], dtype=np.float32))
         array([4.])
+        >>> wide = ContinuousEncoder(Normalization.ZERO_ONE).fit(np.geomspace(0.01, 1e4, 50))
+        >>> wide.log_floor is not None  # six orders of magnitude: a log scale
+        True
+        >>> wide.transform(np.array([0.1, 10.0, 1000.0])).round(2)  # evenly spaced, not 0, 0, 0.1
+        array([0.11, 0.46, 0.82], dtype=float32)
     """
 
-    def __init__(self, normalization: Normalization, apply_scaling: bool = True, name: str = ""):
+    def __init__(
+        self,
+        normalization: Normalization,
+        apply_scaling: bool = True,
+        name: str = "",
+        log_scale: bool | str = "auto",
+    ):
         self.normalization = normalization
         self.apply_scaling = apply_scaling
         self.name = name
+        self.log_scale = log_scale
         self.min: float | None = None
         self.max: float | None = None
+        self.log_floor: float | None = None
 
     @property
     def width(self) -> int:
@@ -97,6 +167,8 @@ class ContinuousEncoder:
         if values.size == 0:
             raise DataError(f"Variable {self.name!r} has no values to learn a range from.")
         self.min, self.max = float(values.min()), float(values.max())
+        if self.apply_scaling and self.log_scale is not False:
+            self.log_floor = log_floor(values, always=self.log_scale is True)
         if not self.apply_scaling and (self.min < self.low or self.max > 1.0):
             raise DataError(
                 f"Variable {self.name!r} spans [{self.min:g}, {self.max:g}] but "
@@ -109,11 +181,15 @@ class ContinuousEncoder:
         unit = np.array(values, dtype=np.float64)  # a copy, worked on in place
         if not self.apply_scaling:
             return unit.astype(np.float32)
+        low, high = self.min, self.max
+        if self.log_floor is not None:
+            unit = to_log(unit, self.log_floor)
+            low, high = (float(v) for v in to_log(np.array([low, high]), self.log_floor))
         # Halves keep the arithmetic finite for data spanning the whole float64 range.
-        half_span = self.max / 2 - self.min / 2
+        half_span = high / 2 - low / 2
         if half_span > 0:
             unit /= 2
-            unit -= self.min / 2
+            unit -= low / 2
             unit /= half_span
         else:
             unit *= 0.0
@@ -127,7 +203,10 @@ class ContinuousEncoder:
         if not self.apply_scaling:
             return encoded
         unit = self._to_unit(encoded)
-        return (1.0 - unit) * self.min + unit * self.max  # finite wherever min, max are
+        if self.log_floor is None:
+            return (1.0 - unit) * self.min + unit * self.max  # finite wherever min, max are
+        low, high = to_log(np.array([self.min, self.max]), self.log_floor)
+        return from_log((1.0 - unit) * low + unit * high, self.log_floor)
 
     def outside_range(self, values: np.ndarray, tolerance: float = 0.0) -> np.ndarray:
         """Which values lie outside the fitted range widened by ``tolerance`` spans.
@@ -156,12 +235,19 @@ class ContinuousEncoder:
             "apply_scaling": self.apply_scaling,
             "min": self.min,
             "max": self.max,
+            "log_scale": self.log_scale,
+            "log_floor": self.log_floor,
         }
 
     @classmethod
     def from_json(cls, state: dict[str, Any]) -> ContinuousEncoder:
-        enc = cls(Normalization[state["normalization"]], state["apply_scaling"], state["name"])
+        # Files from before the log scale hold neither key: they encoded linearly.
+        log_scale = state.get("log_scale", False)
+        enc = cls(
+            Normalization[state["normalization"]], state["apply_scaling"], state["name"], log_scale
+        )
         enc.min, enc.max = state["min"], state["max"]
+        enc.log_floor = state.get("log_floor")
         return enc
 
 
@@ -372,7 +458,10 @@ def fit_variables(
 def make_encoder(kind: OutputType, name: str, config_like: dict[str, Any]) -> VariableEncoder:
     if kind == OutputType.CONTINUOUS:
         return ContinuousEncoder(
-            config_like["normalization"], config_like["apply_feature_scaling"], name
+            config_like["normalization"],
+            config_like["apply_feature_scaling"],
+            name,
+            config_like.get("log_scale", "auto"),
         )
     return DiscreteEncoder(config_like["binary_encoder_cutoff"], name)
 

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from dgan.encoding.variables import log_floor, to_log
 from dgan.errors import ParameterError
 from dgan.metrics._common import _mean_or_none, _number, _real_scale, _skipped
 from dgan.metrics.data import SeriesData, _columns_of, check_same_columns
@@ -199,8 +200,9 @@ def _marginal(real_values: np.ndarray, synth_values: np.ndarray, discrete: bool)
 
 
 class _Scale:
-    """How a continuous variable's values are compared: as they are, or on a signed log
-    scale, ``sign(x) * log10(1 + |x| / floor)``, when they span orders of magnitude."""
+    """How a continuous variable's values are compared: as they are, or on the signed log
+    scale the encoder uses for values that span orders of magnitude
+    (`dgan.encoding.variables.to_log`)."""
 
     def __init__(self, floor: float | None):
         self.floor = floor
@@ -208,19 +210,13 @@ class _Scale:
 
     def __call__(self, values: np.ndarray) -> np.ndarray:
         values = np.asarray(values, dtype=np.float64)
-        if self.floor is None:
-            return values
-        return np.sign(values) * np.log10(1.0 + np.abs(values) / self.floor)
-
-
-ORDERS_OF_MAGNITUDE = 3.0
-"""Continuous values whose typical non-zero magnitudes (5% to 99% quantiles) span more than
-this many powers of ten are compared on a log scale: on a linear one, the loudest class's
-values set the unit and every quiet class is a rounding error."""
+        return values if self.floor is None else to_log(values, self.floor)
 
 
 def comparison_scale(real_values: np.ndarray) -> _Scale:
-    """The scale a continuous variable is compared on, decided from its real values.
+    """The scale a continuous variable is compared on, decided from its real values by the
+    encoder's rule (`dgan.encoding.variables.log_floor`): on a linear scale, the loudest
+    class's values set the unit and every quiet class is a rounding error.
 
     Example:
         >>> comparison_scale(np.array([0.01, 0.5, 3.0, 400.0, 20000.0])).name
@@ -228,14 +224,7 @@ def comparison_scale(real_values: np.ndarray) -> _Scale:
         >>> comparison_scale(np.linspace(-1, 1, 50)).name
         'linear'
     """
-    magnitudes = np.abs(np.asarray(real_values, dtype=np.float64))
-    nonzero = magnitudes[(magnitudes > 0) & np.isfinite(magnitudes)]
-    if nonzero.size < 2:
-        return _Scale(None)
-    low, high = np.quantile(nonzero, [0.05, 0.99])
-    if high / low <= 10**ORDERS_OF_MAGNITUDE:
-        return _Scale(None)
-    return _Scale(float(low))
+    return _Scale(log_floor(real_values))
 
 
 def autocorrelation_distance(real: SeriesData, synthetic: SeriesData) -> dict[str, Any]:

@@ -101,6 +101,7 @@ def public_encoder(
         "normalization": config.normalization,
         "apply_feature_scaling": config.apply_feature_scaling,
         "binary_encoder_cutoff": config.binary_encoder_cutoff,
+        "log_scale": config.log_scale,
     }
     problems: list[str] = []
     encoders: dict[str, list[VariableEncoder]] = {"feature": [], "attribute": []}
@@ -179,7 +180,7 @@ def _scaling_encoders(encoder: DataEncoder, normalization: Normalization) -> lis
     for i in encoder.continuous_features:
         name = encoder.feature_encoders[i].name
         for part, bounds in (("midpoint", [low, 1.0]), ("half-range", [0.0, (1.0 - low) / 2])):
-            scaler = ContinuousEncoder(normalization, True, f"{name} {part}")
+            scaler = ContinuousEncoder(normalization, True, f"{name} {part}", log_scale=False)
             out.append(scaler.fit(np.array(bounds)))
     return out
 
