@@ -733,7 +733,7 @@ def test_command_line_summary_counts_the_series_and_names_a_spent_time_budget(
     again = _cli_train(weather_csv, "-o", str(tmp_path / "b.dgan"), "--epochs", "4")
     assert main([*again, *flags, "--resume", folder]) == 0
     out = capsys.readouterr().out
-    spent = "its time budget, --training-minutes 1e-06, is spent (a larger --training-minutes"
+    spent = "its time budget, --training-minutes 1e-06 of the whole run's training, is spent"
     assert f"nothing is left to train: {spent}" in out  # the resume note
     assert "nothing left to train: the model had trained 1 epoch (" in out and spent in out
     assert "--epochs" not in out.split("nothing left to train")[1]

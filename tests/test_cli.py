@@ -818,7 +818,7 @@ def test_resumed_time_budget_says_it_counts_the_whole_runs_training(checkpointed
     estimate = next(line for line in out.splitlines() if line.startswith("  estimated time"))
     assert estimate.startswith("  estimated time for the epochs left 0 s (")
     assert estimate.endswith("; the time budget stops it)")
-    assert "a larger --epochs or --training-minutes (the whole run's) trains further" in out
+    assert "of the whole run's training, is spent (a larger --training-minutes trains" in out
     assert "small data:" not in out  # said when the run started, not again
 
 

@@ -20,7 +20,9 @@ from dgan.storage.folder import list_checkpoints, resume_folder
 
 def steps_done(point: ResumePoint | None, plan: TrainingPlan) -> int:
     """Optimizer steps of the training budget (``plan``'s) that the checkpoint has trained
-    already: 0 without one, all of them when nothing is left (`nothing_left`).
+    already: 0 without one, all of them when the divergence guard stopped its run. A spent
+    time budget leaves the count as it is: the plan says what is left of the steps and
+    that no time is.
 
     Example:
         >>> steps_done(None, None)
@@ -29,7 +31,7 @@ def steps_done(point: ResumePoint | None, plan: TrainingPlan) -> int:
     if point is None:
         return 0
     done = point.record.steps_at(plan.steps_per_epoch)
-    return max(done, plan.steps) if nothing_left(point, plan) else done
+    return max(done, plan.steps) if point.record.stopped else done
 
 
 def nothing_left(point: ResumePoint | None, plan: TrainingPlan) -> str | None:
@@ -44,8 +46,8 @@ def nothing_left(point: ResumePoint | None, plan: TrainingPlan) -> str | None:
         return "the budget is trained (a larger --epochs or --training-steps trains further)"
     if plan.minutes is not None and point.seconds_used() >= 60 * plan.minutes:
         return (
-            f"its time budget, --training-minutes {plan.minutes:g}, is spent (a larger "
-            "--training-minutes trains further)"
+            f"its time budget, --training-minutes {plan.minutes:g} of the whole run's "
+            "training, is spent (a larger --training-minutes trains further)"
         )
     return None
 

@@ -81,7 +81,8 @@ def log_floor(values: np.ndarray, always: bool = False) -> float | None:
     if nonzero.size < 2:
         return None
     low, high = np.quantile(nonzero, [0.05, 0.99])
-    return float(low) if always or high > low * 10**LOG_DECADES else None
+    spans = high / 10**LOG_DECADES > low  # dividing: near the float maximum a product overflows
+    return float(low) if always or spans else None
 
 
 def to_log(values: np.ndarray, floor: float) -> np.ndarray:

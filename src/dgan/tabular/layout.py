@@ -266,7 +266,15 @@ def round_significant(values: np.ndarray, digits: int) -> np.ndarray:
     scale = 10.0 ** np.abs(shift[exact])
     up = shift[exact] >= 0
     x_exact = x[exact]
-    x_exact = np.where(up, np.rint(x_exact * scale) / scale, np.rint(x_exact / scale) * scale)
+    scaled = np.where(up, x_exact * scale, x_exact / scale)
+    # Scaling rounds: 0.95 (0.9499999...) * 10 is 9.5 and would round up to 1. Values that
+    # land near a half go through Python's formatting, which rounds the exact binary value.
+    near_half = np.abs(np.abs(scaled - np.trunc(scaled)) - 0.5) < 1e-9 * np.maximum(
+        1, np.abs(scaled)
+    )
+    exact[np.flatnonzero(exact)[near_half]] = False
+    scaled, up, scale = scaled[~near_half], up[~near_half], scale[~near_half]
+    x_exact = np.where(up, np.rint(scaled) / scale, np.rint(scaled) * scale)
     rest = [float(f"{v:.{digits - 1}e}") for v in x[~exact]]
     rounded = np.empty_like(x)
     rounded[exact], rounded[~exact] = x_exact, rest
