@@ -115,6 +115,7 @@ def test_evaluate_without_a_model_takes_the_window_flags(windowed, monkeypatch, 
         (["--stride", "4", *FLAGS], "--stride needs --window N"),
         (["--window", "61", *FLAGS], "--window 61 is longer than every recording"),
         (["--window", "61", *FLAGS], "Pass a window of at most 60 steps"),
+        (["--window", "12", "--dp-epsilon", "8", *FLAGS], "the guarantee would hold per window"),
     ],
 )
 def test_bad_window_flags_name_the_fix(flags, expected, tmp_path, monkeypatch, capsys):

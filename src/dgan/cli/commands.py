@@ -54,6 +54,7 @@ def run_train(args: argparse.Namespace) -> None:
     columns = _columns_from_flags(args)
     check_window_flags(args.window, args.stride, columns)
     settings = _training_settings(args)  # before the data is read
+    _refuse_private_windows(settings, args.window)
     if args.output is None and not args.dry_run:
         raise ParameterError("Pass -o MODEL (the model file to write), or --dry-run.")
     outputs = {} if args.dry_run else {"-o": args.output}
@@ -313,6 +314,19 @@ def _training_settings(args: argparse.Namespace) -> dict[str, Any]:
                 "checkpoint folder no checkpoints are written."
             )
     return settings
+
+
+def _refuse_private_windows(settings: dict[str, Any], window: int | None) -> None:
+    """Differential privacy protects each training example; the windows of one recording
+    are many examples of one person's data, so the guarantee would not be the recording's."""
+    private = settings.get("dp_epsilon") is not None or settings.get("dp_enabled") is True
+    if private and window is not None:
+        raise ParameterError(
+            "--dp-epsilon protects each training example, and --window makes many examples "
+            "of one recording: the guarantee would hold per window, not per recording. "
+            "Drop --window (train on whole recordings, with --max-sequence-len the longest), "
+            "or drop --dp-epsilon."
+        )
 
 
 def _refuse_settings_from_the_data(settings: dict[str, Any]) -> None:
