@@ -657,4 +657,7 @@ def test_the_memorisation_line_says_what_fraction_against_what_and_what_it_means
     assert "9.2% of the synthetic series are near-copies of one of the 48 real series" in line
     assert "between two halves of the real data 4.1% ± 2.9% are" in line
     assert "matters where the training data is private" in line
-    assert line.endswith("It compares with the real table given: pass the training data as REAL.")
+    assert line.endswith(
+        "It compares with the real table given, not with the series the model trained on (a "
+        "model file keeps nothing that identifies them): pass the training data as REAL."
+    )

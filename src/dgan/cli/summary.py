@@ -233,7 +233,11 @@ def _memorisation_lines(entry: dict[str, Any]) -> list[str]:
             "training series; do not share this data where the training data is private. "
             "Train on more series or for fewer steps"
         )
-    return [line + ". It compares with the real table given: pass the training data as REAL."]
+    return [
+        line + ". It compares with the real table given, not with the series the model "
+        "trained on (a model file keeps nothing that identifies them): pass the training "
+        "data as REAL."
+    ]
 
 
 def _short(value: float | None) -> str:
