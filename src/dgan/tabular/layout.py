@@ -267,11 +267,10 @@ def round_significant(values: np.ndarray, digits: int) -> np.ndarray:
     up = shift[exact] >= 0
     x_exact = x[exact]
     scaled = np.where(up, x_exact * scale, x_exact / scale)
-    # Scaling rounds: 0.95 (0.9499999...) * 10 is 9.5 and would round up to 1. Values that
-    # land near a half go through Python's formatting, which rounds the exact binary value.
-    near_half = np.abs(np.abs(scaled - np.trunc(scaled)) - 0.5) < 1e-9 * np.maximum(
-        1, np.abs(scaled)
-    )
+    # Scaling rounds (by half a unit in the last place): 0.95 (0.9499999...) * 10 is 9.5 and
+    # would round up to 1. Values within two units of a half go through Python's
+    # formatting, which rounds the exact binary value.
+    near_half = np.abs(np.abs(scaled - np.trunc(scaled)) - 0.5) <= 2 * np.spacing(np.abs(scaled))
     exact[np.flatnonzero(exact)[near_half]] = False
     scaled, up, scale = scaled[~near_half], up[~near_half], scale[~near_half]
     x_exact = np.where(up, np.rint(scaled) / scale, np.rint(scaled) * scale)
