@@ -316,11 +316,16 @@ def _training_settings(args: argparse.Namespace) -> dict[str, Any]:
     return settings
 
 
+def _private(settings: dict[str, Any]) -> bool:
+    """Whether the settings ask for differential privacy (``dp_epsilon``, or gretel's
+    ``dp_enabled``)."""
+    return settings.get("dp_epsilon") is not None or settings.get("dp_enabled") is True
+
+
 def _refuse_private_windows(settings: dict[str, Any], window: int | None) -> None:
     """Differential privacy protects each training example; the windows of one recording
     are many examples of one person's data, so the guarantee would not be the recording's."""
-    private = settings.get("dp_epsilon") is not None or settings.get("dp_enabled") is True
-    if private and window is not None:
+    if _private(settings) and window is not None:
         raise ParameterError(
             "--dp-epsilon protects each training example, and --window makes many examples "
             "of one recording: the guarantee would hold per window, not per recording. "
@@ -332,7 +337,6 @@ def _refuse_private_windows(settings: dict[str, Any], window: int | None) -> Non
 def _refuse_settings_from_the_data(settings: dict[str, Any]) -> None:
     """Under differential privacy nothing is inferred from the table: the longest series
     and the batch that would be picked from the number of series are the user's to give."""
-    private = settings.get("dp_epsilon") is not None or settings.get("dp_enabled") is True
     missing = [
         flag
         for name, flag in (
@@ -341,7 +345,7 @@ def _refuse_settings_from_the_data(settings: dict[str, Any]) -> None:
         )
         if settings.get(name) is None
     ]
-    if private and missing:
+    if _private(settings) and missing:
         raise ParameterError(
             f"--dp-epsilon: give {' and '.join(missing)}; under differential privacy dgan "
             "does not pick them from the table (the longest series, the number of series)."
