@@ -31,6 +31,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from gpu_suite import lscpu  # this script's folder is on sys.path when it runs
+
 ROOT = Path(__file__).resolve().parent.parent
 ATTRIBUTES = {  # discrete attributes of each dataset in benchmarks/long_data.py; the class first
     "sensors": ["sensor", "station"],
@@ -85,7 +87,8 @@ def run(args: argparse.Namespace) -> dict:
         "train_flags": args.train_flags,
         "train_seconds": seconds,
         "plan": [line for line in plan.splitlines() if line.startswith("  ")],
-        "cpu": _cpu(),
+        "cpu": lscpu(),  # model name and bf16/AMX flags
+        "cpu_count": os.cpu_count(),
         "independent_judge": independent,
         "dgan_evaluate": {
             name: {k: entry.get(k) for k in ("score", "std", "verdict") if k in entry}
@@ -99,18 +102,6 @@ def _count_series(path: Path) -> int:
     import pandas as pd
 
     return int(pd.read_csv(path, usecols=["example_id"])["example_id"].nunique())
-
-
-def _cpu() -> str:
-    try:
-        text = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
-    except OSError:
-        return "unknown"
-    model = next(
-        (ln.split(":", 1)[1].strip() for ln in text.splitlines() if "Model name" in ln), "?"
-    )
-    flags = [f for f in ("amx_bf16", "avx512_bf16") if f in text]
-    return f"{model} ({', '.join(flags) or 'no bf16 units'}), {os.cpu_count()} CPUs"
 
 
 def main() -> None:
