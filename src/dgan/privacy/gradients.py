@@ -53,15 +53,18 @@ def clip_and_sum(gradients: Params, bound: float) -> tuple[Params, torch.Tensor]
         >>> [round(v, 4) for v in sums["w"].tolist()], int(clipped)
         ([0.9, 1.2], 1)
     """
-    squares = [g.flatten(1).float().pow(2).sum(dim=1) for g in gradients.values()]
-    norms = torch.stack(squares).sum(dim=0).sqrt()  # (k,)
+    flat = {name: g.flatten(1).float() for name, g in gradients.items()}  # each (k, -1)
+    squares = torch.stack([torch.linalg.vecdot(f, f) for f in flat.values()])
+    norms = squares.sum(dim=0).sqrt()  # (k,)
     finite = torch.isfinite(norms)
     factor = torch.where(finite, (bound / (norms + NORM_EPS)).clamp(max=1.0), 0.0)
-    sums = {}
-    for name, g in gradients.items():
-        shaped = factor.view(-1, *([1] * (g.dim() - 1)))
-        safe = torch.where(finite.view_as(shaped), g.float(), 0.0)
-        sums[name] = (safe * shaped).sum(dim=0)
+    # The weighted sum as one product per parameter (factor @ gradients). A non-finite
+    # example's factor is 0, and its values are zeroed first, since 0 x inf is NaN: two
+    # passes over the per-example gradients, the step's largest tensors.
+    sums = {
+        name: (factor @ f.nan_to_num(0.0, 0.0, 0.0)).view(gradients[name].shape[1:])
+        for name, f in flat.items()
+    }
     return sums, (finite & (norms > bound)).sum()
 
 
