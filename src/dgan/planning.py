@@ -32,7 +32,7 @@ import pandas as pd
 import torch
 
 from dgan.config import DfStyle, DGANConfig, OutputType
-from dgan.config.sizing import DEFAULT_EPOCHS, MAX_STEPS, MIN_STEPS, SIZE_SETTINGS, SMALL_DATA
+from dgan.config.sizing import SIZE_SETTINGS, SMALL_DATA, budget_words
 from dgan.encoding.variables import log_floor
 from dgan.precision import (
     Precision,
@@ -295,10 +295,7 @@ def _budget_reason(asked: DGANConfig, config: DGANConfig, n: int) -> str:
     if asked.training_steps is not None:
         why = f"training_steps={asked.training_steps}"
     elif config.training_steps is not None:
-        why = (
-            f"picked for {n:,} series ({DEFAULT_EPOCHS} epochs' steps, at least {MIN_STEPS:,} "
-            f"and at most {MAX_STEPS:,}; set epochs or training_steps to choose)"
-        )
+        why = f"picked for {n:,} series ({budget_words(config.max_sequence_len)})"
     else:
         why = f"epochs={config.epochs}"
     if config.training_minutes is not None:

@@ -10,7 +10,9 @@ feature feedback, for a budget of optimizer steps chosen from the data's size:
 * learning rates 1e-4, ``generator_ema_decay=0.999``, ``feature_feedback=True``;
 * ``training_steps``: what `DEFAULT_EPOCHS` epochs take at that batch size, but at least
   `MIN_STEPS` and at most `MAX_STEPS` optimizer steps: small data gets more passes, large
-  data fewer than 400 (a million series would otherwise train for days).
+  data fewer than 400 (a million series would otherwise train for days); long series get
+  more (`length_factor`: in proportion to the length from `LONG_SERIES` steps on, up to
+  twice as many at twice that length).
 
 The rule sets each of those fields that the user did not set (`DGANConfig.fields_set`: a
 value given equal to gretel's default counts as set, and is honoured), and the budget
@@ -25,6 +27,8 @@ Example:
     (32, 10000, 0.0001)
     >>> size_settings(3661)["training_steps"]  # 400 epochs of 29 steps
     11600
+    >>> size_settings(256, length=427)["training_steps"]  # long series: twice as many
+    20000
 """
 
 from __future__ import annotations
@@ -44,6 +48,11 @@ SERIES_PER_STEP = 8
 epoch)."""
 MIN_STEPS, MAX_STEPS = 10_000, 20_000
 """The budget the rule picks: at least and at most this many optimizer steps."""
+LONG_SERIES = 200
+"""From this length on the budget grows in proportion to the series' length, up to twice
+as many steps at twice this length: on series of 400 to 800 steps twice the budget scored
+better in every seed measured (docs/quality.md, "Long series"); the benchmark windows (24
+to 28 steps) are untouched."""
 SMALL_DATA = 1_000
 """Below this many series the plan says what to expect and what to try: the measured
 quality (docs/quality.md) is still short of what thousands of series reach."""
@@ -71,22 +80,53 @@ def size_batch(n_series: int) -> int:
     return int(min(MAX_BATCH, max(MIN_BATCH, 2 ** math.floor(math.log2(target)))))
 
 
-def size_steps(n_series: int, batch_size: int) -> int:
+def length_factor(length: int) -> float:
+    """How many times the budget long series get: ``length`` / `LONG_SERIES`, between 1
+    and 2.
+
+    Example:
+        >>> [length_factor(n) for n in (24, 200, 300, 400, 1344)]
+        [1.0, 1.0, 1.5, 2.0, 2.0]
+    """
+    return min(2 * LONG_SERIES, max(LONG_SERIES, length)) / LONG_SERIES
+
+
+def size_steps(n_series: int, batch_size: int, length: int = 0) -> int:
     """The rule's budget: `DEFAULT_EPOCHS` epochs of ``batch_size`` batches, within
-    [`MIN_STEPS`, `MAX_STEPS`].
+    [`MIN_STEPS`, `MAX_STEPS`], times `length_factor` for series of ``length`` steps.
 
     Example:
         >>> size_steps(64, 16), size_steps(3661, 128), size_steps(10**6, 128)
         (10000, 11600, 20000)
+        >>> size_steps(284, 32, length=799)
+        20000
     """
     per_epoch = max(1, math.ceil(n_series / batch_size))
-    return int(min(MAX_STEPS, max(MIN_STEPS, DEFAULT_EPOCHS * per_epoch)))
+    steps = min(MAX_STEPS, max(MIN_STEPS, DEFAULT_EPOCHS * per_epoch))
+    return round(steps * length_factor(length))
 
 
-def size_settings(n_series: int) -> dict[str, Any]:
-    """Every setting the rule picks for ``n_series`` series (see the module docstring)."""
+def budget_words(length: int) -> str:
+    """How the rule picked the budget for series of ``length`` steps, for the plan.
+
+    Example:
+        >>> budget_words(427).split("; ")[0]
+        "400 epochs' steps, at least 10,000 and at most 20,000, x2 for series of 427 steps"
+    """
+    factor = length_factor(length)
+    longer = f", x{factor:g} for series of {length:,} steps" * (factor > 1)
+    return (
+        f"{DEFAULT_EPOCHS} epochs' steps, at least {MIN_STEPS:,} and at most {MAX_STEPS:,}"
+        f"{longer}; set epochs or training_steps to choose"
+    )
+
+
+def size_settings(n_series: int, length: int = 0) -> dict[str, Any]:
+    """Every setting the rule picks for ``n_series`` series of ``length`` steps (see the
+    module docstring)."""
     batch = size_batch(n_series)
-    return {"batch_size": batch, **SIZE_SETTINGS, "training_steps": size_steps(n_series, batch)}
+    steps = size_steps(n_series, batch, length)
+    return {"batch_size": batch, **SIZE_SETTINGS, "training_steps": steps}
 
 
 def resolve(config: Config, n_series: int) -> Config:
@@ -110,7 +150,7 @@ def resolve(config: Config, n_series: int) -> Config:
     picked = {name: value for name, value in rule.items() if name not in chosen}
     if not chosen & {"epochs", "training_steps"}:  # the length is the user's when set
         batch = picked.get("batch_size", config.batch_size)
-        picked["training_steps"] = size_steps(n_series, batch)
+        picked["training_steps"] = size_steps(n_series, batch, config.max_sequence_len)
     return settled(config, large_data=bool(picked), **picked)
 
 
