@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from dgan.cli.summary import _class_lines
 from dgan.metrics import SeriesData, evaluate
 from dgan.metrics.distances import class_shares, comparison_scale, marginal_distances
 from dgan.metrics.features import CONTINUOUS_FEATURES, feature_tables
@@ -129,6 +130,25 @@ def test_class_shares_flag_a_missing_class_but_not_sampling_noise(rng):
     assert judge(result, None, "classes") == FAR
     halves = class_shares(real.subset(np.arange(150)), real.subset(np.arange(150, 300)))
     assert halves["score"] == 1.0 and judge(halves, None, "classes") == CLOSE
+
+
+def test_a_rare_class_below_half_its_share_is_shown_even_when_too_few_to_score():
+    """10 of 284 real series, 2 of 284 synthetic: a fifth of its share, which a two-sample
+    test cannot tell from chance at so few series; it is not scored, but the console says
+    so instead of staying silent."""
+
+    def table(rare: int) -> SeriesData:
+        kinds = np.array([["rare"]] * rare + [["common"]] * (284 - rare), dtype=object)
+        return SeriesData.from_arrays(np.zeros((284, 3, 1)), kinds, attribute_names=["kind"],
+                                      attribute_discrete=[True])  # fmt: skip
+
+    result = class_shares(table(10), table(2))
+    assert result["score"] == 1.0 and result["short"] == []
+    assert [c["category"] for c in result["unsure"]] == ["rare"]
+    assert result["unsure"][0]["ratio"] == pytest.approx(0.2)
+    lines = _class_lines(result)
+    assert len(lines) == 1 and "too few series to tell" in lines[0] and "kind=rare" in lines[0]
+    assert class_shares(table(10), table(10))["unsure"] == []
 
 
 def test_marginals_compare_values_that_span_orders_of_magnitude_on_a_log_scale(rng):

@@ -194,16 +194,30 @@ def _details(name: str, entry: dict[str, Any]) -> list[str]:
         ]
     if name == "memorisation":
         return _memorisation_lines(entry)
-    if name == "classes" and entry.get("short"):
-        return [
-            "classes: generated too rarely: "
-            + "; ".join(
-                f"{c['attribute']}={c['category']} {c['synthetic_share']:.1%} of the synthetic "
-                f"series (real {c['real_share']:.1%})"
-                for c in entry["short"][:5]
-            )
-        ]
+    if name == "classes":
+        return _class_lines(entry)
     return []
+
+
+def _class_lines(entry: dict[str, Any]) -> list[str]:
+    """Classes generated below half their real share: measurably, and too few to tell."""
+
+    def shares(rows: list[dict[str, Any]]) -> str:
+        return "; ".join(
+            f"{c['attribute']}={c['category']} {c['synthetic_share']:.1%} of the synthetic "
+            f"series (real {c['real_share']:.1%})"
+            for c in rows[:5]
+        )
+
+    lines = []
+    if entry.get("short"):
+        lines.append(f"classes: generated too rarely: {shares(entry['short'])}")
+    if entry.get("unsure"):
+        lines.append(
+            f"classes: below half their real share, but too few series to tell from chance "
+            f"(not scored): {shares(entry['unsure'])}; generate more series to tell"
+        )
+    return lines
 
 
 def _memorisation_lines(entry: dict[str, Any]) -> list[str]:

@@ -393,7 +393,8 @@ def class_shares(real: SeriesData, synthetic: SeriesData) -> dict[str, Any]:
     noise in small data is not a shortfall). ``score`` is the smallest ratio among the
     measurably lower categories, 1 when there is none: 0.5 means a class at half its real
     share, 0 a class never generated; higher is better. ``short`` lists the categories
-    measurably below half their real share, worst first.
+    measurably below half their real share, worst first; ``unsure`` those below half their
+    share whose counts are too small to tell from sampling noise (reported, not scored).
 
     Example:
         >>> real = SeriesData.from_arrays(np.zeros((40, 2, 1)),
@@ -408,7 +409,7 @@ def class_shares(real: SeriesData, synthetic: SeriesData) -> dict[str, Any]:
     attributes = [n for n, d in _columns_of(real, "attribute") if d]
     if not attributes:
         return _skipped("There is no discrete attribute.", better="higher")
-    per_attribute, lowest, short = {}, 1.0, []
+    per_attribute, lowest, short, unsure = {}, 1.0, [], []
     for name in attributes:
         real_codes, synth_codes, labels = factorize_pair(
             real.attribute_column(name), synthetic.attribute_column(name)
@@ -432,13 +433,15 @@ def class_shares(real: SeriesData, synthetic: SeriesData) -> dict[str, Any]:
             rows.append(row)
             if row["measurably_lower"]:
                 lowest = min(lowest, ratio)
-                if ratio < 0.5:
-                    short.append({"attribute": name, **row})
+            if ratio < 0.5:
+                (short if row["measurably_lower"] else unsure).append({"attribute": name, **row})
         per_attribute[name] = sorted(rows, key=lambda r: r["ratio"])
     short.sort(key=lambda r: r["ratio"])
+    unsure.sort(key=lambda r: r["ratio"])
     return {
         "score": _number(lowest),
         "better": "higher",
         "short": short,
+        "unsure": unsure,
         "per_attribute": per_attribute,
     }
