@@ -47,20 +47,21 @@ def test_auto_picks_the_settings_and_the_budget_from_the_number_of_series():
 
 
 def test_long_series_get_a_budget_that_grows_with_their_length(rng):
-    """Up to 200 steps the budget is the number of series' alone; from there it grows in
-    proportion to the length, to twice at 400 steps and beyond; a length you set keeps."""
+    """Up to 100 steps the budget is the number of series' alone; from there it grows in
+    proportion to the length, to four times at 400 steps and beyond; a length you set
+    keeps."""
     steps = {
         n: _untouched_config(max_sequence_len=n, sample_len=1).resolved_for(256).training_steps
-        for n in (24, 200, 300, 400, 1344)
+        for n in (24, 100, 250, 400, 1344)
     }
-    assert steps == {24: MIN_STEPS, 200: MIN_STEPS, 300: 15_000, 400: 20_000, 1344: 20_000}
-    assert size_steps(10**6, 128, length=800) == 2 * MAX_STEPS
+    assert steps == {24: MIN_STEPS, 100: MIN_STEPS, 250: 25_000, 400: 40_000, 1344: 40_000}
+    assert size_steps(10**6, 128, length=800) == 4 * MAX_STEPS
     mine = _untouched_config(max_sequence_len=400, sample_len=4, training_steps=123)
     assert mine.resolved_for(256).training_steps == 123
     plan = DGAN(_untouched_config(max_sequence_len=400, sample_len=4)).plan(
         rng.random((256, 400, 1)), warm_up_steps=0
     )
-    assert plan.steps == 20_000 and "x2 for series of 400 steps" in plan.budget_reason
+    assert plan.steps == 40_000 and "x4 for series of 400 steps" in plan.budget_reason
 
 
 def test_values_given_equal_to_gretels_defaults_are_honoured():

@@ -12,7 +12,7 @@ feature feedback, for a budget of optimizer steps chosen from the data's size:
   `MIN_STEPS` and at most `MAX_STEPS` optimizer steps: small data gets more passes, large
   data fewer than 400 (a million series would otherwise train for days); long series get
   more (`length_factor`: in proportion to the length from `LONG_SERIES` steps on, up to
-  twice as many at twice that length).
+  `MAX_LENGTH_FACTOR` times as many).
 
 The rule sets each of those fields that the user did not set (`DGANConfig.fields_set`: a
 value given equal to gretel's default counts as set, and is honoured), and the budget
@@ -27,8 +27,8 @@ Example:
     (32, 10000, 0.0001)
     >>> size_settings(3661)["training_steps"]  # 400 epochs of 29 steps
     11600
-    >>> size_settings(256, length=427)["training_steps"]  # long series: twice as many
-    20000
+    >>> size_settings(256, length=427)["training_steps"]  # long series: four times as many
+    40000
 """
 
 from __future__ import annotations
@@ -48,11 +48,11 @@ SERIES_PER_STEP = 8
 epoch)."""
 MIN_STEPS, MAX_STEPS = 10_000, 20_000
 """The budget the rule picks: at least and at most this many optimizer steps."""
-LONG_SERIES = 200
-"""From this length on the budget grows in proportion to the series' length, up to twice
-as many steps at twice this length: on series of 400 to 800 steps twice the budget scored
-better in every seed measured (docs/quality.md, "Long series"); the benchmark windows (24
-to 28 steps) are untouched."""
+LONG_SERIES, MAX_LENGTH_FACTOR = 100, 4.0
+"""From `LONG_SERIES` steps on the budget grows in proportion to the series' length, up to
+`MAX_LENGTH_FACTOR` times as many steps: on series of 427 and 799 steps each doubling of
+the budget scored better in every seed measured (docs/quality.md, "Long real series");
+the benchmark windows (24 to 28 steps) are untouched."""
 SMALL_DATA = 1_000
 """Below this many series the plan says what to expect and what to try: the measured
 quality (docs/quality.md) is still short of what thousands of series reach."""
@@ -82,13 +82,13 @@ def size_batch(n_series: int) -> int:
 
 def length_factor(length: int) -> float:
     """How many times the budget long series get: ``length`` / `LONG_SERIES`, between 1
-    and 2.
+    and `MAX_LENGTH_FACTOR`.
 
     Example:
-        >>> [length_factor(n) for n in (24, 200, 300, 400, 1344)]
-        [1.0, 1.0, 1.5, 2.0, 2.0]
+        >>> [length_factor(n) for n in (24, 100, 250, 400, 1344)]
+        [1.0, 1.0, 2.5, 4.0, 4.0]
     """
-    return min(2 * LONG_SERIES, max(LONG_SERIES, length)) / LONG_SERIES
+    return min(MAX_LENGTH_FACTOR, max(1.0, length / LONG_SERIES))
 
 
 def size_steps(n_series: int, batch_size: int, length: int = 0) -> int:
@@ -99,7 +99,7 @@ def size_steps(n_series: int, batch_size: int, length: int = 0) -> int:
         >>> size_steps(64, 16), size_steps(3661, 128), size_steps(10**6, 128)
         (10000, 11600, 20000)
         >>> size_steps(284, 32, length=799)
-        20000
+        40000
     """
     per_epoch = max(1, math.ceil(n_series / batch_size))
     steps = min(MAX_STEPS, max(MIN_STEPS, DEFAULT_EPOCHS * per_epoch))
@@ -111,7 +111,7 @@ def budget_words(length: int) -> str:
 
     Example:
         >>> budget_words(427).split("; ")[0]
-        "400 epochs' steps, at least 10,000 and at most 20,000, x2 for series of 427 steps"
+        "400 epochs' steps, at least 10,000 and at most 20,000, x4 for series of 427 steps"
     """
     factor = length_factor(length)
     longer = f", x{factor:g} for series of {length:,} steps" * (factor > 1)
