@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dgan.cli.summary import _class_lines
+from dgan.cli.summary import metrics_table
 from dgan.metrics import SeriesData, evaluate
 from dgan.metrics.distances import class_shares, comparison_scale, marginal_distances
 from dgan.metrics.features import CONTINUOUS_FEATURES, feature_tables
@@ -146,7 +146,7 @@ def test_a_rare_class_below_half_its_share_is_shown_even_when_too_few_to_score()
     assert result["score"] == 1.0 and result["short"] == []
     assert [c["category"] for c in result["unsure"]] == ["rare"]
     assert result["unsure"][0]["ratio"] == pytest.approx(0.2)
-    lines = _class_lines(result)
+    lines = [x for x in metrics_table({"classes": result}).splitlines() if x.startswith("classes:")]
     assert len(lines) == 1 and "too few series to tell" in lines[0] and "kind=rare" in lines[0]
     assert class_shares(table(10), table(10))["unsure"] == []
 

@@ -110,7 +110,8 @@ def metrics_table(metrics: dict[str, Any]) -> str:
     """The overall verdict, then one line per metric: score with its spread over seeds, the
     real-vs-real baseline, which way is better and the verdict; then what the scores rest
     on (what tells synthetic series from real ones, TSTR's accuracies, classes generated too
-    rarely), why a metric has no score or measured nothing, and warnings.
+    rarely or below half their share in counts too small to score), why a metric has no
+    score or measured nothing, and warnings.
 
     Example:
         >>> print(metrics_table({
