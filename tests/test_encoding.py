@@ -9,7 +9,7 @@ from hypothesis.extra import numpy as hnp
 from dgan import DGANConfig, Normalization, OutputType
 from dgan.encoding.encoder import ContinuousEncoder, DataEncoder, DiscreteEncoder, encoder_from_json
 from dgan.encoding.variables import log_floor, to_log
-from dgan.errors import DataError, SerializationError
+from dgan.errors import DataError, ParameterError, SerializationError
 
 finite = st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False)
 
@@ -195,3 +195,80 @@ def test_example_scaling_spans_each_series_over_the_full_range(normalization, lo
     half_ranges = enc.additional_encoders[1].inverse(data.additional_attributes[:, 1])
     np.testing.assert_allclose(midpoints, scaled, atol=1e-6)
     np.testing.assert_allclose(half_ranges, half, atol=1e-6)
+
+
+def _classes_far_apart(per_class: int = 12, seed: int = 0, levels=(0.1, 5.0, 1000.0)):
+    """Series of three classes whose levels sit orders of magnitude apart, one column."""
+    rng = np.random.default_rng(seed)
+    features, labels = [], []
+    for label, level in zip(("quiet", "middle", "loud"), levels, strict=True):
+        for _ in range(per_class):
+            start = level * (1.0 + 0.2 * rng.random())
+            features.append(start + level * 0.05 * rng.normal(size=(6, 1)))
+            labels.append(label)
+    return features, np.array(labels, dtype=object)[:, None]
+
+
+def _fit(features, attributes, **config):
+    return DataEncoder.fit(
+        _config(**config), features, [OutputType.CONTINUOUS], attributes, [OutputType.DISCRETE]
+    )
+
+
+@pytest.mark.parametrize("normalization", list(Normalization))
+def test_classes_far_apart_get_level_ranges_of_their_own(normalization):
+    """Pressure near 1,000 and aerosol near 0.1 in one column: each class's levels fill a
+    sliver of the column's range, which the generator must hit to that precision. Per-class
+    ranges give each class the whole output range, and the round trip stays exact."""
+    features, attributes = _classes_far_apart()
+    enc = _fit(features, attributes, normalization=normalization)
+    assert enc.groups is not None and enc.groups.name == "attribute 0"
+    data = enc.transform(features, attributes)
+    # Each class's midpoints now spread over most of the output range, not a sliver.
+    unit = data.additional_attributes[:, 0]
+    unit = unit if normalization == Normalization.ZERO_ONE else (unit + 1) / 2
+    for label in ("quiet", "middle", "loud"):
+        assert np.ptp(unit[attributes[:, 0] == label]) > 0.5
+    restored = DataEncoder.from_json(json.loads(json.dumps(enc.to_json())))
+    attributes_back, features_back = restored.inverse(data)
+    assert attributes_back[:, 0].tolist() == attributes[:, 0].tolist()
+    for original, back in zip(features, features_back, strict=True):
+        np.testing.assert_allclose(back, original, rtol=1e-4)
+
+
+def test_a_generated_level_lands_within_its_class():
+    """The middle of the output range decodes to each class's own level with per-class
+    ranges; with one range for the column it is one level for every class."""
+    features, attributes = _classes_far_apart()
+    for setting in ("auto", False):
+        enc = _fit(features, attributes, per_class_scaling=setting)
+        data = enc.transform(features, attributes)
+        data.additional_attributes[:] = 0.5  # a generator's undecided midpoint and spread
+        _, back = enc.inverse(data)
+        means = np.array([series.mean() for series in back])
+        medians = {
+            label: np.median(means[attributes[:, 0] == label]) for label in ("quiet", "loud")
+        }
+        if setting == "auto":
+            assert 0.05 < medians["quiet"] < 0.2 and 500 < medians["loud"] < 2000
+        else:
+            assert medians["quiet"] == pytest.approx(medians["loud"], rel=0.05)  # one level
+
+
+def test_classes_on_one_scale_or_too_small_keep_the_columns_range():
+    same, attributes = _classes_far_apart(levels=(5.0, 5.0, 5.0))
+    assert _fit(same, attributes).groups is None  # the classes explain nothing
+    few, few_attributes = _classes_far_apart(per_class=4)
+    assert _fit(few, few_attributes).groups is None  # 4 series a class: too few for a range
+    features, attributes = _classes_far_apart()
+    assert _fit(features, attributes, per_class_scaling=False).groups is None
+    assert _fit(few, few_attributes, per_class_scaling="attribute 0").groups is not None
+
+
+def test_per_class_scaling_must_name_a_discrete_attribute():
+    features, attributes = _classes_far_apart()
+    with pytest.raises(ParameterError, match=r"names no discrete attribute.*\['attribute 0'\]"):
+        _fit(features, attributes, per_class_scaling="sensor")
+    with pytest.raises(ParameterError, match="per_class_scaling must be 'auto', False"):
+        _config(per_class_scaling=True)
+    assert DGANConfig.gretel(max_sequence_len=6, sample_len=2).per_class_scaling is False

@@ -706,3 +706,20 @@ def test_a_replaced_model_file_keeps_its_mode(saved):
         os.umask(old)
     assert stat.S_IMODE(path.stat().st_mode) == 0o640
     assert [p.name for p in path.parent.iterdir()] == [path.name]
+
+
+def test_per_class_ranges_are_saved_loaded_and_checked(tmp_path):
+    rng = np.random.default_rng(5)
+    labels = np.repeat(["quiet", "loud"], 12)
+    levels = np.where(labels == "quiet", 0.1, 1000.0)
+    features = [level * (1 + 0.1 * rng.random((4, 1))) for level in levels]
+    model = DGAN(_config(epochs=1))
+    model.train_numpy(features, attributes=labels.astype(object)[:, None], progress_bar=False)
+    assert model.encoder.groups is not None
+    path = model.save(tmp_path / "classes.dgan")
+    loaded = DGAN.load(path)
+    assert loaded.encoder.groups.to_json() == model.encoder.groups.to_json()
+    _same_output(model, loaded)
+    _edit_header(path, _set("encoder", "groups", "low", value=[[0.0, 0.0]]))
+    with pytest.raises(SerializationError, match=r"encoder\.groups\.low must be a 2 x 2 list"):
+        DGAN.load(path)

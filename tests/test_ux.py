@@ -149,6 +149,21 @@ def test_plan_lists_columns_batches_precision_and_an_estimate():
     assert "estimated time" in text and plan.warnings == []
 
 
+def test_plan_says_which_classes_get_levels_of_their_own():
+    """Classes orders of magnitude apart get per-class ranges (`per_class_scaling`): the
+    plan says so on the class attribute's line, and not where the classes share a scale."""
+    df = long_frame()
+    loud = df["kind"] == "b"
+    df.loc[loud, "level"] = 1000.0 + 50 * df.loc[loud, "level"]
+    plan = DGAN(small_config()).plan(df, df_style="long", warm_up_steps=0, **LONG)
+    kind = next(c for c in plan.columns if c.name == "kind")
+    assert kind.detail.endswith(
+        "each class gets its own range of series levels (per_class_scaling)"
+    )
+    same = DGAN(small_config()).plan(long_frame(), df_style="long", warm_up_steps=0, **LONG)
+    assert next(c for c in same.columns if c.name == "kind").detail == "2 categories"
+
+
 def test_plan_leaves_the_model_its_weights_and_random_streams_alone():
     model = DGAN(small_config())
     model.train_dataframe(long_frame(), df_style="long", progress_bar=False, **LONG)
@@ -172,7 +187,7 @@ def test_plan_warns_about_one_step_epochs_and_suggests_a_batch_size():
 
 
 def test_suggested_batch_size_aims_at_about_ten_steps_per_epoch():
-    from dgan.planning import suggested_batch_size
+    from dgan.config.sizing import suggested_batch_size
 
     assert [suggested_batch_size(n) for n in (1, 24, 365, 5000, 10**6)] == [16, 16, 32, 256, 1024]
 

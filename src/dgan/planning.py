@@ -7,8 +7,6 @@ of the model (the model itself, its weights and its random streams are not touch
 Its ``warnings`` name settings or columns that are likely mistakes, each with the fix.
 ``DGAN.plan`` builds one; ``dgan train`` prints it, ``dgan train --dry-run`` only that.
 
-`suggested_batch_size` is the batch size ``dgan train`` uses when none is given.
-
 Example:
     >>> import numpy as np
     >>> from dgan import DGAN, DGANConfig
@@ -22,7 +20,6 @@ Example:
 from __future__ import annotations
 
 import dataclasses
-import math
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,7 +29,13 @@ import pandas as pd
 import torch
 
 from dgan.config import DfStyle, DGANConfig, OutputType
-from dgan.config.sizing import SIZE_SETTINGS, SMALL_DATA, budget_words
+from dgan.config.sizing import (
+    SIZE_SETTINGS,
+    SMALL_DATA,
+    STEPS_PER_EPOCH_WANTED,
+    budget_words,
+    suggested_batch_size,
+)
 from dgan.encoding.variables import log_floor
 from dgan.precision import (
     Precision,
@@ -42,7 +45,7 @@ from dgan.precision import (
     resolve_precision,
     runs_in_hardware,
 )
-from dgan.prepare import Checked, Source, prepare, repair_missing
+from dgan.prepare import Checked, Source, fit_encoder, prepare, repair_missing
 from dgan.privacy.public import privacy_plan
 from dgan.tabular.arrays import TrainingArrays
 from dgan.tabular.layout import FrameLayout
@@ -57,29 +60,6 @@ from dgan.train.batch import Accumulators, Batch
 from dgan.train.distributed import world_size
 from dgan.train.loop import Budget
 from dgan.train.trainer import Trainer
-
-GRETEL_BATCH_SIZE = 1024
-"""gretel's (and `DGANConfig`'s) default batch size."""
-MIN_SUGGESTED_BATCH = 16
-"""`suggested_batch_size` never goes below this."""
-STEPS_PER_EPOCH_WANTED = 10
-"""`suggested_batch_size` aims at about this many optimizer steps per epoch."""
-"""Attributes with fewer examples per category than this (on average) are warned about."""
-
-
-def suggested_batch_size(n_examples: int) -> int:
-    """The batch size for ``n_examples`` when none is given: the power of two nearest below
-    n/10 (about 10 optimizer steps per epoch), at least 16 and at most gretel's 1024.
-
-    With gretel's fixed 1024, 365 series train one step per epoch, which learns little.
-
-    Example:
-        >>> [suggested_batch_size(n) for n in (24, 365, 5000, 100_000)]
-        [16, 32, 256, 1024]
-    """
-    target = max(n_examples / STEPS_PER_EPOCH_WANTED, 1.0)
-    power = 2 ** math.floor(math.log2(target))
-    return int(min(GRETEL_BATCH_SIZE, max(MIN_SUGGESTED_BATCH, power)))
 
 
 @dataclass
@@ -282,7 +262,8 @@ def make_plan(
         processes=world_size(),
     )
     plan.privacy = privacy_plan(config, checked, budget.steps)  # "" without privacy
-    plan.missing_values = repair_missing(arrays, config)[1]  # as training will repair them
+    repaired, plan.missing_values = repair_missing(arrays, config)  # as training will
+    _note_per_class_scaling(plan.columns, config, repaired)
     in_epochs = config.training_steps is None  # the budget: epochs, not optimizer steps
     plan.warnings = _warnings(plan, arrays, layout, checked.frame, in_epochs)
     if warm_up_steps > 0:
@@ -401,6 +382,22 @@ def _columns(
     if layout is not None and layout.time_column is not None:
         columns.append(ColumnPlan(str(layout.time_column), "time", "orders each series"))
     return columns
+
+
+def _note_per_class_scaling(
+    columns: list[ColumnPlan], config: DGANConfig, arrays: TrainingArrays
+) -> None:
+    """Say on its line which attribute's classes get levels of their own, as fitting the
+    encoder decides it (`dgan.encoding.groups`); private runs read no ranges from data."""
+    discrete = OutputType.DISCRETE in (arrays.attribute_types or [])
+    if not discrete or config.dp_target_epsilon is not None:
+        return
+    groups = fit_encoder(config, arrays).groups
+    if groups is not None:
+        attributes = [c for c in columns if c.role == "attribute"]
+        attributes[
+            groups.attribute
+        ].detail += "; each class gets its own range of series levels (per_class_scaling)"
 
 
 def _column(

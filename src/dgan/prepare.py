@@ -36,6 +36,7 @@ import torch
 
 from dgan.config import DGANConfig, OutputType
 from dgan.encoding.encoder import DataEncoder, EncodedData
+from dgan.encoding.mismatch import mismatch_problems
 from dgan.errors import DataError, ParameterError, raise_all
 from dgan.privacy.public import public_parts, within_public
 from dgan.tabular.arrays import TrainingArrays, validate_training_arrays
@@ -165,6 +166,29 @@ class Prepared:
     layout: FrameLayout | None
 
 
+def fit_encoder(config: DGANConfig, arrays: TrainingArrays) -> DataEncoder:
+    """The encoders a first training call fits on ``arrays`` (checked and repaired), with
+    the variables' names for messages.
+
+    Example:
+        >>> import numpy as np
+        >>> from dgan import OutputType
+        >>> from dgan.tabular.arrays import TrainingArrays
+        >>> arrays = TrainingArrays(np.zeros((2, 4, 1)), [OutputType.CONTINUOUS], None, None)
+        >>> fit_encoder(DGANConfig(max_sequence_len=4, sample_len=2), arrays).feature_dim
+        1
+    """
+    return DataEncoder.fit(
+        config,
+        arrays.features,
+        arrays.feature_types,
+        arrays.attributes,
+        arrays.attribute_types,
+        feature_names=arrays.feature_names,
+        attribute_names=arrays.attribute_names,
+    )
+
+
 def prepare(
     source: Source,
     config: DGANConfig,
@@ -199,15 +223,7 @@ def prepare(
         arrays = within_public(arrays, encoder)  # clipped to the public ranges
     elif encoder is None:
         config = settle(config, len(arrays.features))
-        encoder = DataEncoder.fit(
-            config,
-            arrays.features,
-            arrays.feature_types,
-            arrays.attributes,
-            arrays.attribute_types,
-            feature_names=arrays.feature_names,
-            attribute_names=arrays.attribute_names,
-        )
+        encoder = fit_encoder(config, arrays)
     elif (arrays.attributes is None) != (encoder.attribute_encoders is None):
         trained = "without" if encoder.attribute_encoders is None else "with"
         if resuming is not None:
@@ -220,7 +236,7 @@ def prepare(
     else:
         if config.dp_target_epsilon is not None:
             arrays = within_public(arrays, encoder)
-        problems = encoder.mismatch_problems(arrays.features, arrays.attributes)
+        problems = mismatch_problems(encoder, arrays.features, arrays.attributes)
         if problems and resuming is not None:
             raise _other_run(resuming, "; ".join(problems))
         raise_all(problems, DataError, "the data to continue training on")

@@ -35,10 +35,11 @@ from dgan.cli.windows import (
     with_windows_line,
 )
 from dgan.config import DfStyle, DGANConfig
+from dgan.config.sizing import suggested_batch_size
 from dgan.errors import ParameterError
 from dgan.metrics import evaluate, frames_to_series
 from dgan.model import DGAN
-from dgan.planning import TrainingPlan, suggested_batch_size
+from dgan.planning import TrainingPlan
 from dgan.prepare import FrameSource
 from dgan.records import privacy_guarantee, privacy_text
 from dgan.storage.checkpoint import ResumePoint, find_resume_point

@@ -38,12 +38,12 @@ from dgan.cli.ranks import prints_shared_errors, report, shared_output_on_rank_0
 from dgan.cli.threads import choose_threads
 from dgan.cli.windows import add_window_flags
 from dgan.config import MAX_SEED, DfStyle
-from dgan.errors import DGANError, DistributedError
-from dgan.planning import (
+from dgan.config.sizing import (
     GRETEL_BATCH_SIZE,
     MIN_SUGGESTED_BATCH,
     STEPS_PER_EPOCH_WANTED,
 )
+from dgan.errors import DGANError, DistributedError
 from dgan.tabular.lengths import TARGET_LSTM_STEPS
 from dgan.version import __version__
 

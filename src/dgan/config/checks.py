@@ -222,6 +222,19 @@ def normalization_problem(name: str, value: Any, default: Any) -> str | None:
     return f"{name} must be one of {names}, got {short_repr(value)}."
 
 
+def per_class_scaling_problem(name: str, value: Any, default: Any) -> str | None:
+    """ "auto", False, or a discrete attribute's name (checked against the data when the
+    encoder is fitted).
+
+    Example:
+        >>> per_class_scaling_problem("per_class_scaling", 1, "auto")[:60]
+        "per_class_scaling must be 'auto', False or a discrete attrib"
+    """
+    if value is False or (isinstance(value, str) and value):
+        return None
+    return f"{name} must be 'auto', False or a discrete attribute's name, got {short_repr(value)}."
+
+
 def divisibility_problem(length: int, sample_len: int) -> str:
     """The message for a sample_len that does not divide max_sequence_len, with a few
     divisors near sample_len; bounded work however large the numbers are.

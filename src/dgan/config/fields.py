@@ -31,6 +31,7 @@ from dgan.config.checks import (
     is_real,
     length_problems,
     normalization_problem,
+    per_class_scaling_problem,
     privacy_problems,
     public_values_problem,
     short_repr,
@@ -134,6 +135,10 @@ class DGANConfig:
     "auto" for those whose typical non-zero magnitudes span more than three orders of
     magnitude (amplitudes 0.01 to 10,000 across classes), True for all, False never (as
     gretel). The floor is the 5% quantile of the non-zero magnitudes; the plan says which."""
+    per_class_scaling: bool | str = setting("auto", Custom(per_class_scaling_problem))
+    """Scale each series' level and spread within its class's range (a discrete attribute's
+    value): "auto" where one attribute's classes set the levels (several sensors in one
+    column), False never (as gretel), or that attribute's name. The plan says which."""
     binary_encoder_cutoff: int = setting(150, PositiveInt())
     """Discrete variables with more categories than this use a binary code, not one-hot."""
 
@@ -332,15 +337,9 @@ class DGANConfig:
 
     def _problems(self) -> list[str]:
         """Every field's own check (declared with the field), then the checks across fields."""
-        problems = [
-            problem
-            for f in fields(self)
-            if (
-                problem := f.metadata["check"].problem(
-                    f.name, getattr(self, f.name), _default(f.name)
-                )
-            )
-        ]
+        checks = [(f.name, f.metadata["check"]) for f in fields(self)]
+        found = [c.problem(name, getattr(self, name), _default(name)) for name, c in checks]
+        problems = [problem for problem in found if problem]
         return problems + length_problems(self) + privacy_problems(self)
 
     @property
@@ -409,7 +408,8 @@ class DGANConfig:
         reason to differ; this undoes those: the gradient penalty takes one norm over the
         whole batch, one generator pass per batch serves the critic and generator rounds,
         the same settings for every data size (no large-data settings), no generator
-        weight average or temporal critic, linear scaling of every continuous variable, and
+        weight average or temporal critic, linear scaling of every continuous variable over
+        one range, and
         fp16 loss scaling starts at GradScaler's 2**16.
 
         Example:
@@ -419,6 +419,7 @@ class DGANConfig:
         """
         gretel_choices = dict(
             log_scale=False,
+            per_class_scaling=False,
             gradient_penalty_norm="batch",
             generator_ema_decay=None,
             reuse_fakes=True,

@@ -69,6 +69,29 @@ LARGE_DATA_SETTINGS: dict[str, Any] = {"batch_size": MAX_BATCH, **SIZE_SETTINGS}
 batch, at any size, trained for ``epochs``."""
 
 
+GRETEL_BATCH_SIZE = 1024
+"""gretel's (and `DGANConfig`'s) default batch size."""
+MIN_SUGGESTED_BATCH = 16
+"""`suggested_batch_size` never goes below this."""
+STEPS_PER_EPOCH_WANTED = 10
+"""`suggested_batch_size` aims at about this many optimizer steps per epoch."""
+
+
+def suggested_batch_size(n_examples: int) -> int:
+    """The batch size for ``n_examples`` when none is given: the power of two nearest below
+    n/10 (about 10 optimizer steps per epoch), at least 16 and at most gretel's 1024.
+
+    With gretel's fixed 1024, 365 series train one step per epoch, which learns little.
+
+    Example:
+        >>> [suggested_batch_size(n) for n in (24, 365, 5000, 100_000)]
+        [16, 32, 256, 1024]
+    """
+    target = max(n_examples / STEPS_PER_EPOCH_WANTED, 1.0)
+    power = 2 ** math.floor(math.log2(target))
+    return int(min(GRETEL_BATCH_SIZE, max(MIN_SUGGESTED_BATCH, power)))
+
+
 def size_batch(n_series: int) -> int:
     """The rule's batch size for ``n_series`` series.
 

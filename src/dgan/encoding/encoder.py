@@ -23,6 +23,7 @@ import numpy as np
 
 from dgan.config import Normalization, OutputType
 from dgan.encoding.encoded import EncodedData  # re-exported: part of this module's API
+from dgan.encoding.groups import GroupRanges
 from dgan.encoding.variables import (  # re-exported: the encoders are part of this module's API
     BITS,
     SIGMOID,
@@ -101,6 +102,7 @@ class DataEncoder:
         max_sequence_len: int,
         variable_length: bool,
         normalization: Normalization,
+        groups: GroupRanges | None = None,
     ):
         self.attribute_encoders = attribute_encoders
         self.feature_encoders = feature_encoders
@@ -108,6 +110,8 @@ class DataEncoder:
         self.max_sequence_len = max_sequence_len
         self.variable_length = variable_length
         self.normalization = normalization
+        # Per-class ranges of the example-scaling attributes (groups.py), or None.
+        self.groups = groups
         self.continuous_features = [
             i for i, e in enumerate(feature_encoders) if isinstance(e, ContinuousEncoder)
         ]
@@ -223,64 +227,31 @@ class DataEncoder:
                     name = f"{feature_names[i]} {part}"
                     enc = ContinuousEncoder(config.normalization, True, name, log_scale=False)
                     encoder.additional_encoders.append(enc.fit(values))
+            if attributes is not None:
+                encoder.groups = GroupRanges.choose(
+                    config.per_class_scaling,
+                    encoder._encode_ranges(mid, half),
+                    encoder._class_codes(attributes),
+                    config.normalization,
+                )
         return encoder
 
-    def mismatch_problems(
-        self, features: SeriesRows | list[np.ndarray], attributes: np.ndarray | None
-    ) -> list[str]:
-        """Why data given to continue training does not fit these encoders ([] if it does).
+    def _class_codes(self, attributes: np.ndarray) -> dict[int, tuple[str, np.ndarray, int]]:
+        """Each discrete attribute's name, category index per example and category count."""
+        return {
+            i: (enc.name, enc.codes(attributes[:, i]), len(enc.categories))
+            for i, enc in enumerate(self.attribute_encoders or [])
+            if isinstance(enc, DiscreteEncoder)
+        }
 
-        Continued training must see the variables the encoders were fitted on: the same
-        number of features and attributes, fixed-length series for a fixed-length model,
-        and continuous values within the fitted range widened by one range (further out
-        the networks' output activations cannot represent them).
-
-        Example:
-            >>> from dgan import DGANConfig
-            >>> config = DGANConfig(max_sequence_len=2, sample_len=1)
-            >>> enc = DataEncoder.fit(config, [np.zeros((2, 1)), np.ones((2, 1))],
-            ...                       [OutputType.CONTINUOUS], None, None)
-            >>> enc.mismatch_problems([np.zeros((2, 2))], None)[0][:44]
-            'The model was trained on 1 feature(s); this '
-        """
-        features = as_series_rows(features)
-        fix = "train a new DGAN on this data, or continue with data shaped like the first"
-        problems = []
-        n_features = len(self.feature_encoders)
-        if features.width != n_features:
-            problems.append(
-                f"The model was trained on {n_features} feature(s); this data has "
-                f"[{features.width}]: {fix}."
-            )
-        n_attributes = 0 if self.attribute_encoders is None else len(self.attribute_encoders)
-        given = 0 if attributes is None else attributes.shape[1]
-        if given != n_attributes:
-            problems.append(
-                f"The model was trained on {n_attributes} attribute(s); this data has {given}: "
-                f"{fix}."
-            )
-        if not self.variable_length and (features.lengths != self.max_sequence_len).any():
-            problems.append(
-                "The model was trained on series of one length "
-                f"({self.max_sequence_len}); this data has shorter ones, which it would pad "
-                f"with zeros as if they were data: {fix}."
-            )
-        if problems:
-            return problems
-        columns = [("feature", e, features.rows[:, i]) for i, e in enumerate(self.feature_encoders)]
-        if attributes is not None:
-            columns += [
-                ("attribute", e, attributes[:, i]) for i, e in enumerate(self.attribute_encoders)
-            ]
-        for kind, enc, values in columns:
-            if isinstance(enc, ContinuousEncoder) and enc.apply_scaling:
-                far = enc.outside_range(values.astype(np.float64), tolerance=1.0)
-                if far.any():
-                    problems.append(
-                        f"{kind} {enc.name!r} has {int(far.sum())} value(s) far outside the "
-                        f"range the model was fitted on [{enc.min:g}, {enc.max:g}]: {fix}."
-                    )
-        return problems
+    def _encode_ranges(self, mid: np.ndarray, half: np.ndarray) -> np.ndarray:
+        """(N, 2C) the example-scaling attributes (midpoint, half-range per continuous
+        feature) as their global encoders scale them."""
+        parts = []
+        for j in range(len(self.continuous_features)):
+            parts.append(self.additional_encoders[2 * j].transform(mid[:, j]))
+            parts.append(self.additional_encoders[2 * j + 1].transform(half[:, j]))
+        return np.stack(parts, axis=1).astype(np.float32)
 
     def _scaled_continuous(self, rows: np.ndarray) -> np.ndarray:
         """(C, R) globally scaled continuous features of ``rows`` (R, F), a feature a row
@@ -339,11 +310,11 @@ class DataEncoder:
             encoded[np.arange(n), lengths - 1, flag + 1] = 1.0  # ends here
         additional = None
         if scaling:
-            parts = []
-            for j in range(len(self.continuous_features)):
-                parts.append(self.additional_encoders[2 * j].transform(mid[:, j]))
-                parts.append(self.additional_encoders[2 * j + 1].transform(half[:, j]))
-            additional = np.stack(parts, axis=1).astype(np.float32)
+            additional = self._encode_ranges(mid, half)
+            if self.groups is not None:
+                g = self.groups.attribute
+                codes = self.attribute_encoders[g].codes(attributes[:, g])
+                additional = self.groups.to_class(additional, codes)
         lengths = features.lengths.copy()
         return EncodedData(self.transform_attributes(attributes, n), additional, encoded, lengths)
 
@@ -430,11 +401,14 @@ class DataEncoder:
         feats = data.features.astype(np.float64)
         if self.additional_encoders is not None:
             starts = [s.start for s in output_slices(self.feature_encoders)]
+            ranges = data.additional_attributes
+            if self.groups is not None:  # from each class's range back to the column's
+                g = self.groups.attribute
+                codes = self.attribute_encoders[g].codes(attributes[:, g])
+                ranges = self.groups.from_class(ranges, codes)
             for j, i in enumerate(self.continuous_features):
-                mid = self.additional_encoders[2 * j].inverse(data.additional_attributes[:, 2 * j])
-                half = self.additional_encoders[2 * j + 1].inverse(
-                    data.additional_attributes[:, 2 * j + 1]
-                )
+                mid = self.additional_encoders[2 * j].inverse(ranges[:, 2 * j])
+                half = self.additional_encoders[2 * j + 1].inverse(ranges[:, 2 * j + 1])
                 half = np.maximum(half, 0.0)  # a generated negative half-range means zero
                 col = feats[:, :, starts[i]]
                 unit = col if self.normalization == Normalization.ZERO_ONE else (col + 1) / 2
@@ -482,6 +456,7 @@ class DataEncoder:
             "max_sequence_len": self.max_sequence_len,
             "variable_length": self.variable_length,
             "normalization": self.normalization.name,
+            "groups": None if self.groups is None else self.groups.to_json(),
         }
 
     @classmethod
@@ -496,4 +471,6 @@ class DataEncoder:
             state["max_sequence_len"],
             state["variable_length"],
             Normalization[state["normalization"]],
+            # Files from before per-class scaling hold no "groups": there was none.
+            None if state.get("groups") is None else GroupRanges.from_json(state["groups"]),
         )

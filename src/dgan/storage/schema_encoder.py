@@ -1,0 +1,157 @@
+"""The schema of a model file's encoder (`DataEncoder.to_json`), part of its header's
+(`dgan.storage.schema`): per-variable encoders, example scaling, per-class ranges."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dgan.config import DGANConfig, Normalization, short_repr
+from dgan.storage.header_checks import (
+    check,
+    in_range,
+    is_dict,
+    is_int,
+    is_list,
+    is_number,
+    required,
+)
+
+
+def encoder_problems(p: list[str], data: Any, config: DGANConfig | None) -> None:
+    """Check a header's ``encoder`` (`DataEncoder.to_json`), appending to ``p``."""
+    if not is_dict(p, data, "encoder"):
+        return
+    lists = {}
+    for key in ("attribute_encoders", "feature_encoders", "additional_encoders"):
+        where = f"encoder.{key}"
+        if not required(p, data, key, "encoder"):
+            continue
+        value = data[key]
+        if value is None and key != "feature_encoders":
+            continue
+        if is_list(p, value, where):
+            if key == "feature_encoders" and not value:
+                p.append(f"{where} must not be empty")
+            lists[key] = [_variable(p, e, f"{where}[{i}]") for i, e in enumerate(value)]
+    if required(p, data, "max_sequence_len", "encoder"):
+        length, where = data["max_sequence_len"], "encoder.max_sequence_len"
+        valid = check(p, is_int(length) and length >= 1, where, "a positive integer", length)
+        if valid and config is not None and length != config.max_sequence_len:
+            p.append(f"{where}={length} differs from config.max_sequence_len")
+    if required(p, data, "variable_length", "encoder"):
+        value = data["variable_length"]
+        check(p, isinstance(value, bool), "encoder.variable_length", "true or false", value)
+    if required(p, data, "normalization", "encoder"):
+        _normalization(p, data["normalization"], "encoder.normalization")
+    additional = lists.get("additional_encoders")
+    if additional is not None and "feature_encoders" in lists:
+        expected = 2 * sum(kind == "continuous" for kind in lists["feature_encoders"])
+        if len(additional) != expected or set(additional) - {"continuous"}:
+            p.append(
+                f"encoder.additional_encoders must be {expected} continuous encoders (2 per "
+                f"continuous feature), got {len(additional)} of types "
+                f"{sorted(map(str, set(additional)))}"
+            )
+    if data.get("groups") is not None:
+        _groups(p, data["groups"], data.get("attribute_encoders"), additional)
+
+
+def _groups(p: list[str], data: Any, attributes: Any, additional: list | None) -> None:
+    """Per-class ranges (`dgan.encoding.groups`): a row per category of a discrete
+    attribute, a column per example-scaling attribute, each within [0, 1], low <= high."""
+    where = "encoder.groups"
+    if not is_dict(p, data, where):
+        return
+    if additional is None or not isinstance(attributes, list):
+        p.append(f"{where} needs attribute_encoders and additional_encoders")
+        return
+    keys = ("attribute", "name", "low", "high", "normalization")
+    if not all([required(p, data, k, where) for k in keys]):
+        return
+    index = data["attribute"]
+    valid = is_int(index) and 0 <= index < len(attributes)
+    if not check(p, valid, f"{where}.attribute", "an attribute's index", index):
+        return
+    owner = attributes[index]
+    categories = owner.get("categories") if isinstance(owner, dict) else None
+    if not isinstance(categories, list):
+        p.append(f"{where}.attribute={index} is not a discrete attribute")
+        return
+    _normalization(p, data["normalization"], f"{where}.normalization")
+    shape = (len(categories), len(additional))
+    rows = {}
+    for key in ("low", "high"):
+        value = data[key]
+        ok = (
+            isinstance(value, list)
+            and len(value) == shape[0]
+            and all(isinstance(r, list) and len(r) == shape[1] for r in value)
+            and all(is_number(v) and 0.0 <= v <= 1.0 for r in value for v in r)
+        )
+        expected = f"a {shape[0]} x {shape[1]} list of numbers in [0, 1]"
+        if check(p, ok, f"{where}.{key}", expected, value):
+            rows[key] = value
+    if len(rows) == 2:
+        rows_paired = zip(rows["low"], rows["high"], strict=True)
+        if any(lo > hi for los, his in rows_paired for lo, hi in zip(los, his, strict=True)):
+            p.append(f"{where}.low is above {where}.high somewhere")
+
+
+def _variable(p: list[str], data: Any, where: str) -> str | None:
+    """Check one variable's encoder; its type ("continuous", "discrete") or None."""
+    if not is_dict(p, data, where) or not required(p, data, "type", where):
+        return None
+    kind = data["type"]
+    if not check(
+        p, kind in ("continuous", "discrete"), f"{where}.type", "'continuous' or 'discrete'", kind
+    ):
+        return None
+    if required(p, data, "name", where):
+        check(p, isinstance(data["name"], str), f"{where}.name", "a string", data["name"])
+    if kind == "continuous":
+        if required(p, data, "normalization", where):
+            _normalization(p, data["normalization"], f"{where}.normalization")
+        if required(p, data, "apply_scaling", where):
+            value = data["apply_scaling"]
+            check(p, isinstance(value, bool), f"{where}.apply_scaling", "true or false", value)
+        ok = [
+            required(p, data, k, where) and in_range(p, data[k], f"{where}.{k}")
+            for k in ("min", "max")
+        ]
+        if all(ok) and data["min"] > data["max"]:
+            p.append(f"{where}.min={data['min']!r} is above its max={data['max']!r}")
+    else:
+        if required(p, data, "binary_encoder_cutoff", where):
+            value = data["binary_encoder_cutoff"]
+            check(
+                p,
+                is_int(value) and value >= 1,
+                f"{where}.binary_encoder_cutoff",
+                "a positive integer",
+                value,
+            )
+        if required(p, data, "categories", where):
+            _categories(p, data["categories"], f"{where}.categories")
+    return kind
+
+
+def _categories(p: list[str], values: Any, where: str) -> None:
+    if not is_list(p, values, where):
+        return
+    if not values:
+        p.append(f"{where} must not be empty")
+    seen = set()
+    for i, value in enumerate(values):
+        scalar = value is None or isinstance(value, (str, bool)) or is_number(value)
+        if not check(p, scalar, f"{where}[{i}]", "a string, number, bool or null", value):
+            return
+        key = (type(value).__name__, value)
+        if key in seen:
+            p.append(f"{where}[{i}]={short_repr(value)} is listed twice")
+            return
+        seen.add(key)
+
+
+def _normalization(p: list[str], value: Any, where: str) -> None:
+    names = [n.name for n in Normalization]
+    check(p, isinstance(value, str) and value in names, where, f"one of {names}", value)
