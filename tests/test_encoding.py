@@ -272,3 +272,47 @@ def test_per_class_scaling_must_name_a_discrete_attribute():
     with pytest.raises(ParameterError, match="per_class_scaling must be 'auto', False"):
         _config(per_class_scaling=True)
     assert DGANConfig.gretel(max_sequence_len=6, sample_len=2).per_class_scaling is False
+
+
+def test_a_generated_series_fills_its_generated_range():
+    """Every training series spans exactly its midpoint +/- half-range; a generated one
+    whose values stop short of 0 and 1 (a sigmoid never reaches them) is stretched over it,
+    so its amplitude is the generated half-range, not a fraction of it."""
+    features = [np.array([[0.0], [1.0], [2.0]]), np.array([[5.0], [7.0], [10.0]])]
+    config = _config(max_sequence_len=3, sample_len=1)
+    for fill in (True, False):
+        enc = DataEncoder.fit(
+            _config(max_sequence_len=3, sample_len=1, fill_series_range=fill),
+            features,
+            [OutputType.CONTINUOUS],
+            None,
+            None,
+        )
+        assert enc.fill_range is fill
+        data = enc.transform(features, None)
+        data.features[:, :, 0] = [[0.2, 0.5, 0.8], [0.5, 0.5, 0.5]]  # short of 0 and 1; flat
+        _, back = enc.inverse(data)
+        span = np.ptp(back[0])
+        assert span == pytest.approx(2.0 if fill else 1.2)  # series 0's range is [0, 2]
+        np.testing.assert_allclose(back[1], 7.5)  # a flat series stays at its midpoint
+    old = {k: v for k, v in enc.to_json().items() if k != "fill_range"}
+    assert DataEncoder.from_json(old).fill_range is False  # files from before: as generated
+    assert DGANConfig.gretel(**{"max_sequence_len": 3, "sample_len": 1}).fill_series_range is False
+    assert config.fill_series_range == "auto"
+
+
+@pytest.mark.parametrize("levels, fills", [((0.1, 5.0, 1000.0), True), ((4.0, 5.0, 6.0), False)])
+def test_auto_fills_the_range_of_features_on_a_log_scale(levels, fills):
+    """On a log scale a peak short of the top by a tenth of the range comes out at half
+    the height; on a linear one at 90%, and filling there lost quality on Stocks."""
+    features, attributes = _classes_far_apart(levels=levels)
+    enc = _fit(features, attributes)
+    assert (enc.feature_encoders[0].log_floor is not None) is fills
+    data = enc.transform(features, attributes)
+    data.features[:, :, 0] = 0.1 + 0.8 * data.features[:, :, 0]  # short of both ends
+    _, back = enc.inverse(data)
+    spans = np.array([np.ptp(b) for b in back]) / np.array([np.ptp(f) for f in features])
+    if fills:
+        np.testing.assert_allclose(spans, 1.0, rtol=1e-3)
+    else:  # as generated: 80% of each range
+        np.testing.assert_allclose(spans, 0.8, rtol=1e-3)

@@ -526,6 +526,10 @@ def _invert_range(state):
             _set("encoder", "additional_encoders", value=[]),
             r"encoder\.additional_encoders must be 2 continuous encoders",
         ),
+        (
+            _set("encoder", "fill_range", value="yes"),
+            r"encoder\.fill_range must be true, false or 'auto', got 'yes'",
+        ),
         (_set("format_version", value=-7), r"format_version must be a positive integer, got -7"),
         (
             _set("format_version", value=True),

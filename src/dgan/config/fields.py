@@ -130,6 +130,8 @@ class DGANConfig:
     """Scale each continuous variable to the normalization range (else data must be in it)."""
     apply_example_scaling: bool = setting(True, Flag())
     """Learn each series' midpoint/half-range as generated 'additional attributes'."""
+    fill_series_range: bool | str = setting("auto", OneOf((True, False, "auto")))
+    """Stretch generated series over their generated range ("auto": features on a log scale)."""
     log_scale: bool | str = setting("auto", OneOf((True, False, "auto")))
     """Scale continuous variables on a signed log scale, sign(x) * log10(1 + |x| / floor):
     "auto" for those whose typical non-zero magnitudes span more than three orders of
@@ -408,8 +410,7 @@ class DGANConfig:
         reason to differ; this undoes those: the gradient penalty takes one norm over the
         whole batch, one generator pass per batch serves the critic and generator rounds,
         the same settings for every data size (no large-data settings), no generator
-        weight average or temporal critic, linear scaling of every continuous variable over
-        one range, and
+        weight average or temporal critic, one linear range per continuous variable, and
         fp16 loss scaling starts at GradScaler's 2**16.
 
         Example:
@@ -420,6 +421,7 @@ class DGANConfig:
         gretel_choices = dict(
             log_scale=False,
             per_class_scaling=False,
+            fill_series_range=False,
             gradient_penalty_norm="batch",
             generator_ema_decay=None,
             reuse_fakes=True,

@@ -23,6 +23,7 @@ import numpy as np
 
 from dgan.config import Normalization, OutputType
 from dgan.encoding.encoded import EncodedData  # re-exported: part of this module's API
+from dgan.encoding.example_scaling import fill_ranges, series_ranges
 from dgan.encoding.groups import GroupRanges
 from dgan.encoding.variables import (  # re-exported: the encoders are part of this module's API
     BITS,
@@ -72,13 +73,6 @@ def series_ends(continues, ends):
     return ends >= continues
 
 
-def _ranges(part: SeriesRows, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(N, C) midpoints and half-ranges of each series of ``part``, given its ``z`` (C, R)."""
-    lo = np.minimum.reduceat(z, part.starts, axis=1).T  # no series is empty
-    hi = np.maximum.reduceat(z, part.starts, axis=1).T
-    return (hi + lo) / 2.0, (hi - lo) / 2.0
-
-
 class DataEncoder:
     """Encode whole datasets: attributes (N, A) and features (list of (T_i, F) arrays).
 
@@ -103,6 +97,7 @@ class DataEncoder:
         variable_length: bool,
         normalization: Normalization,
         groups: GroupRanges | None = None,
+        fill_range: bool | str = False,
     ):
         self.attribute_encoders = attribute_encoders
         self.feature_encoders = feature_encoders
@@ -112,6 +107,9 @@ class DataEncoder:
         self.normalization = normalization
         # Per-class ranges of the example-scaling attributes (groups.py), or None.
         self.groups = groups
+        # Whether decoding stretches each series over its generated range (`fill_ranges`):
+        # True, False, or "auto" for the features on a log scale.
+        self.fill_range = fill_range
         self.continuous_features = [
             i for i, e in enumerate(feature_encoders) if isinstance(e, ContinuousEncoder)
         ]
@@ -217,6 +215,7 @@ class DataEncoder:
             config.max_sequence_len,
             variable_length,
             config.normalization,
+            fill_range=config.fill_series_range,
         )
         if config.apply_example_scaling and encoder.continuous_features:
             mid, half = encoder._midpoints_and_half_ranges(features)
@@ -253,6 +252,14 @@ class DataEncoder:
             parts.append(self.additional_encoders[2 * j + 1].transform(half[:, j]))
         return np.stack(parts, axis=1).astype(np.float32)
 
+    def _fills(self, i: int) -> bool:
+        """Whether feature ``i``'s generated series are stretched over their range: where
+        it is on a log scale for "auto", where a peak short of the top by a tenth of the
+        range comes out at half the height (measured in docs/quality.md)."""
+        if self.fill_range == "auto":
+            return self.feature_encoders[i].log_floor is not None
+        return self.fill_range is True
+
     def _scaled_continuous(self, rows: np.ndarray) -> np.ndarray:
         """(C, R) globally scaled continuous features of ``rows`` (R, F), a feature a row
         (so that reductions over a series' steps read contiguous memory)."""
@@ -267,7 +274,7 @@ class DataEncoder:
         mid, half = np.empty((n, c)), np.empty((n, c))
         for first, part in features.chunks():
             series = slice(first, first + len(part))
-            mid[series], half[series] = _ranges(part, self._scaled_continuous(part.rows))
+            mid[series], half[series] = series_ranges(part, self._scaled_continuous(part.rows))
         return mid, half
 
     # ----- transform ------------------------------------------------------------------
@@ -294,7 +301,7 @@ class DataEncoder:
             )
             if scaling:
                 z = self._scaled_continuous(part.rows)  # (R_chunk, C)
-                mid[series], half[series] = _ranges(part, z)
+                mid[series], half[series] = series_ranges(part, z)
                 self._scale_examples(block, part, z, mid[series], half[series])
             if direct:
                 continue  # written in place
@@ -412,6 +419,8 @@ class DataEncoder:
                 half = np.maximum(half, 0.0)  # a generated negative half-range means zero
                 col = feats[:, :, starts[i]]
                 unit = col if self.normalization == Normalization.ZERO_ONE else (col + 1) / 2
+                if self._fills(i):
+                    unit = fill_ranges(unit, lengths)
                 # Back to the globally scaled space, which spans the normalization range by
                 # construction: a generated midpoint +/- half-range may overshoot it (e.g.
                 # negative rainfall), so clip there. The feature encoder does the rest.
@@ -457,6 +466,7 @@ class DataEncoder:
             "variable_length": self.variable_length,
             "normalization": self.normalization.name,
             "groups": None if self.groups is None else self.groups.to_json(),
+            "fill_range": self.fill_range,
         }
 
     @classmethod
@@ -473,4 +483,6 @@ class DataEncoder:
             Normalization[state["normalization"]],
             # Files from before per-class scaling hold no "groups": there was none.
             None if state.get("groups") is None else GroupRanges.from_json(state["groups"]),
+            # Files from before decoded each series as generated: they keep doing so.
+            fill_range=state.get("fill_range", False),
         )

@@ -52,6 +52,10 @@ def encoder_problems(p: list[str], data: Any, config: DGANConfig | None) -> None
                 f"continuous feature), got {len(additional)} of types "
                 f"{sorted(map(str, set(additional)))}"
             )
+    if "fill_range" in data:
+        value = data["fill_range"]
+        ok = isinstance(value, bool) or value == "auto"
+        check(p, ok, "encoder.fill_range", "true, false or 'auto'", value)
     if data.get("groups") is not None:
         _groups(p, data["groups"], data.get("attribute_encoders"), additional)
 
