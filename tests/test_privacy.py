@@ -323,6 +323,9 @@ def test_private_frames_keep_public_values_only(tmp_path):
     assert layout.time_grid == public["day"] and layout.spec("x").decimals is None
     assert model.encoder.variable_length  # a LONG table with ids may hold any lengths
     assert model.encoder.attribute_encoders[0].categories == ["a", "b", "c"]
+    # No per-class ranges (they would be read from the data); decoding choices apply as
+    # usual, being post-processing.
+    assert model.encoder.groups is None and model.encoder.fill_range == "auto"
     out = model.generate_dataframe(3)
     assert set(out["day"]) <= set(public["day"])
 

@@ -133,6 +133,7 @@ def public_encoder(
         config.max_sequence_len,
         variable_length,
         config.normalization,
+        fill_range=config.fill_series_range,  # decoding only: no privacy cost
     )
     if config.apply_example_scaling and encoder.continuous_features:
         encoder.additional_encoders = _scaling_encoders(encoder, config.normalization)
