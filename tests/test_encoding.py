@@ -269,6 +269,11 @@ def test_per_class_scaling_must_name_a_discrete_attribute():
     features, attributes = _classes_far_apart()
     with pytest.raises(ParameterError, match=r"names no discrete attribute.*\['attribute 0'\]"):
         _fit(features, attributes, per_class_scaling="sensor")
+    # No attributes at all: the name cannot be honoured, so it is an error, not ignored.
+    with pytest.raises(ParameterError, match=r"names no discrete attribute.*are \[\]"):
+        DataEncoder.fit(
+            _config(per_class_scaling="sensor"), features, [OutputType.CONTINUOUS], None, None
+        )
     with pytest.raises(ParameterError, match="per_class_scaling must be 'auto', False"):
         _config(per_class_scaling=True)
     assert DGANConfig.gretel(max_sequence_len=6, sample_len=2).per_class_scaling is False

@@ -186,11 +186,11 @@ class DataEncoder:
     ) -> DataEncoder:
         """Learn every encoder from validated training data (see `model.py`).
 
-        Three separate steps, each on whole columns: the variables' ranges and
-        categories (`fit_variables`), whether series differ in length, and the example
-        scaling's ranges of midpoints and half-ranges. The names (e.g. DataFrame columns;
-        default "feature 0", ...) name the variables in error messages, also after the
-        model is saved and loaded.
+        Separate steps, each on whole columns: the variables' ranges and categories
+        (`fit_variables`), whether series differ in length, the example scaling's ranges of
+        midpoints and half-ranges, and their per-class ranges (`GroupRanges.choose`). The
+        names (e.g. DataFrame columns; default "feature 0", ...) name the variables in
+        error messages, also after the model is saved and loaded.
         """
         features = as_series_rows(features)
         settings = {
@@ -226,13 +226,12 @@ class DataEncoder:
                     name = f"{feature_names[i]} {part}"
                     enc = ContinuousEncoder(config.normalization, True, name, log_scale=False)
                     encoder.additional_encoders.append(enc.fit(values))
-            if attributes is not None:
-                encoder.groups = GroupRanges.choose(
-                    config.per_class_scaling,
-                    encoder._encode_ranges(mid, half),
-                    encoder._class_codes(attributes),
-                    config.normalization,
-                )
+            encoder.groups = GroupRanges.choose(
+                config.per_class_scaling,
+                encoder._encode_ranges(mid, half),
+                {} if attributes is None else encoder._class_codes(attributes),
+                config.normalization,
+            )
         return encoder
 
     def _class_codes(self, attributes: np.ndarray) -> dict[int, tuple[str, np.ndarray, int]]:

@@ -126,12 +126,12 @@ class GroupRanges:
             >>> GroupRanges.choose(False, levels, codes, Normalization.ZERO_ONE) is None
             True
         """
-        if setting is False or not class_codes or encoded.shape[1] == 0:
+        if setting is False or encoded.shape[1] == 0:
             return None
         unit = encoded if normalization == Normalization.ZERO_ONE else (encoded + 1.0) / 2.0
         unit = unit.astype(np.float64)
         if setting == "auto":
-            best, best_share = None, MIN_EXPLAINED
+            best, best_share = None, MIN_EXPLAINED  # none where no attribute is discrete
             for index, (_, codes, n_groups) in class_codes.items():
                 if len(unit) < MIN_MEAN_CLASS_SIZE * n_groups:
                     continue
