@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from dgan import DGANConfig, Normalization, OutputType
 from dgan.encoding.encoder import DataEncoder
-from dgan.encoding.variables import ContinuousEncoder, DiscreteEncoder, output_slices
+from dgan.encoding.variables import ContinuousEncoder, DiscreteEncoder, log_floor, output_slices
 from dgan.encoding.variables import _category_key as category_key
 from dgan.encoding.variables import _to_json_scalar as json_scalar
 from dgan.prepare import ArraySource, prepare
@@ -47,6 +47,10 @@ def ref_fit_variable(kind, values, config):
         values = np.asarray(values, dtype=np.float64)
         values = values[~np.isnan(values)]
         enc.min, enc.max = float(values.min()), float(values.max())
+        if config.apply_feature_scaling and config.log_scale is not False:
+            # The log-scale rule is the product's own (log_floor): this reference checks
+            # the arrangement series by series, not that rule.
+            enc.log_floor = log_floor(values, always=config.log_scale is True)
         return enc
     enc = DiscreteEncoder(config.binary_encoder_cutoff)
     enc._set_categories(ref_categories(values))
@@ -252,6 +256,7 @@ def datasets(draw):
         max_nan_fraction=0.5,
         max_consecutive_nans=2,
         max_dropped_fraction=1.0,
+        per_class_scaling=False,  # after the reference; tests/test_encoding.py covers it
     )
     if not variable and draw(st.booleans()) and not n_disc:
         features = np.stack(features)  # one (N, T, F) array
