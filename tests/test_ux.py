@@ -13,6 +13,7 @@ from torch import tensor as torch_tensor
 
 from dgan import DGAN, DGANConfig
 from dgan.cli.main import main
+from dgan.errors import ParameterError
 from dgan.tabular.layout import FrameLayout
 
 TINY = dict(
@@ -162,6 +163,10 @@ def test_plan_says_which_classes_get_levels_of_their_own():
     )
     same = DGAN(small_config()).plan(long_frame(), df_style="long", warm_up_steps=0, **LONG)
     assert next(c for c in same.columns if c.name == "kind").detail == "2 categories"
+    with pytest.raises(ParameterError, match="per_class_scaling='site' names no discrete"):
+        DGAN(small_config(per_class_scaling="site")).plan(  # the error training would raise
+            df, df_style="long", warm_up_steps=0, **LONG
+        )
 
 
 def test_plan_leaves_the_model_its_weights_and_random_streams_alone():

@@ -388,16 +388,20 @@ def _note_per_class_scaling(
     columns: list[ColumnPlan], config: DGANConfig, arrays: TrainingArrays
 ) -> None:
     """Say on its line which attribute's classes get levels of their own, as fitting the
-    encoder decides it (`dgan.encoding.groups`); private runs read no ranges from data."""
+    encoder decides it (`dgan.encoding.groups`, with its errors); private runs read no
+    ranges from data."""
+    setting = config.per_class_scaling
     discrete = OutputType.DISCRETE in (arrays.attribute_types or [])
-    if not discrete or config.dp_target_epsilon is not None:
+    if (
+        config.dp_target_epsilon is not None
+        or setting is False
+        or (setting == "auto" and not discrete)
+    ):
         return
     groups = fit_encoder(config, arrays).groups
     if groups is not None:
-        attributes = [c for c in columns if c.role == "attribute"]
-        attributes[
-            groups.attribute
-        ].detail += "; each class gets its own range of series levels (per_class_scaling)"
+        line = [c for c in columns if c.role == "attribute"][groups.attribute]
+        line.detail += "; each class gets its own range of series levels (per_class_scaling)"
 
 
 def _column(
