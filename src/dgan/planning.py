@@ -240,7 +240,10 @@ def make_plan(
     budget = Budget.of(config, n)
     plan = TrainingPlan(
         columns=_columns(
-            arrays, layout, config.log_scale if config.apply_feature_scaling else False
+            arrays,
+            layout,
+            config.log_scale if config.apply_feature_scaling else False,
+            config.fill_series_range if config.apply_example_scaling else False,
         ),
         n_examples=n,
         lengths=(min(lengths, default=0), max(lengths, default=0)),
@@ -362,7 +365,7 @@ def _names(arrays: TrainingArrays, layout: FrameLayout | None) -> tuple[list, li
 
 
 def _columns(
-    arrays: TrainingArrays, layout: FrameLayout | None, log_scale: bool | str
+    arrays: TrainingArrays, layout: FrameLayout | None, log_scale: bool | str, fill: bool | str
 ) -> list[ColumnPlan]:
     attribute_names, feature_names = _names(arrays, layout)
     columns = []
@@ -373,7 +376,7 @@ def _columns(
     pooled = pooled_features(arrays)
     for j, name in enumerate(feature_names):
         kind = arrays.feature_types[j]
-        column = _column(str(name), "feature", kind, pooled[:, j], log_scale)
+        column = _column(str(name), "feature", kind, pooled[:, j], log_scale, fill)
         if layout is not None and layout.df_style is DfStyle.WIDE:
             column.detail += f"; {len(layout.feature_columns)} time-step columns"
         columns.append(column)
@@ -392,11 +395,8 @@ def _note_per_class_scaling(
     ranges from data."""
     setting = config.per_class_scaling
     discrete = OutputType.DISCRETE in (arrays.attribute_types or [])
-    if (
-        config.dp_target_epsilon is not None
-        or setting is False
-        or (setting == "auto" and not discrete)
-    ):
+    off = config.dp_target_epsilon is not None or setting is False
+    if off or (setting == "auto" and not discrete):
         return
     groups = fit_encoder(config, arrays).groups
     if groups is not None:
@@ -405,7 +405,12 @@ def _note_per_class_scaling(
 
 
 def _column(
-    name: str, role: str, kind: OutputType, values: np.ndarray, log_scale: bool | str
+    name: str,
+    role: str,
+    kind: OutputType,
+    values: np.ndarray,
+    log_scale: bool | str,
+    fill: bool | str = False,
 ) -> ColumnPlan:
     if kind is OutputType.DISCRETE:
         count = distinct(values)
@@ -417,6 +422,8 @@ def _column(
     floor = None if log_scale is False else log_floor(finite, always=log_scale is True)
     if floor is not None:
         detail += f"; log scale (log_scale), below {floor:.3g} linear"
+    if fill is True or (fill == "auto" and floor is not None):  # as `DataEncoder._fills`
+        detail += "; generated series fill their range (fill_series_range)"
     return ColumnPlan(name, role, "continuous", detail)
 
 
