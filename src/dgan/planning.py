@@ -36,6 +36,7 @@ from dgan.config.sizing import (
     budget_words,
     suggested_batch_size,
 )
+from dgan.encoding.example_scaling import fills_range
 from dgan.encoding.variables import log_floor
 from dgan.precision import (
     Precision,
@@ -422,7 +423,7 @@ def _column(
     floor = None if log_scale is False else log_floor(finite, always=log_scale is True)
     if floor is not None:
         detail += f"; log scale (log_scale), below {floor:.3g} linear"
-    if fill is True or (fill == "auto" and floor is not None):  # as `DataEncoder._fills`
+    if fills_range(fill, floor is not None):
         detail += "; generated series fill their range (fill_series_range)"
     return ColumnPlan(name, role, "continuous", detail)
 

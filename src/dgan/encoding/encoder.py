@@ -23,7 +23,7 @@ import numpy as np
 
 from dgan.config import Normalization, OutputType
 from dgan.encoding.encoded import EncodedData  # re-exported: part of this module's API
-from dgan.encoding.example_scaling import fill_ranges, series_ranges
+from dgan.encoding.example_scaling import fill_ranges, fills_range, series_ranges
 from dgan.encoding.groups import GroupRanges
 from dgan.encoding.variables import (  # re-exported: the encoders are part of this module's API
     BITS,
@@ -107,8 +107,7 @@ class DataEncoder:
         self.normalization = normalization
         # Per-class ranges of the example-scaling attributes (groups.py), or None.
         self.groups = groups
-        # Whether decoding stretches each series over its generated range (`fill_ranges`):
-        # True, False, or "auto" for the features on a log scale.
+        # Whether decoding stretches each series over its generated range (`fills_range`).
         self.fill_range = fill_range
         self.continuous_features = [
             i for i, e in enumerate(feature_encoders) if isinstance(e, ContinuousEncoder)
@@ -251,13 +250,10 @@ class DataEncoder:
             parts.append(self.additional_encoders[2 * j + 1].transform(half[:, j]))
         return np.stack(parts, axis=1).astype(np.float32)
 
-    def _fills(self, i: int) -> bool:
-        """Whether feature ``i``'s generated series are stretched over their range: where
-        it is on a log scale for "auto", where a peak short of the top by a tenth of the
-        range comes out at half the height (measured in docs/quality.md)."""
-        if self.fill_range == "auto":
-            return self.feature_encoders[i].log_floor is not None
-        return self.fill_range is True
+    def _class_of(self, attributes: np.ndarray) -> np.ndarray:
+        """Each example's class (category index of the per-class ranges' attribute)."""
+        g = self.groups.attribute
+        return self.attribute_encoders[g].codes(attributes[:, g])
 
     def _scaled_continuous(self, rows: np.ndarray) -> np.ndarray:
         """(C, R) globally scaled continuous features of ``rows`` (R, F), a feature a row
@@ -318,9 +314,7 @@ class DataEncoder:
         if scaling:
             additional = self._encode_ranges(mid, half)
             if self.groups is not None:
-                g = self.groups.attribute
-                codes = self.attribute_encoders[g].codes(attributes[:, g])
-                additional = self.groups.to_class(additional, codes)
+                additional = self.groups.to_class(additional, self._class_of(attributes))
         lengths = features.lengths.copy()
         return EncodedData(self.transform_attributes(attributes, n), additional, encoded, lengths)
 
@@ -409,16 +403,14 @@ class DataEncoder:
             starts = [s.start for s in output_slices(self.feature_encoders)]
             ranges = data.additional_attributes
             if self.groups is not None:  # from each class's range back to the column's
-                g = self.groups.attribute
-                codes = self.attribute_encoders[g].codes(attributes[:, g])
-                ranges = self.groups.from_class(ranges, codes)
+                ranges = self.groups.from_class(ranges, self._class_of(attributes))
             for j, i in enumerate(self.continuous_features):
                 mid = self.additional_encoders[2 * j].inverse(ranges[:, 2 * j])
                 half = self.additional_encoders[2 * j + 1].inverse(ranges[:, 2 * j + 1])
                 half = np.maximum(half, 0.0)  # a generated negative half-range means zero
                 col = feats[:, :, starts[i]]
                 unit = col if self.normalization == Normalization.ZERO_ONE else (col + 1) / 2
-                if self._fills(i):
+                if fills_range(self.fill_range, self.feature_encoders[i].log_floor is not None):
                     unit = fill_ranges(unit, lengths)
                 # Back to the globally scaled space, which spans the normalization range by
                 # construction: a generated midpoint +/- half-range may overshoot it (e.g.

@@ -68,6 +68,16 @@ def explained_variance(values: np.ndarray, codes: np.ndarray, n_groups: int) -> 
     return float(shares.max())
 
 
+def _to_unit(encoded: np.ndarray, normalization: Normalization) -> np.ndarray:
+    """Encoded values in the normalization's range -> [0, 1]."""
+    return encoded if normalization == Normalization.ZERO_ONE else (encoded + 1.0) / 2.0
+
+
+def _from_unit(unit: np.ndarray, normalization: Normalization) -> np.ndarray:
+    """The inverse of `_to_unit`."""
+    return unit if normalization == Normalization.ZERO_ONE else unit * 2.0 - 1.0
+
+
 class GroupRanges:
     """Each class's range of the example-scaling attributes, and the maps into and out of it.
 
@@ -128,8 +138,7 @@ class GroupRanges:
         """
         if setting is False or encoded.shape[1] == 0:
             return None
-        unit = encoded if normalization == Normalization.ZERO_ONE else (encoded + 1.0) / 2.0
-        unit = unit.astype(np.float64)
+        unit = _to_unit(encoded.astype(np.float64), normalization)
         if setting == "auto":
             best, best_share = None, MIN_EXPLAINED  # none where no attribute is discrete
             for index, (_, codes, n_groups) in class_codes.items():
@@ -164,24 +173,17 @@ class GroupRanges:
 
     def to_class(self, encoded: np.ndarray, codes: np.ndarray) -> np.ndarray:
         """(N, K) encoded example-scaling attributes -> the same within each class's range."""
-        unit = self._to_unit(encoded)
+        unit = _to_unit(encoded, self.normalization)
         low, high = self.low[codes], self.high[codes]
         inside = (unit - low) / (high - low)
-        return self._from_unit(inside).astype(np.float32)
+        return _from_unit(inside, self.normalization).astype(np.float32)
 
     def from_class(self, encoded: np.ndarray, codes: np.ndarray) -> np.ndarray:
         """The inverse of `to_class` (generated values stay within the class's range)."""
-        inside = np.clip(self._to_unit(np.asarray(encoded, dtype=np.float64)), 0.0, 1.0)
+        unit = _to_unit(np.asarray(encoded, dtype=np.float64), self.normalization)
+        inside = np.clip(unit, 0.0, 1.0)
         low, high = self.low[codes], self.high[codes]
-        return self._from_unit(low + inside * (high - low))
-
-    def _to_unit(self, encoded: np.ndarray) -> np.ndarray:
-        if self.normalization == Normalization.ZERO_ONE:
-            return encoded
-        return (encoded + 1.0) / 2.0
-
-    def _from_unit(self, unit: np.ndarray) -> np.ndarray:
-        return unit if self.normalization == Normalization.ZERO_ONE else unit * 2.0 - 1.0
+        return _from_unit(low + inside * (high - low), self.normalization)
 
     def to_json(self) -> dict[str, Any]:
         return {
