@@ -144,9 +144,11 @@ def train_and_generate(
         kwargs["progress_bar"] = False
     if curve is not None:
         kwargs["progress_callback"] = curve.callback(model, data, seed)
-    start = time.perf_counter()
+    start, start_cpu = time.perf_counter(), time.process_time()
     model.train_numpy(**kwargs)
     seconds = time.perf_counter() - start - (0.0 if curve is None else curve.paused)
+    if curve is not None:
+        curve.train_cpu_seconds = time.process_time() - start_cpu - curve.paused_cpu
     torch.manual_seed(seed + 10_000)
     attributes, features = model.generate_numpy(len(data.real))
     return (attributes, features), seconds, model
@@ -164,22 +166,31 @@ class Curve:
         self.every, self.disc_runs = every, disc_runs
         self.points: list[dict[str, float]] = []
         self.paused = 0.0
+        self.paused_cpu = 0.0
+        self.train_cpu_seconds: float | None = None  # set when training ends
 
     def callback(self, model, data: Dataset, seed: int):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         steps = [0]
 
         def on_batch(info) -> None:
             steps[0] += 1
             if steps[0] % self.every:
                 return
-            paused_at = time.perf_counter()
-            trained = paused_at - start - self.paused
+            paused_at, paused_at_cpu = time.perf_counter(), time.process_time()
             self.points.append(
-                {"steps": steps[0], "train_seconds": trained, **self._score(model, data, seed)}
+                {
+                    "steps": steps[0],
+                    "train_seconds": paused_at - start - self.paused,
+                    # CPU time of this process: what other jobs on the machine stretch
+                    # least (one torch thread), so runs made side by side compare
+                    "train_cpu_seconds": paused_at_cpu - start_cpu - self.paused_cpu,
+                    **self._score(model, data, seed),
+                }
             )
             print(f"  curve: {self.points[-1]}", flush=True)
             self.paused += time.perf_counter() - paused_at
+            self.paused_cpu += time.process_time() - paused_at_cpu
 
         return on_batch
 
@@ -431,6 +442,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 }
                 if curve is not None:
                     run["curve"] = curve.points
+                    run["train_cpu_seconds"] = curve.train_cpu_seconds
                 if hasattr(model, "trainer"):  # dgan: the optimizer steps it trained
                     run["train_steps"] = model.trainer.steps_done
                     spent = [h["epsilon"] for h in model.history if h.get("epsilon") is not None]
