@@ -326,6 +326,7 @@ def test_private_frames_keep_public_values_only(tmp_path):
     # No per-class ranges (they would be read from the data); decoding choices apply as
     # usual, being post-processing.
     assert model.encoder.groups is None and model.encoder.fill_range == "auto"
+    assert model.encoder.marginals is None  # no quantiles of the values either
     out = model.generate_dataframe(3)
     assert set(out["day"]) <= set(public["day"])
 

@@ -163,8 +163,12 @@ def test_plan_says_which_classes_get_levels_of_their_own():
     )
     level = next(c for c in plan.columns if c.name == "level").detail
     assert "log scale (log_scale)" in level  # 0.1 to 1,000: filled (`fill_series_range`)
-    assert level.endswith("; generated series fill their range (fill_series_range)")
-    assert "fill_series_range" not in next(c for c in plan.columns if c.name == "flow").detail
+    assert level.endswith(
+        "; generated series fill their range (fill_series_range)"
+        "; generated values take the data's distribution (match_marginals)"
+    )
+    flow = next(c for c in plan.columns if c.name == "flow").detail
+    assert "fill_series_range" not in flow and "match_marginals" not in flow
     same = DGAN(small_config()).plan(long_frame(), df_style="long", warm_up_steps=0, **LONG)
     assert next(c for c in same.columns if c.name == "kind").detail == "2 categories"
     with pytest.raises(ParameterError, match="per_class_scaling='site' names no discrete"):

@@ -37,6 +37,7 @@ from dgan.config.sizing import (
     suggested_batch_size,
 )
 from dgan.encoding.example_scaling import fills_range
+from dgan.encoding.marginals import matches_marginals
 from dgan.encoding.variables import log_floor
 from dgan.precision import (
     Precision,
@@ -240,12 +241,7 @@ def make_plan(
     precision, reason = _precision(config, device)
     budget = Budget.of(config, n)
     plan = TrainingPlan(
-        columns=_columns(
-            arrays,
-            layout,
-            config.log_scale if config.apply_feature_scaling else False,
-            config.fill_series_range if config.apply_example_scaling else False,
-        ),
+        columns=_columns(arrays, layout, config),
         n_examples=n,
         lengths=(min(lengths, default=0), max(lengths, default=0)),
         max_sequence_len=config.max_sequence_len,
@@ -366,8 +362,12 @@ def _names(arrays: TrainingArrays, layout: FrameLayout | None) -> tuple[list, li
 
 
 def _columns(
-    arrays: TrainingArrays, layout: FrameLayout | None, log_scale: bool | str, fill: bool | str
+    arrays: TrainingArrays, layout: FrameLayout | None, config: DGANConfig
 ) -> list[ColumnPlan]:
+    """Each column's line, its scaling and decoding as the encoder decides them."""
+    log_scale = config.log_scale if config.apply_feature_scaling else False
+    fill = config.fill_series_range if config.apply_example_scaling else False
+    match = config.match_marginals if config.dp_target_epsilon is None else False
     attribute_names, feature_names = _names(arrays, layout)
     columns = []
     for j, name in enumerate(attribute_names):
@@ -377,7 +377,7 @@ def _columns(
     pooled = pooled_features(arrays)
     for j, name in enumerate(feature_names):
         kind = arrays.feature_types[j]
-        column = _column(str(name), "feature", kind, pooled[:, j], log_scale, fill)
+        column = _column(str(name), "feature", kind, pooled[:, j], log_scale, (fill, match))
         if layout is not None and layout.df_style is DfStyle.WIDE:
             column.detail += f"; {len(layout.feature_columns)} time-step columns"
         columns.append(column)
@@ -392,8 +392,7 @@ def _note_per_class_scaling(
     columns: list[ColumnPlan], config: DGANConfig, arrays: TrainingArrays
 ) -> None:
     """Say on its line which attribute's classes get levels of their own, as fitting the
-    encoder decides it (`dgan.encoding.groups`, with its errors); private runs read no
-    ranges from data."""
+    encoder decides it (`dgan.encoding.groups`, with its errors; none in private runs)."""
     setting = config.per_class_scaling
     discrete = OutputType.DISCRETE in (arrays.attribute_types or [])
     off = config.dp_target_epsilon is not None or setting is False
@@ -411,7 +410,7 @@ def _column(
     kind: OutputType,
     values: np.ndarray,
     log_scale: bool | str,
-    fill: bool | str = False,
+    decoding: tuple[bool | str, bool | str] = (False, False),  # fill_series_range, match_...
 ) -> ColumnPlan:
     if kind is OutputType.DISCRETE:
         count = distinct(values)
@@ -423,8 +422,10 @@ def _column(
     floor = None if log_scale is False else log_floor(finite, always=log_scale is True)
     if floor is not None:
         detail += f"; log scale (log_scale), below {floor:.3g} linear"
-    if fills_range(fill, floor is not None):
+    if fills_range(decoding[0], floor is not None):
         detail += "; generated series fill their range (fill_series_range)"
+    if matches_marginals(decoding[1], floor is not None):
+        detail += "; generated values take the data's distribution (match_marginals)"
     return ColumnPlan(name, role, "continuous", detail)
 
 

@@ -30,6 +30,9 @@ AttributesAndFeatures = tuple[np.ndarray | None, list[np.ndarray] | SeriesRows]
 
 GENERATION_BATCH = 4096
 """The most series one generator call generates by default (`generation_batch_size`)."""
+CALIBRATION_SERIES, CALIBRATION_SEED = 1000, 0
+"""The generator's own value distribution (`ValueMarginals`) is read from this many series
+of noise from this seed: the same for every call until the weights change."""
 GENERATION_MEMORY = 256 * 2**20
 """Bytes of activations one generator call may hold by default: long series and wide
 networks get smaller batches."""
@@ -90,6 +93,7 @@ class Sampler:
         self.device = device
         self.attribute_names = attribute_names
         self.rng = make_rng(config.seed, 1, device)
+        self._calibration: tuple[tuple, np.ndarray] | None = None  # (weights' versions, quantiles)
 
     def noise(self, n: int) -> tuple[torch.Tensor, torch.Tensor]:
         """Fresh (attribute noise, feature noise) for ``n`` examples from the sampler's RNG."""
@@ -144,6 +148,10 @@ class Sampler:
         )
         generated_attributes, features = self.encoder.inverse_rows(encoded)
         del encoded
+        marginals = self.encoder.marginals
+        if marginals is not None:  # values onto the training values' distribution
+            classes = self.encoder.class_of(generated_attributes, marginals.attribute)
+            features = marginals.apply(features, classes, self.own_quantiles())
         if requested is not None:
             for j, enc in enumerate(self.encoder.attribute_encoders):
                 if isinstance(enc, ContinuousEncoder):
@@ -153,6 +161,26 @@ class Sampler:
         if as_numbers and self.encoder.numeric_features:
             features = features.with_rows(features.rows.astype(np.float64))
         return generated_attributes, features if as_rows else list(features)
+
+    def own_quantiles(self) -> np.ndarray:
+        """The generator's value quantiles per class (`ValueMarginals.quantiles`), from
+        `CALIBRATION_SERIES` series of fixed noise in fp32, computed again only when its
+        weights (or BatchNorm statistics) change; the sampler's RNG is not touched."""
+        tensors = [*self.generator.parameters(), *self.generator.buffers()]
+        key = (id(self.generator), *(t._version for t in tensors))
+        if self._calibration is None or self._calibration[0] != key:
+            rng = torch.Generator(device=self.device).manual_seed(CALIBRATION_SEED)
+            noise = [
+                draw_noise_part(self.config, part, CALIBRATION_SERIES, rng, self.device)
+                for part in ("attribute_noise", "feature_noise")
+            ]
+            policy = PrecisionPolicy(self.device, resolve_precision("fp32", self.device))
+            attributes, rows = self.encoder.inverse_rows(
+                self.generate_encoded(*noise, None, policy)
+            )
+            classes = self.encoder.class_of(attributes, self.encoder.marginals.attribute)
+            self._calibration = (key, self.encoder.marginals.quantiles(rows, classes))
+        return self._calibration[1]
 
     def generate_encoded(
         self,

@@ -340,4 +340,10 @@ def privacy_problems(config: Any) -> list[str]:
             "reuse_fakes=True shares one generated batch between rounds, but a private run "
             "draws batches of random size (Poisson sampling); set reuse_fakes=False."
         )
+    if config.match_marginals is True:
+        problems.append(
+            "match_marginals=True maps generated values onto quantiles of the training "
+            "values, which a private run does not read from the data; set "
+            "match_marginals='auto' (off under privacy) or False."
+        )
     return problems

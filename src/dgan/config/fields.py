@@ -132,6 +132,8 @@ class DGANConfig:
     """Learn each series' midpoint/half-range as generated 'additional attributes'."""
     fill_series_range: bool | str = setting("auto", OneOf((True, False, "auto")))
     """Stretch generated series over their generated range ("auto": features on a log scale)."""
+    match_marginals: bool | str = setting("auto", OneOf((True, False, "auto")))
+    """Map generated values onto the training values' distribution per class ("auto": as above)."""
     log_scale: bool | str = setting("auto", OneOf((True, False, "auto")))
     """Scale continuous variables on a signed log scale, sign(x) * log10(1 + |x| / floor):
     "auto" for those whose typical non-zero magnitudes span more than three orders of
@@ -410,8 +412,8 @@ class DGANConfig:
         reason to differ; this undoes those: the gradient penalty takes one norm over the
         whole batch, one generator pass per batch serves the critic and generator rounds,
         the same settings for every data size (no large-data settings), no generator
-        weight average or temporal critic, one linear range per continuous variable, and
-        fp16 loss scaling starts at GradScaler's 2**16.
+        weight average or temporal critic, one linear range per continuous variable, values
+        decoded as generated, and fp16 loss scaling starts at GradScaler's 2**16.
 
         Example:
             >>> config = DGANConfig.gretel(max_sequence_len=20, sample_len=5)
@@ -422,6 +424,7 @@ class DGANConfig:
             log_scale=False,
             per_class_scaling=False,
             fill_series_range=False,
+            match_marginals=False,
             gradient_penalty_norm="batch",
             generator_ema_decay=None,
             reuse_fakes=True,
@@ -490,9 +493,6 @@ class DGANConfig:
                 f"Unknown DGANConfig field(s) {unknown}; valid fields are {sorted(known)}."
             )
         return cls(**data)
-
-
-# ----- helpers --------------------------------------------------------------------------
 
 
 def _default(name: str) -> Any:

@@ -1,4 +1,5 @@
-"""`EncodedData`: a dataset in the networks' representation, and its digest."""
+"""`EncodedData`: a dataset in the networks' representation, and its digest; `series_ends`,
+where a generated series ends in it."""
 
 from __future__ import annotations
 
@@ -48,3 +49,17 @@ class EncodedData:
             digest.update(memoryview(array.reshape(-1)).cast("B"))  # the bytes, uncopied
         self._digest = digest.hexdigest()
         return self._digest
+
+
+def series_ends(continues, ends):
+    """Where a series ends: the generation flag's "ends" output is at least "continues".
+
+    The one end-of-series rule, used by the generator (which zeroes every step after
+    the end) and by the decoder (which cuts each series there). A tie ends the series.
+    Works element-wise on numpy arrays and torch tensors alike.
+
+    Example:
+        >>> series_ends(np.array([0.9, 0.5, 0.2]), np.array([0.1, 0.5, 0.8])).tolist()
+        [False, True, True]
+    """
+    return ends >= continues

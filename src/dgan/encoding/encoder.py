@@ -22,9 +22,10 @@ from typing import Any
 import numpy as np
 
 from dgan.config import Normalization, OutputType
-from dgan.encoding.encoded import EncodedData  # re-exported: part of this module's API
+from dgan.encoding.encoded import EncodedData, series_ends  # re-exported: this module's API
 from dgan.encoding.example_scaling import fill_ranges, fills_range, series_ranges
 from dgan.encoding.groups import GroupRanges
+from dgan.encoding.marginals import ValueMarginals, matches_marginals
 from dgan.encoding.variables import (  # re-exported: the encoders are part of this module's API
     BITS,
     SIGMOID,
@@ -59,20 +60,6 @@ __all__ = [
 ]
 
 
-def series_ends(continues, ends):
-    """Where a series ends: the generation flag's "ends" output is at least "continues".
-
-    The one end-of-series rule, used by the generator (which zeroes every step after
-    the end) and by the decoder (which cuts each series there). A tie ends the series.
-    Works element-wise on numpy arrays and torch tensors alike.
-
-    Example:
-        >>> series_ends(np.array([0.9, 0.5, 0.2]), np.array([0.1, 0.5, 0.8])).tolist()
-        [False, True, True]
-    """
-    return ends >= continues
-
-
 class DataEncoder:
     """Encode whole datasets: attributes (N, A) and features (list of (T_i, F) arrays).
 
@@ -98,6 +85,7 @@ class DataEncoder:
         normalization: Normalization,
         groups: GroupRanges | None = None,
         fill_range: bool | str = False,
+        marginals: ValueMarginals | None = None,
     ):
         self.attribute_encoders = attribute_encoders
         self.feature_encoders = feature_encoders
@@ -109,6 +97,8 @@ class DataEncoder:
         self.groups = groups
         # Whether decoding stretches each series over its generated range (`fills_range`).
         self.fill_range = fill_range
+        # The training values' distribution that generated values are mapped onto, or None.
+        self.marginals = marginals
         self.continuous_features = [
             i for i, e in enumerate(feature_encoders) if isinstance(e, ContinuousEncoder)
         ]
@@ -231,6 +221,16 @@ class DataEncoder:
                 {} if attributes is None else encoder._class_codes(attributes),
                 config.normalization,
             )
+        mapped = [
+            i
+            for i in encoder.continuous_features
+            if matches_marginals(config.match_marginals, feature_encoders[i].log_floor is not None)
+        ]
+        if mapped:  # per class of the per-class ranges' attribute, if any
+            group = None if encoder.groups is None else encoder.groups.attribute
+            count = 1 if group is None else len(attribute_encoders[group].categories)
+            classes = encoder.class_of(attributes, group)
+            encoder.marginals = ValueMarginals.fit(features, mapped, group, classes, count)
         return encoder
 
     def _class_codes(self, attributes: np.ndarray) -> dict[int, tuple[str, np.ndarray, int]]:
@@ -250,10 +250,11 @@ class DataEncoder:
             parts.append(self.additional_encoders[2 * j + 1].transform(half[:, j]))
         return np.stack(parts, axis=1).astype(np.float32)
 
-    def _class_of(self, attributes: np.ndarray) -> np.ndarray:
-        """Each example's class (category index of the per-class ranges' attribute)."""
-        g = self.groups.attribute
-        return self.attribute_encoders[g].codes(attributes[:, g])
+    def class_of(self, attributes: np.ndarray | None, attribute: int | None) -> np.ndarray | None:
+        """Each example's class: its category index of discrete attribute ``attribute``
+        (the per-class ranges' or `ValueMarginals`'), or None for None (one class)."""
+        codes = None if attribute is None else self.attribute_encoders[attribute].codes
+        return None if codes is None else codes(attributes[:, attribute])
 
     def _scaled_continuous(self, rows: np.ndarray) -> np.ndarray:
         """(C, R) globally scaled continuous features of ``rows`` (R, F), a feature a row
@@ -314,7 +315,9 @@ class DataEncoder:
         if scaling:
             additional = self._encode_ranges(mid, half)
             if self.groups is not None:
-                additional = self.groups.to_class(additional, self._class_of(attributes))
+                additional = self.groups.to_class(
+                    additional, self.class_of(attributes, self.groups.attribute)
+                )
         lengths = features.lengths.copy()
         return EncodedData(self.transform_attributes(attributes, n), additional, encoded, lengths)
 
@@ -403,7 +406,9 @@ class DataEncoder:
             starts = [s.start for s in output_slices(self.feature_encoders)]
             ranges = data.additional_attributes
             if self.groups is not None:  # from each class's range back to the column's
-                ranges = self.groups.from_class(ranges, self._class_of(attributes))
+                ranges = self.groups.from_class(
+                    ranges, self.class_of(attributes, self.groups.attribute)
+                )
             for j, i in enumerate(self.continuous_features):
                 mid = self.additional_encoders[2 * j].inverse(ranges[:, 2 * j])
                 half = self.additional_encoders[2 * j + 1].inverse(ranges[:, 2 * j + 1])
@@ -458,6 +463,7 @@ class DataEncoder:
             "normalization": self.normalization.name,
             "groups": None if self.groups is None else self.groups.to_json(),
             "fill_range": self.fill_range,
+            "marginals": None if self.marginals is None else self.marginals.to_json(),
         }
 
     @classmethod
@@ -476,4 +482,8 @@ class DataEncoder:
             None if state.get("groups") is None else GroupRanges.from_json(state["groups"]),
             # Files from before decoded each series as generated: they keep doing so.
             fill_range=state.get("fill_range", False),
+            # Files from before decoded values as generated: they keep doing so.
+            marginals=None
+            if state.get("marginals") is None
+            else ValueMarginals.from_json(state["marginals"]),
         )

@@ -3,9 +3,12 @@
 
 from __future__ import annotations
 
+import itertools
+import math
 from typing import Any
 
 from dgan.config import DGANConfig, Normalization, short_repr
+from dgan.encoding.marginals import QUANTILES
 from dgan.storage.header_checks import (
     check,
     in_range,
@@ -58,6 +61,62 @@ def encoder_problems(p: list[str], data: Any, config: DGANConfig | None) -> None
         check(p, ok, "encoder.fill_range", "true, false or 'auto'", value)
     if data.get("groups") is not None:
         _groups(p, data["groups"], data.get("attribute_encoders"), additional)
+    if data.get("marginals") is not None:
+        _marginals(
+            p, data["marginals"], lists.get("feature_encoders"), data.get("attribute_encoders")
+        )
+
+
+def _marginals(p: list[str], data: Any, features: list | None, attributes: Any) -> None:
+    """The training values' quantiles (`dgan.encoding.marginals`): continuous features,
+    a discrete attribute or none, and per feature and class `QUANTILES` ascending numbers
+    (null for a class without values)."""
+    where = "encoder.marginals"
+    if not is_dict(p, data, where) or features is None:
+        return
+    if not all([required(p, data, k, where) for k in ("features", "attribute", "real")]):
+        return
+    mapped, index = data["features"], data["attribute"]
+    ok = isinstance(mapped, list) and all(
+        is_int(i) and 0 <= i < len(features) and features[i] == "continuous" for i in mapped
+    )
+    if not check(p, ok, f"{where}.features", "indices of continuous features", mapped):
+        return
+    classes = 1
+    if index is not None:
+        owner = (
+            attributes[index]
+            if isinstance(attributes, list) and is_int(index) and (0 <= index < len(attributes))
+            else None
+        )
+        categories = owner.get("categories") if isinstance(owner, dict) else None
+        if not check(
+            p,
+            isinstance(categories, list),
+            f"{where}.attribute",
+            "null or a discrete attribute's index",
+            index,
+        ):
+            return
+        classes = len(categories)
+    real = data["real"]
+    ok = (
+        isinstance(real, list)
+        and len(real) == len(mapped)
+        and all(isinstance(per, list) and len(per) == classes for per in real)
+        and all(q is None or _ascending(q) for per in real for q in per)
+    )
+    expected = f"a {len(mapped)} x {classes} list of null or {QUANTILES} ascending numbers"
+    check(p, ok, f"{where}.real", expected, real)
+
+
+def _ascending(values: Any) -> bool:
+    return (
+        isinstance(values, list)
+        and len(values) == QUANTILES
+        and all(is_number(v) and math.isfinite(v) for v in values)
+        and all(a <= b for a, b in itertools.pairwise(values))
+    )
 
 
 def _groups(p: list[str], data: Any, attributes: Any, additional: list | None) -> None:

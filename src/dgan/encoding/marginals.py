@@ -1,0 +1,162 @@
+"""Generated values matched to the training values' distribution (quantile mapping).
+
+The generator gets the shapes and levels of a class's series roughly right but not the
+distribution of its values: a sensor that reads exactly 0 all night, or only whole hPa,
+comes out at 0.3 and 991.4. `ValueMarginals` keeps `QUANTILES` quantiles of each mapped
+feature's training values per class (the classes of one discrete attribute, or one class
+for all); decoding maps each generated value through the generator's own quantiles onto
+them, a monotone map per class: a series keeps its shape and its rank among the class's
+values, and the values take the training data's distribution, repeated values included
+(a value held by more than one quantile's share of the data comes out exactly). The
+generator's quantiles come from a calibration sample (`dgan.sampling`), not from the
+series being generated, so the map does not depend on how many are generated.
+`matches_marginals` says for which features.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from dgan.series import SeriesRows
+
+QUANTILES = 1001
+"""Quantiles kept per feature and class (every 0.1% of the values)."""
+PROBABILITIES = np.linspace(0.0, 1.0, QUANTILES)
+
+
+def on_grid(quantiles: np.ndarray) -> bool:
+    """Whether values sit on a grid (whole hPa, 0 all night): more than half of the
+    neighbouring quantiles are equal. Then the training quantiles are values the data
+    holds and the map picks the nearest, so generated values land on the grid; otherwise
+    it interpolates between them.
+
+    Example:
+        >>> on_grid(np.repeat([0.0, 1.0, 2.0], 5)), on_grid(np.linspace(0, 1, 15))
+        (True, False)
+    """
+    return bool(np.mean(quantiles[1:] == quantiles[:-1]) > 0.5)
+
+
+def matches_marginals(setting: bool | str, log_scaled: bool) -> bool:
+    """Whether a continuous feature's generated values are mapped onto the training
+    values' distribution (`match_marginals`): always for True, never for False, for
+    "auto" where the feature is on a log scale (where it was measured to pay:
+    docs/quality.md).
+
+    Example:
+        >>> [matches_marginals("auto", True), matches_marginals("auto", False)]
+        [True, False]
+    """
+    return setting is True or (setting == "auto" and log_scaled)
+
+
+class ValueMarginals:
+    """Each mapped feature's quantiles per class, and the map onto them.
+
+    ``features``: indices of the mapped (continuous) features; ``attribute``: index of
+    the discrete attribute whose categories are the classes, or None for one class;
+    ``real``: (len(features), classes, `QUANTILES`) the training values' quantiles, NaN
+    for a class without values.
+
+    Example:
+        >>> real = np.array([[0.0], [0.0], [0.0], [0.0], [0.0], [10.0]])  # 0 five times in six
+        >>> rows = SeriesRows(real, np.array([2, 2, 2]))
+        >>> marginals = ValueMarginals.fit(rows, [0], None, None, 1)
+        >>> generated = SeriesRows(np.array([[0.1], [0.2], [0.3], [0.9]]), np.array([2, 2]))
+        >>> own = marginals.quantiles(generated, None)
+        >>> marginals.apply(generated, None, own).rows.ravel().round(3).tolist()
+        [0.0, 0.0, 0.0, 10.0]
+    """
+
+    def __init__(self, features: list[int], attribute: int | None, real: np.ndarray):
+        self.features = list(features)
+        self.attribute = attribute
+        self.real = np.asarray(real, dtype=np.float64)
+
+    @classmethod
+    def fit(
+        cls,
+        rows: SeriesRows,
+        features: list[int],
+        attribute: int | None,
+        classes: np.ndarray | None,
+        n_classes: int,
+    ) -> ValueMarginals:
+        """The quantiles of ``rows`` (training series, in their own units); ``classes``:
+        each series' category index of ``attribute`` (None: one class)."""
+        marginals = cls(features, attribute, np.empty(0))
+        marginals.real = marginals._quantiles(rows, classes, n_classes)
+        return marginals
+
+    @property
+    def n_classes(self) -> int:
+        return self.real.shape[1]
+
+    def quantiles(self, rows: SeriesRows, classes: np.ndarray | None) -> np.ndarray:
+        """(features, classes, `QUANTILES`) quantiles of generated ``rows`` (NaN for a
+        class none of them has): the calibration that `apply` maps from."""
+        return self._quantiles(rows, classes, self.n_classes)
+
+    def _quantiles(self, rows: SeriesRows, classes, n_classes: int) -> np.ndarray:
+        row_class = self._row_classes(rows, classes)
+        out = np.full((len(self.features), n_classes, QUANTILES), np.nan)
+        for k, i in enumerate(self.features):
+            values = np.asarray(rows.rows[:, i], dtype=np.float64)
+            for g in range(n_classes):
+                mine = values[(row_class == g) & np.isfinite(values)]
+                if mine.size:
+                    out[k, g] = np.quantile(mine, PROBABILITIES)
+                    if on_grid(out[k, g]):  # observed values only, none in between
+                        out[k, g] = np.quantile(mine, PROBABILITIES, method="inverted_cdf")
+        return out
+
+    def _row_classes(self, rows: SeriesRows, classes: np.ndarray | None) -> np.ndarray:
+        if classes is None:
+            return np.zeros(len(rows.rows), dtype=np.int64)
+        return rows.per_row(np.asarray(classes, dtype=np.int64))
+
+    def apply(
+        self, rows: SeriesRows, classes: np.ndarray | None, generated: np.ndarray
+    ) -> SeriesRows:
+        """``rows`` (generated series, in their own units) with each mapped feature's
+        values carried from ``generated`` quantiles (`quantiles` of a calibration sample)
+        onto the training ones, class by class; a new `SeriesRows`. A class missing from
+        either side keeps its values as generated."""
+        out = rows.rows.copy()
+        row_class = self._row_classes(rows, classes)
+        for k, i in enumerate(self.features):
+            values = np.asarray(out[:, i], dtype=np.float64)
+            for g in range(self.n_classes):
+                real, own = self.real[k, g], generated[k, g]
+                if not (np.isfinite(real).all() and np.isfinite(own).all()):
+                    continue
+                mine = (row_class == g) & np.isfinite(values)
+                # Where the generator's quantiles repeat a value, it stands for the middle
+                # of their probabilities (np.interp needs increasing points).
+                points, which = np.unique(own, return_inverse=True)
+                chance = np.bincount(which, PROBABILITIES) / np.bincount(which)
+                chances = np.interp(values[mine], points, chance)
+                if on_grid(real):  # the nearest quantile: a value the data holds
+                    values[mine] = real[np.rint(chances * (QUANTILES - 1)).astype(np.int64)]
+                else:
+                    values[mine] = np.interp(chances, PROBABILITIES, real)
+            out[:, i] = values
+        return rows.with_rows(out)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "features": self.features,
+            "attribute": self.attribute,
+            # NaN (a class without values) is not JSON: None stands for it.
+            "real": [[None if np.isnan(q[0]) else q.tolist() for q in per] for per in self.real],
+        }
+
+    @classmethod
+    def from_json(cls, state: dict[str, Any]) -> ValueMarginals:
+        real = [
+            [np.full(QUANTILES, np.nan) if q is None else np.asarray(q, float) for q in per]
+            for per in state["real"]
+        ]
+        return cls(state["features"], state["attribute"], np.asarray(real, dtype=np.float64))

@@ -1,0 +1,169 @@
+"""match_marginals: generated values mapped onto the training values' distribution, per
+class (dgan.encoding.marginals), calibrated on the generator's own output (dgan.sampling)."""
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from dgan import DGAN, DGANConfig, OutputType
+from dgan.encoding.encoder import DataEncoder
+from dgan.encoding.marginals import QUANTILES, ValueMarginals
+from dgan.errors import ParameterError, SerializationError
+from dgan.series import SeriesRows
+from dgan.storage.format import read_model_file, write_model_file
+from tiny import tiny_config
+
+
+def _rows(values, length):
+    values = np.asarray(values, dtype=np.float64)[:, None]
+    return SeriesRows(values, np.full(len(values) // length, length))
+
+
+def test_the_map_carries_values_onto_each_class_distribution_with_its_repeats():
+    rng = np.random.default_rng(0)
+    # Class 0 reads exactly 0 half the time and whole numbers otherwise; class 1 is 1e4 +.
+    zeros = np.where(rng.random(400) < 0.5, 0.0, rng.integers(1, 20, 400).astype(float))
+    real = np.concatenate([zeros, 1e4 + rng.random(400)])
+    classes = np.repeat([0, 1], 40)  # 80 series of 10 steps
+    marginals = ValueMarginals.fit(_rows(real, 10), [0], 0, classes, 2)
+    generated = _rows(rng.normal(size=800), 10)  # the same distribution for both classes
+    own = marginals.quantiles(generated, classes)
+    mapped = marginals.apply(generated, classes, own).rows[:, 0]
+    first, second = mapped[:400], mapped[400:]
+    assert abs((first == 0).mean() - (zeros == 0).mean()) < 0.02  # the repeated 0 comes back
+    on_grid = first[(first != 0)]
+    assert np.mean(on_grid == np.round(on_grid)) > 0.9  # mostly the whole numbers
+    assert second.min() >= 1e4 and second.max() <= 1e4 + 1  # each class onto its own
+    # A monotone map: each series keeps the order of its values.
+    before, after = generated.rows[:, 0], mapped
+    assert np.all(np.diff(after[np.argsort(before[:400])]) >= 0)
+    assert generated.rows[0, 0] == before[0]  # the input is not changed
+
+
+def test_a_class_missing_on_either_side_keeps_its_values():
+    real = _rows(np.arange(20.0), 10)
+    marginals = ValueMarginals.fit(real, [0], 0, np.array([0, 0]), 2)  # class 1: no values
+    assert np.isnan(marginals.real[0, 1]).all()
+    generated = _rows(np.linspace(0, 1, 20), 10)
+    classes = np.array([0, 1])
+    out = marginals.apply(generated, classes, marginals.quantiles(generated, classes))
+    assert np.array_equal(out.rows[10:], generated.rows[10:])
+    assert not np.array_equal(out.rows[:10], generated.rows[:10])
+    state = json.loads(json.dumps(marginals.to_json()))  # NaN saved as null
+    assert state["real"][0][1] is None
+    back = ValueMarginals.from_json(state)
+    assert np.array_equal(back.real, marginals.real, equal_nan=True)
+
+
+def _decades(n=60, t=8, seed=0):
+    """Series whose levels span four decades by class (log scale at "auto"), with exact
+    zeros, and a linear feature beside them."""
+    rng = np.random.default_rng(seed)
+    kind = rng.integers(0, 2, n)
+    level = np.where(kind == 0, 0.1, 1000.0)[:, None] * (1 + rng.random((n, t)))
+    level[rng.random((n, t)) < 0.3] = 0.0
+    linear = rng.normal(size=(n, t))
+    return np.stack([level, linear], axis=2), kind[:, None].astype(float)
+
+
+def _fit(**config):
+    features, attributes = _decades()
+    types = [OutputType.CONTINUOUS] * 2
+    base = dict(max_sequence_len=8, sample_len=2)
+    return DataEncoder.fit(
+        DGANConfig(**{**base, **config}), features, types, attributes, [OutputType.DISCRETE]
+    )
+
+
+def test_auto_maps_the_log_scaled_features_per_class_true_maps_every_continuous_one():
+    auto = _fit()
+    assert auto.marginals.features == [0]  # the log-scaled one only
+    assert auto.marginals.attribute == 0 and auto.marginals.n_classes == 2  # per class
+    assert _fit(match_marginals=True).marginals.features == [0, 1]
+    assert _fit(match_marginals=False).marginals is None
+    assert DGANConfig.gretel(max_sequence_len=8, sample_len=2).match_marginals is False
+    # One class for all where no attribute's classes get ranges of their own.
+    assert _fit(per_class_scaling=False).marginals.attribute is None
+    old = {k: v for k, v in auto.to_json().items() if k != "marginals"}
+    assert DataEncoder.from_json(old).marginals is None  # files from before: as generated
+
+
+@pytest.fixture(scope="module")
+def trained():
+    features, attributes = _decades()
+    model = DGAN(tiny_config(max_sequence_len=8, sample_len=2, epochs=2))
+    model.train_numpy(
+        features, [OutputType.CONTINUOUS] * 2, attributes, [OutputType.DISCRETE],
+        progress_bar=False,
+    )  # fmt: skip
+    return model, features
+
+
+def test_generated_values_take_the_training_values_repeats(trained):
+    model, features = trained
+    assert model.encoder.marginals is not None
+    model.sampler.reseed(1)
+    generated = np.stack(model.generate_numpy(300)[1])
+    real_zeros = (features[:, :, 0] == 0).mean()
+    assert abs((generated[:, :, 0] == 0).mean() - real_zeros) < 0.1  # exact zeros, ~30%
+    assert (generated[:, :, 1] == 0).mean() == 0  # the linear feature as generated
+
+
+def test_what_is_generated_does_not_depend_on_how_many_nor_on_the_calibration(trained):
+    model, _ = trained
+    c, rng = model.config, np.random.default_rng(0)
+    attribute_noise = rng.normal(size=(50, c.attribute_noise_dim))
+    feature_noise = rng.normal(size=(50, c.max_sequence_len // c.sample_len, c.feature_noise_dim))
+    many = model.generate_numpy(attribute_noise=attribute_noise, feature_noise=feature_noise)[1]
+    few = model.generate_numpy(attribute_noise=attribute_noise[:2], feature_noise=feature_noise[:2])
+    # The same map whatever the number (a map read from the generated batch would differ
+    # by orders of magnitude here); float noise of batch-size-dependent kernels aside.
+    assert np.allclose(np.stack(few[1]), np.stack(many[:2]), rtol=1e-5, atol=1e-6)
+    model.sampler.reseed(3)
+    first = model.generate_numpy(5)[1]
+    model.sampler._calibration = None  # calibrating again draws nothing from the sampler
+    model.sampler.reseed(3)
+    assert np.array_equal(np.stack(model.generate_numpy(5)[1]), np.stack(first))
+    cached = model.sampler.own_quantiles()
+    assert model.sampler.own_quantiles() is cached
+    with torch.no_grad():  # new weights: calibrated again
+        next(model.generator.parameters()).mul_(1.01)
+    assert model.sampler.own_quantiles() is not cached
+
+
+def test_the_quantiles_are_saved_checked_and_loaded(trained, tmp_path):
+    model, _ = trained
+    path = model.save(tmp_path / "m.dgan")
+    loaded = DGAN.load(path)
+    assert np.array_equal(loaded.encoder.marginals.real, model.encoder.marginals.real)
+    model.sampler.reseed(5)
+    loaded.sampler.reseed(5)
+    assert np.array_equal(
+        np.stack(model.generate_numpy(4)[1]), np.stack(loaded.generate_numpy(4)[1])
+    )
+    assert len(model.encoder.marginals.to_json()["real"][0][0]) == QUANTILES
+
+
+@pytest.mark.parametrize(
+    "where, value, message",
+    [
+        ("real", [[list(range(QUANTILES, 0, -1)), None]], r"marginals\.real must be a 1 x 2 list"),
+        ("features", [7], r"marginals\.features must be indices of continuous features"),
+        ("attribute", 3, r"marginals\.attribute must be null or a discrete attribute's index"),
+    ],
+)
+def test_a_broken_quantile_table_in_a_file_is_named(trained, tmp_path, where, value, message):
+    model, _ = trained
+    path = model.save(tmp_path / "m.dgan")
+    tensors, state = read_model_file(path)
+    state["encoder"]["marginals"][where] = value
+    write_model_file(path, tensors, state)
+    with pytest.raises(SerializationError, match=rf"invalid header: .*encoder\.{message}"):
+        DGAN.load(path)
+
+
+def test_a_private_run_refuses_true_and_reads_no_distribution_at_auto():
+    with pytest.raises(ParameterError, match="match_marginals=True maps generated values"):
+        DGANConfig(max_sequence_len=8, sample_len=2, dp_epsilon=5.0, match_marginals=True)
