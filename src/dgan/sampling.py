@@ -165,9 +165,10 @@ class Sampler:
     def own_quantiles(self) -> np.ndarray:
         """The generator's value quantiles per class (`ValueMarginals.quantiles`), from
         `CALIBRATION_SERIES` series of fixed noise in fp32, computed again only when its
-        weights (or BatchNorm statistics) change; the sampler's RNG is not touched."""
+        weights (or BatchNorm statistics) or the decoding change; the sampler's RNG is not
+        touched."""
         tensors = [*self.generator.parameters(), *self.generator.buffers()]
-        key = (id(self.generator), *(t._version for t in tensors))
+        key = (id(self.generator), self.encoder.fill_range, *(t._version for t in tensors))
         if self._calibration is None or self._calibration[0] != key:
             rng = torch.Generator(device=self.device).manual_seed(CALIBRATION_SEED)
             noise = [
