@@ -31,9 +31,11 @@ from dgan import DGAN  # noqa: E402
 from dgan.prepare import fit_encoder, repair_missing, source_of  # noqa: E402
 
 
-def training_marginals(model: DGAN, table: pd.DataFrame, attributes: list[str]):
+def training_marginals(
+    model: DGAN, table: pd.DataFrame, attributes: list[str], setting: bool | str = "auto"
+):
     """The `ValueMarginals` training on ``table`` (a LONG table: example_id, step) fits
-    with ``match_marginals=True``, or None where no feature qualifies."""
+    with ``match_marginals=setting``, or None where no feature qualifies."""
     source = source_of(
         table,
         attribute_columns=attributes or None,
@@ -43,7 +45,7 @@ def training_marginals(model: DGAN, table: pd.DataFrame, attributes: list[str]):
         df_style="long",
     )
     arrays, _ = repair_missing(source.check(model.config.max_sequence_len).arrays, model.config)
-    config = dataclasses.replace(model.config, match_marginals="auto")
+    config = dataclasses.replace(model.config, match_marginals=setting)
     return fit_encoder(config, arrays).marginals
 
 
@@ -62,6 +64,12 @@ def main(argv: list[str] | None = None) -> None:
         help="decode both sides with this fill_series_range ('saved': the model file's; "
         "files from before the setting hold False)",
     )
+    p.add_argument(
+        "--match-marginals",
+        choices=("auto", "true"),
+        default="auto",
+        help="which features the map covers: 'auto' (log-scaled) or 'true' (every continuous)",
+    )
     args = p.parse_args(argv)
     model = DGAN.load(args.model)
     if args.fill_series_range != "saved":
@@ -69,7 +77,8 @@ def main(argv: list[str] | None = None) -> None:
             args.fill_series_range
         ]
     attributes = [a for a in args.attributes.split(",") if a]
-    fitted = training_marginals(model, pd.read_csv(args.data), attributes)
+    setting = True if args.match_marginals == "true" else "auto"
+    fitted = training_marginals(model, pd.read_csv(args.data), attributes, setting)
     if fitted is None:
         raise SystemExit("no feature is mapped at match_marginals='auto' (none on a log scale)")
     state = None

@@ -90,6 +90,17 @@ def test_auto_maps_the_log_scaled_features_per_class_true_maps_every_continuous_
     assert DataEncoder.from_json(old).marginals is None  # files from before: as generated
 
 
+def test_auto_maps_every_continuous_feature_of_data_without_classes():
+    """One map is the data's one distribution where no discrete attribute splits it
+    (Stocks gained); with one (leaves' species share a map) only log-scaled features."""
+    features, _ = _decades()
+    config = DGANConfig(max_sequence_len=8, sample_len=2)
+    encoder = DataEncoder.fit(config, features, [OutputType.CONTINUOUS] * 2, None, None)
+    assert encoder.marginals.features == [0, 1] and encoder.marginals.attribute is None
+    plan = DGAN(config).plan(features, warm_up_steps=0)
+    assert all(c.detail.endswith("(match_marginals)") for c in plan.columns)
+
+
 @pytest.fixture(scope="module")
 def trained():
     features, attributes = _decades()

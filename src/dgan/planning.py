@@ -364,10 +364,10 @@ def _names(arrays: TrainingArrays, layout: FrameLayout | None) -> tuple[list, li
 def _columns(
     arrays: TrainingArrays, layout: FrameLayout | None, config: DGANConfig
 ) -> list[ColumnPlan]:
-    """Each column's line, its scaling and decoding as the encoder decides them."""
     log_scale = config.log_scale if config.apply_feature_scaling else False
     fill = config.fill_series_range if config.apply_example_scaling else False
     match = config.match_marginals if config.dp_target_epsilon is None else False
+    decoding = (fill, match, OutputType.DISCRETE in (arrays.attribute_types or []))
     attribute_names, feature_names = _names(arrays, layout)
     columns = []
     for j, name in enumerate(attribute_names):
@@ -377,7 +377,7 @@ def _columns(
     pooled = pooled_features(arrays)
     for j, name in enumerate(feature_names):
         kind = arrays.feature_types[j]
-        column = _column(str(name), "feature", kind, pooled[:, j], log_scale, (fill, match))
+        column = _column(str(name), "feature", kind, pooled[:, j], log_scale, decoding)
         if layout is not None and layout.df_style is DfStyle.WIDE:
             column.detail += f"; {len(layout.feature_columns)} time-step columns"
         columns.append(column)
@@ -410,7 +410,7 @@ def _column(
     kind: OutputType,
     values: np.ndarray,
     log_scale: bool | str,
-    decoding: tuple[bool | str, bool | str] = (False, False),  # fill_series_range, match_...
+    decoding: tuple = (False, False, True),  # as the encoder decides: fill, match, classed
 ) -> ColumnPlan:
     if kind is OutputType.DISCRETE:
         count = distinct(values)
@@ -424,7 +424,7 @@ def _column(
         detail += f"; log scale (log_scale), below {floor:.3g} linear"
     if fills_range(decoding[0], floor is not None):
         detail += "; generated series fill their range (fill_series_range)"
-    if matches_marginals(decoding[1], floor is not None):
+    if matches_marginals(decoding[1], floor is not None, decoding[2]):
         detail += "; generated values take the data's distribution (match_marginals)"
     return ColumnPlan(name, role, "continuous", detail)
 

@@ -221,10 +221,13 @@ class DataEncoder:
                 {} if attributes is None else encoder._class_codes(attributes),
                 config.normalization,
             )
+        classed = any(isinstance(e, DiscreteEncoder) for e in attribute_encoders or [])
         mapped = [
             i
             for i in encoder.continuous_features
-            if matches_marginals(config.match_marginals, feature_encoders[i].log_floor is not None)
+            if matches_marginals(
+                config.match_marginals, feature_encoders[i].log_floor is not None, classed
+            )
         ]
         if mapped:  # per class of the per-class ranges' attribute, if any
             group = None if encoder.groups is None else encoder.groups.attribute

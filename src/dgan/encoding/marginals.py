@@ -39,17 +39,21 @@ def on_grid(quantiles: np.ndarray) -> bool:
     return bool(np.mean(quantiles[1:] == quantiles[:-1]) > 0.5)
 
 
-def matches_marginals(setting: bool | str, log_scaled: bool) -> bool:
+def matches_marginals(setting: bool | str, log_scaled: bool, classed: bool = True) -> bool:
     """Whether a continuous feature's generated values are mapped onto the training
-    values' distribution (`match_marginals`): always for True, never for False, for
-    "auto" where the feature is on a log scale (where it was measured to pay:
-    docs/quality.md).
+    values' distribution (`match_marginals`): always for True, never for False; for
+    "auto" where the feature is on a log scale, and every feature of data without a
+    discrete attribute (``classed`` False), where one map is the data's one distribution.
+    Measured (docs/quality.md): sensors (log scale, per class) and Stocks (no attribute)
+    gained; leaves, whose species share one map, lost.
 
     Example:
         >>> [matches_marginals("auto", True), matches_marginals("auto", False)]
         [True, False]
+        >>> matches_marginals("auto", False, classed=False)
+        True
     """
-    return setting is True or (setting == "auto" and log_scaled)
+    return setting is True or (setting == "auto" and (log_scaled or not classed))
 
 
 class ValueMarginals:
