@@ -6,17 +6,20 @@ before the setting existed holds no quantiles: they are fitted here from its tra
 table, as training fits them (`dgan.prepare.fit_encoder`), so the models of earlier runs
 can be measured without training again (docs/quality.md, "Long real series")::
 
-    python benchmarks/marginals_pair.py runs/sensors-s0.dgan runs/sensors.csv \\
+    python benchmarks/marginals_pair.py model runs/sensors-s0.dgan runs/sensors.csv \\
         --attributes sensor,station --n 284 --seed 0 --out runs/sensors-s0 \\
         --fill-series-range auto
     # then the judge on each side: benchmarks/independent_judge.py runs/sensors.csv \\
     #     runs/sensors-s0-matched.csv --class-column sensor
+    # a benchmark dataset at the defaults: train once, the TimeGAN protocol on both sides
+    OMP_NUM_THREADS=1 python benchmarks/marginals_pair.py protocol stocks --seed 0 --json out.json
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import sys
 from pathlib import Path
 
@@ -26,7 +29,9 @@ import torch
 HERE = Path(__file__).resolve().parent
 if (HERE.parent / "src" / "dgan").is_dir():
     sys.path.insert(0, str(HERE.parent / "src"))  # measure this checkout
+sys.path.insert(0, str(HERE))
 
+import fidelity  # noqa: E402  (benchmarks/: the protocol's scores)
 from dgan import DGAN  # noqa: E402
 from dgan.prepare import fit_encoder, repair_missing, source_of  # noqa: E402
 
@@ -49,28 +54,8 @@ def training_marginals(
     return fit_encoder(config, arrays).marginals
 
 
-def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("model", help="a saved model (.dgan)")
-    p.add_argument("data", help="its training table (CSV, LONG: example_id, step, ...)")
-    p.add_argument("--attributes", default="", help="the discrete attribute columns, a,b")
-    p.add_argument("--n", type=int, required=True, help="series to generate")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", required=True, help="prefix of the two CSV files")
-    p.add_argument(
-        "--fill-series-range",
-        choices=("saved", "auto", "true", "false"),
-        default="saved",
-        help="decode both sides with this fill_series_range ('saved': the model file's; "
-        "files from before the setting hold False)",
-    )
-    p.add_argument(
-        "--match-marginals",
-        choices=("auto", "true"),
-        default="auto",
-        help="which features the map covers: 'auto' (log-scaled) or 'true' (every continuous)",
-    )
-    args = p.parse_args(argv)
+def from_model(args) -> None:
+    """Both decodings of a saved model, as two LONG tables for the judge."""
     model = DGAN.load(args.model)
     if args.fill_series_range != "saved":
         model.encoder.fill_range = {"auto": "auto", "true": True, "false": False}[
@@ -91,6 +76,79 @@ def main(argv: list[str] | None = None) -> None:
         model.encoder.marginals = marginals
         model.generate_dataframe(args.n).to_csv(f"{args.out}-{side}.csv", index=False)
         print(f"{args.out}-{side}.csv", flush=True)
+
+
+def protocol(args) -> None:
+    """Train on a benchmark dataset at the defaults once; score both decodings (the map
+    over every continuous feature, one class) with the TimeGAN protocol."""
+    torch.set_num_threads(1)
+    flags = ["--systems", "dgan", "--no-own-metrics", "--no-train-on-real"]
+    options = fidelity.parse_args([*flags, "--datasets", args.dataset])
+    system = fidelity.load_systems(["dgan"])[0]["dgan"]
+    data = fidelity.load(args.dataset)
+    family = fidelity.parse_name(args.dataset)[0]
+    base = {
+        "max_sequence_len": data.max_sequence_len,
+        "sample_len": fidelity.DEFAULT_SAMPLE_LEN[family],
+        "cuda": False,
+        "seed": args.seed,
+    }
+    config, _ = fidelity.make_config(system[1], base, {})
+    _, seconds, model = fidelity.train_and_generate(system, config, data, args.seed)
+    checked = source_of(data.features).check(model.config.max_sequence_len)
+    arrays, _ = repair_missing(checked.arrays, model.config)
+    fitted = fit_encoder(dataclasses.replace(model.config, match_marginals=True), arrays)
+    state = model.sampler.rng.get_state()
+    report = {
+        "dataset": args.dataset,
+        "seed": args.seed,
+        "train_seconds": seconds,
+        "machine": fidelity.machine_info(HERE.parent),
+    }
+    for side, marginals in (("as-generated", None), ("matched", fitted.marginals)):
+        model.sampler.rng.set_state(state)
+        torch.manual_seed(args.seed + 10_000)
+        model.encoder.marginals = marginals
+        pair = model.generate_numpy(len(data.real))
+        synthetic = fidelity.protocol_windows(data, pair[1])
+        metrics, runs = fidelity.score(data, pair, synthetic, options, args.seed)
+        report[side] = {"metrics": metrics, "discriminative_runs": runs}
+        print(f"{args.dataset} seed {args.seed} {side}: discriminative "
+              f"{metrics['discriminative']:.4f}, predictive {metrics['predictive']:.4f}",
+              flush=True)  # fmt: skip
+    if args.json:
+        Path(args.json).write_text(json.dumps(report, indent=1))
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    p = commands.add_parser("model", help="decode a saved model both ways")
+    p.add_argument("model", help="a saved model (.dgan)")
+    p.add_argument("data", help="its training table (CSV, LONG: example_id, step, ...)")
+    p.add_argument("--attributes", default="", help="the discrete attribute columns, a,b")
+    p.add_argument("--n", type=int, required=True, help="series to generate")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", required=True, help="prefix of the two CSV files")
+    p.add_argument(
+        "--fill-series-range",
+        choices=("saved", "auto", "true", "false"),
+        default="saved",
+        help="decode both sides with this fill_series_range ('saved': the model file's; "
+        "files from before the setting hold False)",
+    )
+    p.add_argument(
+        "--match-marginals",
+        choices=("auto", "true"),
+        default="auto",
+        help="which features the map covers: 'auto' (the rule) or 'true' (every continuous)",
+    )
+    q = commands.add_parser("protocol", help="train on a benchmark dataset, score both")
+    q.add_argument("dataset", help="stocks, sines, weather, stocks-256, ...")
+    q.add_argument("--seed", type=int, default=0)
+    q.add_argument("--json")
+    args = parser.parse_args(argv)
+    (from_model if args.command == "model" else protocol)(args)
 
 
 if __name__ == "__main__":
