@@ -9,7 +9,7 @@ import torch
 
 from dgan import DGAN, DGANConfig, OutputType
 from dgan.encoding.encoder import DataEncoder
-from dgan.encoding.marginals import QUANTILES, ValueMarginals
+from dgan.encoding.marginals import MIN_SERIES_ONE_MAP, QUANTILES, ValueMarginals
 from dgan.errors import ParameterError, SerializationError
 from dgan.series import SeriesRows
 from dgan.storage.format import read_model_file, write_model_file
@@ -91,14 +91,21 @@ def test_auto_maps_the_log_scaled_features_per_class_true_maps_every_continuous_
 
 
 def test_auto_maps_every_continuous_feature_of_data_without_classes():
-    """One map is the data's one distribution where no discrete attribute splits it
-    (Stocks gained); with one (leaves' species share a map) only log-scaled features."""
-    features, _ = _decades()
+    """One map is the data's one distribution where no discrete attribute splits it and
+    there are enough series (Stocks gained, 64 of its windows lost); with an attribute
+    (leaves' species would share a map) only log-scaled features."""
+    features, _ = _decades(n=MIN_SERIES_ONE_MAP)
     config = DGANConfig(max_sequence_len=8, sample_len=2)
-    encoder = DataEncoder.fit(config, features, [OutputType.CONTINUOUS] * 2, None, None)
+    types = [OutputType.CONTINUOUS] * 2
+    encoder = DataEncoder.fit(config, features, types, None, None)
     assert encoder.marginals.features == [0, 1] and encoder.marginals.attribute is None
     plan = DGAN(config).plan(features, warm_up_steps=0)
     assert all(c.detail.endswith("(match_marginals)") for c in plan.columns)
+    # Fewer series: their quantiles are the sample's; only the log-scaled feature is mapped.
+    few = features[: MIN_SERIES_ONE_MAP - 1]
+    assert DataEncoder.fit(config, few, types, None, None).marginals.features == [0]
+    plan = DGAN(config).plan(few, warm_up_steps=0)
+    assert [c.detail.endswith("(match_marginals)") for c in plan.columns] == [True, False]
 
 
 @pytest.fixture(scope="module")

@@ -37,7 +37,7 @@ from dgan.config.sizing import (
     suggested_batch_size,
 )
 from dgan.encoding.example_scaling import fills_range
-from dgan.encoding.marginals import matches_marginals
+from dgan.encoding.marginals import matches_marginals, one_distribution
 from dgan.encoding.variables import log_floor
 from dgan.precision import (
     Precision,
@@ -367,7 +367,8 @@ def _columns(
     log_scale = config.log_scale if config.apply_feature_scaling else False
     fill = config.fill_series_range if config.apply_example_scaling else False
     match = config.match_marginals if config.dp_target_epsilon is None else False
-    decoding = (fill, match, OutputType.DISCRETE in (arrays.attribute_types or []))
+    classed = OutputType.DISCRETE in (arrays.attribute_types or [])
+    decoding = (fill, match, one_distribution(classed, len(arrays.features)))
     attribute_names, feature_names = _names(arrays, layout)
     columns = []
     for j, name in enumerate(attribute_names):
@@ -391,8 +392,7 @@ def _columns(
 def _note_per_class_scaling(
     columns: list[ColumnPlan], config: DGANConfig, arrays: TrainingArrays
 ) -> None:
-    """Say on its line which attribute's classes get levels of their own, as fitting the
-    encoder decides it (`dgan.encoding.groups`, with its errors; none in private runs)."""
+    """Say which attribute's classes get levels of their own, as the encoder's fit does."""
     setting = config.per_class_scaling
     discrete = OutputType.DISCRETE in (arrays.attribute_types or [])
     off = config.dp_target_epsilon is not None or setting is False
@@ -410,7 +410,7 @@ def _column(
     kind: OutputType,
     values: np.ndarray,
     log_scale: bool | str,
-    decoding: tuple = (False, False, True),  # as the encoder decides: fill, match, classed
+    decoding: tuple = (False, False, False),  # as the encoder decides: fill, match, whole
 ) -> ColumnPlan:
     if kind is OutputType.DISCRETE:
         count = distinct(values)

@@ -25,7 +25,7 @@ from dgan.config import Normalization, OutputType
 from dgan.encoding.encoded import EncodedData, series_ends  # re-exported: this module's API
 from dgan.encoding.example_scaling import fill_ranges, fills_range, series_ranges
 from dgan.encoding.groups import GroupRanges
-from dgan.encoding.marginals import ValueMarginals, matches_marginals
+from dgan.encoding.marginals import ValueMarginals, matches_marginals, one_distribution
 from dgan.encoding.variables import (  # re-exported: the encoders are part of this module's API
     BITS,
     SIGMOID,
@@ -222,11 +222,12 @@ class DataEncoder:
                 config.normalization,
             )
         classed = any(isinstance(e, DiscreteEncoder) for e in attribute_encoders or [])
+        whole = one_distribution(classed, len(features))
         mapped = [
             i
             for i in encoder.continuous_features
             if matches_marginals(
-                config.match_marginals, feature_encoders[i].log_floor is not None, classed
+                config.match_marginals, feature_encoders[i].log_floor is not None, whole
             )
         ]
         if mapped:  # per class of the per-class ranges' attribute, if any

@@ -39,21 +39,38 @@ def on_grid(quantiles: np.ndarray) -> bool:
     return bool(np.mean(quantiles[1:] == quantiles[:-1]) > 0.5)
 
 
-def matches_marginals(setting: bool | str, log_scaled: bool, classed: bool = True) -> bool:
+MIN_SERIES_ONE_MAP = 1_000
+"""Data without a discrete attribute gets one map for every continuous feature from this
+many series on (`one_distribution`): Stocks (3,661 windows) gained, its cut to 64 windows
+lost (quantiles of 64 series are that sample's, not the source's; docs/quality.md)."""
+
+
+def one_distribution(classed: bool, n_series: int) -> bool:
+    """Whether the training values are one distribution worth mapping every continuous
+    feature onto: no discrete attribute splits them, and there are enough series.
+
+    Example:
+        >>> one_distribution(False, 3661), one_distribution(False, 64), one_distribution(True, 3661)
+        (True, False, False)
+    """
+    return not classed and n_series >= MIN_SERIES_ONE_MAP
+
+
+def matches_marginals(setting: bool | str, log_scaled: bool, whole: bool = False) -> bool:
     """Whether a continuous feature's generated values are mapped onto the training
     values' distribution (`match_marginals`): always for True, never for False; for
-    "auto" where the feature is on a log scale, and every feature of data without a
-    discrete attribute (``classed`` False), where one map is the data's one distribution.
-    Measured (docs/quality.md): sensors (log scale, per class) and Stocks (no attribute)
-    gained; leaves, whose species share one map, lost.
+    "auto" where the feature is on a log scale, and every feature where the data is one
+    distribution (``whole``: `one_distribution`). Measured (docs/quality.md): sensors (log
+    scale, per class) and Stocks (no attribute) gained; leaves, whose species would share
+    one map, and Stocks cut to 64 windows lost.
 
     Example:
         >>> [matches_marginals("auto", True), matches_marginals("auto", False)]
         [True, False]
-        >>> matches_marginals("auto", False, classed=False)
+        >>> matches_marginals("auto", False, whole=True)
         True
     """
-    return setting is True or (setting == "auto" and (log_scaled or not classed))
+    return setting is True or (setting == "auto" and (log_scaled or whole))
 
 
 class ValueMarginals:
