@@ -166,7 +166,17 @@ class Sampler:
         """The generator's value quantiles per class (`ValueMarginals.quantiles`), from
         `CALIBRATION_SERIES` series of fixed noise in fp32, computed again only when its
         weights (or BatchNorm statistics) or the decoding change; the sampler's RNG is not
-        touched."""
+        touched.
+
+        Example:
+            >>> from dgan import DGAN, DGANConfig
+            >>> config = DGANConfig(max_sequence_len=4, sample_len=2, epochs=1, cuda=False,
+            ...                     match_marginals=True)
+            >>> model = DGAN(config)
+            >>> model.train_numpy(np.random.default_rng(0).random((8, 4, 1)), progress_bar=False)
+            >>> model.sampler.own_quantiles().shape  # features, classes, quantiles
+            (1, 1, 1001)
+        """
         tensors = [*self.generator.parameters(), *self.generator.buffers()]
         key = (id(self.generator), self.encoder.fill_range, *(t._version for t in tensors))
         if self._calibration is None or self._calibration[0] != key:
