@@ -247,6 +247,39 @@ def score(
     return metrics, runs
 
 
+def train_at_defaults(dataset: str, seed: int) -> tuple[Dataset, argparse.Namespace, float, Any]:
+    """One dgan training at the defaults on benchmark ``dataset`` (one thread): the data,
+    the options `score` takes (protocol metrics only), the training seconds and the model.
+    For benchmarks that decode one trained model in several ways (`score_sides`)."""
+    torch.set_num_threads(1)
+    flags = ["--systems", "dgan", "--no-own-metrics", "--no-train-on-real"]
+    options = parse_args([*flags, "--datasets", dataset])
+    system = load_systems(["dgan"])[0]["dgan"]
+    data = load(dataset)
+    base = {
+        "max_sequence_len": data.max_sequence_len,
+        "sample_len": DEFAULT_SAMPLE_LEN[parse_name(dataset)[0]],
+        "cuda": False,
+        "seed": seed,
+    }
+    config, _ = make_config(system[1], base, {})
+    _, seconds, model = train_and_generate(system, config, data, seed)
+    return data, options, seconds, model
+
+
+def score_sides(data: Dataset, options, seed: int, generated: dict[str, Any]) -> dict[str, Any]:
+    """`score` of each side's generated (attributes, features), printed as it comes:
+    ``{side: {"metrics": ..., "discriminative_runs": ...}}``."""
+    out = {}
+    for side, pair in generated.items():
+        synthetic = protocol_windows(data, pair[1])
+        metrics, runs = score(data, pair, synthetic, options, seed)
+        out[side] = {"metrics": metrics, "discriminative_runs": runs}
+        print(f"{data.name} seed {seed} {side}: discriminative {metrics['discriminative']:.4f}, "
+              f"predictive {metrics['predictive']:.4f}", flush=True)  # fmt: skip
+    return out
+
+
 def copying_and_attributes(data: Dataset, attributes, features, seed: int) -> dict[str, float]:
     """Memorisation of the training series (`dgan.metrics.memorisation`: the fraction of
     synthetic series that are near-copies of one, and the same for real series held out

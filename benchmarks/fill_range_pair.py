@@ -55,32 +55,15 @@ def from_model(args) -> None:
 
 
 def stocks(args) -> None:
-    torch.set_num_threads(1)
-    flags = ["--systems", "dgan", "--no-own-metrics", "--no-train-on-real", "--datasets", "stocks"]
-    options = fidelity.parse_args(flags)
-    system = fidelity.load_systems(["dgan"])[0]["dgan"]
-    data = fidelity.load("stocks")
-    base = {
-        "max_sequence_len": data.max_sequence_len,
-        "sample_len": fidelity.DEFAULT_SAMPLE_LEN["stocks"],
-        "cuda": False,
-        "seed": args.seed,
-    }
-    config, _ = fidelity.make_config(system[1], base, {})
-    _, seconds, model = fidelity.train_and_generate(system, config, data, args.seed)
+    data, options, seconds, model = fidelity.train_at_defaults("stocks", args.seed)
     torch.manual_seed(args.seed + 10_000)
     generated = decode_both(model, lambda: model.generate_numpy(len(data.real)))
     report = {
         "seed": args.seed,
         "train_seconds": seconds,
         "machine": fidelity.machine_info(HERE.parent),
+        **fidelity.score_sides(data, options, args.seed, generated),
     }
-    for side, pair in generated.items():
-        synthetic = fidelity.protocol_windows(data, pair[1])
-        metrics, runs = fidelity.score(data, pair, synthetic, options, args.seed)
-        report[side] = {"metrics": metrics, "discriminative_runs": runs}
-        print(f"stocks seed {args.seed} {side}: discriminative {metrics['discriminative']:.4f}, "
-              f"predictive {metrics['predictive']:.4f}", flush=True)  # fmt: skip
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=1))
 

@@ -81,41 +81,24 @@ def from_model(args) -> None:
 def protocol(args) -> None:
     """Train on a benchmark dataset at the defaults once; score both decodings (the map
     over every continuous feature, one class) with the TimeGAN protocol."""
-    torch.set_num_threads(1)
-    flags = ["--systems", "dgan", "--no-own-metrics", "--no-train-on-real"]
-    options = fidelity.parse_args([*flags, "--datasets", args.dataset])
-    system = fidelity.load_systems(["dgan"])[0]["dgan"]
-    data = fidelity.load(args.dataset)
-    family = fidelity.parse_name(args.dataset)[0]
-    base = {
-        "max_sequence_len": data.max_sequence_len,
-        "sample_len": fidelity.DEFAULT_SAMPLE_LEN[family],
-        "cuda": False,
-        "seed": args.seed,
-    }
-    config, _ = fidelity.make_config(system[1], base, {})
-    _, seconds, model = fidelity.train_and_generate(system, config, data, args.seed)
+    data, options, seconds, model = fidelity.train_at_defaults(args.dataset, args.seed)
     checked = source_of(data.features).check(model.config.max_sequence_len)
     arrays, _ = repair_missing(checked.arrays, model.config)
     fitted = fit_encoder(dataclasses.replace(model.config, match_marginals=True), arrays)
     state = model.sampler.rng.get_state()
+    generated = {}
+    for side, marginals in (("as-generated", None), ("matched", fitted.marginals)):
+        model.sampler.rng.set_state(state)
+        torch.manual_seed(args.seed + 10_000)
+        model.encoder.marginals = marginals
+        generated[side] = model.generate_numpy(len(data.real))
     report = {
         "dataset": args.dataset,
         "seed": args.seed,
         "train_seconds": seconds,
         "machine": fidelity.machine_info(HERE.parent),
+        **fidelity.score_sides(data, options, args.seed, generated),
     }
-    for side, marginals in (("as-generated", None), ("matched", fitted.marginals)):
-        model.sampler.rng.set_state(state)
-        torch.manual_seed(args.seed + 10_000)
-        model.encoder.marginals = marginals
-        pair = model.generate_numpy(len(data.real))
-        synthetic = fidelity.protocol_windows(data, pair[1])
-        metrics, runs = fidelity.score(data, pair, synthetic, options, args.seed)
-        report[side] = {"metrics": metrics, "discriminative_runs": runs}
-        print(f"{args.dataset} seed {args.seed} {side}: discriminative "
-              f"{metrics['discriminative']:.4f}, predictive {metrics['predictive']:.4f}",
-              flush=True)  # fmt: skip
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=1))
 
