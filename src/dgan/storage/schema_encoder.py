@@ -84,19 +84,9 @@ def _marginals(p: list[str], data: Any, features: list | None, attributes: Any) 
         return
     classes = 1
     if index is not None:
-        owner = (
-            attributes[index]
-            if isinstance(attributes, list) and is_int(index) and (0 <= index < len(attributes))
-            else None
-        )
-        categories = owner.get("categories") if isinstance(owner, dict) else None
-        if not check(
-            p,
-            isinstance(categories, list),
-            f"{where}.attribute",
-            "null or a discrete attribute's index",
-            index,
-        ):
+        categories = _discrete_categories(attributes, index)
+        expected = "null or a discrete attribute's index"
+        if not check(p, categories is not None, f"{where}.attribute", expected, index):
             return
         classes = len(categories)
     real = data["real"]
@@ -119,6 +109,16 @@ def _ascending(values: Any) -> bool:
     )
 
 
+def _discrete_categories(attributes: Any, index: Any) -> list | None:
+    """The categories of the header's attribute encoder ``index``, or None where that is
+    no discrete attribute (the classes of per-class ranges and of the value map)."""
+    if not (isinstance(attributes, list) and is_int(index) and 0 <= index < len(attributes)):
+        return None
+    owner = attributes[index]
+    categories = owner.get("categories") if isinstance(owner, dict) else None
+    return categories if isinstance(categories, list) else None
+
+
 def _groups(p: list[str], data: Any, attributes: Any, additional: list | None) -> None:
     """Per-class ranges (`dgan.encoding.groups`): a row per category of a discrete
     attribute, a column per example-scaling attribute, each within [0, 1], low <= high."""
@@ -135,9 +135,8 @@ def _groups(p: list[str], data: Any, attributes: Any, additional: list | None) -
     valid = is_int(index) and 0 <= index < len(attributes)
     if not check(p, valid, f"{where}.attribute", "an attribute's index", index):
         return
-    owner = attributes[index]
-    categories = owner.get("categories") if isinstance(owner, dict) else None
-    if not isinstance(categories, list):
+    categories = _discrete_categories(attributes, index)
+    if categories is None:
         p.append(f"{where}.attribute={index} is not a discrete attribute")
         return
     _normalization(p, data["normalization"], f"{where}.normalization")
