@@ -270,13 +270,20 @@ def test_reused_fakes_train_in_every_precision(rng, precision):
 
 
 # ----- closed-form penalty of the MLP critic ----------------------------------------------
+@pytest.mark.parametrize(
+    "spectrum,projected",
+    [(False, None), (True, None), (False, [0, 2]), (True, [0, 2])],
+    ids=["mlp", "spectrum", "projection", "both"],
+)
 @pytest.mark.parametrize("norm", ["example", "batch"])
-def test_closed_form_penalty_equals_autograds(norm):
-    """The MLP critic's explicit input gradient gives autograd's penalty and gradients."""
+def test_closed_form_penalty_equals_autograds(norm, spectrum, projected):
+    """The MLP critic's explicit input gradient gives autograd's penalty and gradients,
+    with and without the spectrum (whose gradient is carried back to the series)."""
     from dgan.networks import Critic
 
     torch.manual_seed(0)
-    critic = Critic(in_dim=3 + 4 * 5, num_layers=3, num_units=32)
+    in_dim = 3 + 4 * 5 + (3 * 5 if spectrum else 0)  # 4 steps: 3 frequencies a feature
+    critic = Critic(in_dim, num_layers=3, num_units=32, spectrum=spectrum, projected=projected)
     real = (torch.rand(16, 3), None, torch.rand(16, 4, 5))
     fake = (torch.rand(16, 3), None, torch.rand(16, 4, 5))
     alpha = torch.rand(16, 1)
@@ -319,3 +326,29 @@ def test_large_data_recipe_sets_its_fields_and_yours_win():
     assert rates == (1e-4, 1e-4, 1e-4)
     with pytest.raises(ParameterError, match="batch_size"):
         DGANConfig.for_large_data(max_sequence_len=4, sample_len=2, batch_size=0)
+
+
+# ----- spectral and projection critics ---------------------------------------------------
+def test_spectral_projection_critic_reads_the_classes_and_spectrum_and_survives_a_save(
+    rng, tmp_path
+):
+    """The embedding reads exactly the discrete attribute's one-hot columns (not the
+    continuous attribute's), the first layer the spectrum's columns too, and a saved model
+    keeps both (resume goes on training them)."""
+    model = _train(rng, projection_critic=True, spectral_critic=True)
+    config, encoder, critic = model.config, model.encoder, model.critic
+    attribute = encoder.attribute_slices[0]  # the discrete attribute: 3 categories
+    assert critic.projected.tolist() == list(range(attribute.start, attribute.start + 3))
+    series = config.max_sequence_len * encoder.feature_dim
+    spectrum = (config.max_sequence_len // 2 + 1) * encoder.feature_dim
+    attributes = encoder.attribute_dim + encoder.additional_dim
+    assert critic.net[0].in_features == attributes + series + spectrum
+    loaded = DGAN.load(model.save(tmp_path / "m.dgan"))
+    for name, weight in model.critic.state_dict().items():
+        torch.testing.assert_close(loaded.critic.state_dict()[name], weight, rtol=0, atol=0)
+
+
+def test_projection_critic_without_discrete_attributes_is_the_mlp_critic(rng):
+    model = DGAN(tiny_config(epochs=1, projection_critic=True))
+    model.train_numpy(rng.normal(size=(20, 6, 2)), progress_bar=False)
+    assert model.critic.projection is None

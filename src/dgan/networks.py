@@ -229,40 +229,121 @@ class Generator(nn.Module):
         return mask.unsqueeze(-1)
 
 
+SPECTRUM_EPS = 1e-6
+"""Keeps each magnitude's square root differentiable where a frequency is absent."""
+
+
+def magnitude_spectrum(features: torch.Tensor) -> torch.Tensor:
+    """(B, T, F) series -> (B, T // 2 + 1, F) magnitudes of their discrete Fourier
+    transform over time, divided by sqrt(T), in fp32 (no FFT in 16 bits on every device).
+
+    Example:
+        >>> t = torch.arange(48.0)
+        >>> daily = torch.cos(2 * torch.pi * t / 24).reshape(1, 48, 1)
+        >>> int(magnitude_spectrum(daily)[0, :, 0].argmax())  # 2 cycles in 48 steps
+        2
+    """
+    with torch.autocast(features.device.type, enabled=False):
+        z = torch.fft.rfft(features.float(), dim=1)
+        return torch.sqrt(z.real**2 + z.imag**2 + SPECTRUM_EPS) / features.shape[1] ** 0.5
+
+
+def magnitude_spectrum_vjp(features: torch.Tensor, cotangent: torch.Tensor) -> torch.Tensor:
+    """d <cotangent, magnitude_spectrum(features)> / d features, (B, T, F), in closed form:
+    differentiable in ``cotangent`` by an ordinary backward (the features are constants).
+
+    With z = rfft(x), the magnitude's gradient with respect to (Re z, Im z) is z / |z|; the
+    inverse real FFT carries a complex cotangent c back to x as Re(sum_k c_k e^(2 pi i k t
+    / T)) once the bins it counts twice (all but 0 and T / 2) are halved.
+
+    Example:
+        >>> x = torch.randn(2, 9, 1, requires_grad=True)
+        >>> c = torch.randn(2, 5, 1)
+        >>> auto, = torch.autograd.grad((magnitude_spectrum(x) * c).sum(), x)
+        >>> torch.allclose(magnitude_spectrum_vjp(x.detach(), c), auto, atol=1e-5)
+        True
+    """
+    steps = features.shape[1]
+    with torch.autocast(features.device.type, enabled=False):
+        z = torch.fft.rfft(features.detach().float(), dim=1)  # (B, K, F)
+        magnitude = torch.sqrt(z.real**2 + z.imag**2 + SPECTRUM_EPS)
+        weights = cotangent.float() / (magnitude * steps**0.5)  # (B, K, F), real
+        counted_once = torch.ones(z.shape[1], 1, device=z.device)
+        counted_once[1 : (steps + 1) // 2] = 0.5
+        return torch.fft.irfft(weights * counted_once * z, n=steps, dim=1) * steps
+
+
 class Critic(nn.Module):
     """Wasserstein critic: an MLP over the concatenated, flattened inputs.
+
+    With ``spectrum=True`` it also reads the magnitude spectrum of the last input (the
+    features, (B, T, F)): how strong each period is in a series, wherever it starts,
+    which an MLP over the flattened steps would have to learn at every offset (a daily
+    cycle where the real series has none). ``in_dim`` then counts the spectrum's
+    (T // 2 + 1) * F columns.
 
     Example:
         >>> critic = Critic(in_dim=7, num_layers=2, num_units=8)
         >>> critic(torch.zeros(3, 2), torch.zeros(3, 5)).shape
         torch.Size([3, 1])
+        >>> spectral = Critic(in_dim=2 + 4 + 3, num_layers=2, num_units=8, spectrum=True)
+        >>> spectral(torch.zeros(3, 2), torch.zeros(3, 4, 1)).shape
+        torch.Size([3, 1])
     """
 
-    def __init__(self, in_dim: int, num_layers: int, num_units: int):
+    def __init__(
+        self,
+        in_dim: int,
+        num_layers: int,
+        num_units: int,
+        spectrum: bool = False,
+        projected: list[int] | None = None,
+    ):
         super().__init__()
+        self.spectrum = spectrum
         self.net = _mlp(in_dim, num_units, num_layers, 1, batch_norm=False)
+        self.projection = None
+        if projected:
+            if num_layers == 0:
+                raise ValueError("a projection critic needs at least one hidden layer")
+            self.register_buffer("projected", torch.tensor(projected), persistent=False)
+            self.projection = nn.Linear(len(projected), num_units, bias=False)
+
+    def _inputs(self, parts) -> list[torch.Tensor]:
+        present = [p for p in parts if p is not None]
+        if self.spectrum:
+            present.append(magnitude_spectrum(present[-1]).to(present[-1].dtype))
+        return [p.flatten(1) for p in present]  # each (B, -1)
 
     def forward(self, *parts: torch.Tensor | None) -> torch.Tensor:
-        flat = [p.flatten(1) for p in parts if p is not None]  # each (B, -1)
-        return self.net(torch.cat(flat, dim=1))  # (B, 1)
+        x = torch.cat(self._inputs(parts), dim=1)  # (B, in)
+        if self.projection is None:
+            return self.net(x)  # (B, 1)
+        hidden = self.net[:-1](x)  # (B, H)
+        embedded = self.projection(x.index_select(1, self.projected))  # (B, H)
+        return self.net[-1](hidden) + (embedded * hidden).sum(dim=1, keepdim=True)
 
     def input_gradient(self, *parts: torch.Tensor | None) -> torch.Tensor:
-        """d score / d input for each example, (B, in_dim), in closed form.
+        """d score / d input for each example, (B, inputs' columns), in closed form.
 
         For a ReLU MLP the input gradient is the last layer's weights carried back through
         each layer's weights, masked where that layer's ReLU was off. The result is
         differentiable with respect to the weights by an ordinary backward, so the gradient
         penalty needs no double backward (what autograd would compute, to rounding: ReLU's
-        second derivative is zero).
+        second derivative is zero). With a spectrum, the gradient reaching its columns is
+        carried on to the features (`magnitude_spectrum_vjp`), so the penalty holds the
+        critic to slope 1 in the series themselves.
 
         Example:
-            >>> critic = Critic(in_dim=3, num_layers=2, num_units=4)
-            >>> x = torch.randn(5, 3, requires_grad=True)
-            >>> auto, = torch.autograd.grad(critic(x).sum(), x)
-            >>> torch.allclose(critic.input_gradient(x.detach()), auto, atol=1e-6)
+            >>> critic = Critic(in_dim=3 + 4 + 3, num_layers=2, num_units=4, spectrum=True)
+            >>> a, x = torch.randn(5, 3), torch.randn(5, 4, 1, requires_grad=True)
+            >>> auto, = torch.autograd.grad(critic(a, x).sum(), x)
+            >>> torch.allclose(critic.input_gradient(a, x.detach())[:, 3:], auto.flatten(1),
+            ...                atol=1e-5)
             True
         """
-        x = torch.cat([p.flatten(1) for p in parts if p is not None], dim=1)  # (B, in)
+        inputs = self._inputs(parts)
+        x = torch.cat(inputs, dim=1)  # (B, in)
         linears = [m for m in self.net if isinstance(m, nn.Linear)]
         masks = []
         with torch.no_grad():  # where each ReLU passes: constants of the gradient
@@ -273,10 +354,25 @@ class Critic(nn.Module):
                 # make and to multiply (forward and backward) than a bool mask `z > 0`.
                 masks.append(torch.sign(h))
         gradient = linears[-1].weight  # (1, H): d score / d last hidden layer
+        if self.projection is not None:
+            gradient = gradient + self.projection(x.index_select(1, self.projected))  # (B, H)
         for layer, mask in zip(reversed(linears[:-1]), reversed(masks), strict=True):
             # (B, H) -> (B, layer input); the first product broadcasts the (1, H) row
             gradient = (gradient.to(mask.dtype) * mask) @ layer.weight
-        return gradient.expand(x.shape[0], -1)  # a critic without hidden layers: one row
+        gradient = gradient.expand(x.shape[0], -1)  # a critic without hidden layers: one row
+        if self.projection is not None:  # the class columns also reach the score directly
+            hidden = self.net[:-1](x)  # (B, H), with its graph: the term depends on weights
+            direct = hidden @ self.projection.weight.to(hidden.dtype)  # (B, P)
+            gradient = gradient.index_add(1, self.projected, direct.to(gradient.dtype))
+        if not self.spectrum:
+            return gradient
+        features = [p for p in parts if p is not None][-1]  # (B, T, F)
+        spectral = inputs[-1].shape[1]
+        to_spectrum = gradient[:, -spectral:].reshape(features.shape[0], -1, features.shape[2])
+        through = magnitude_spectrum_vjp(features, to_spectrum).flatten(1)  # (B, T * F)
+        gradient, steps = gradient[:, :-spectral], through.shape[1]
+        series = gradient[:, -steps:] + through.to(gradient.dtype)
+        return torch.cat([gradient[:, :-steps], series], dim=1)
 
 
 class TemporalCritic(nn.Module):
@@ -349,7 +445,19 @@ def build_networks(config, encoder) -> tuple[Generator, Critic, Critic | None]:
     )
     attribute_dim = enc.attribute_dim + enc.additional_dim
     critic_dim = attribute_dim + c.max_sequence_len * enc.feature_dim
-    critic = Critic(critic_dim, c.discriminator_num_layers, c.discriminator_num_units)
+    if c.spectral_critic:
+        critic_dim += (c.max_sequence_len // 2 + 1) * enc.feature_dim
+    projected = [  # the discrete attributes' one-hot columns come first in the input
+        i for s in enc.attribute_slices or [] if s.activation == SOFTMAX
+        for i in range(s.start, s.start + s.width)
+    ]  # fmt: skip
+    critic = Critic(
+        critic_dim,
+        c.discriminator_num_layers,
+        c.discriminator_num_units,
+        c.spectral_critic,
+        projected if c.projection_critic else None,
+    )
     attribute_critic = None
     if c.use_attribute_discriminator and attribute_dim > 0:
         attribute_critic = Critic(

@@ -166,23 +166,20 @@ class DGANConfig:
     attribute_discriminator_learning_rate: float = setting(0.001, _POSITIVE)
     attribute_discriminator_beta1: float = setting(0.5, _BETA)
     batch_size: int = setting(1024, PositiveInt())
-    """Examples per training batch. Unless you set it (to any value, 1024 included),
-    ``large_data="auto"`` picks it from the data's size (`dgan.config.sizing`); gretel's
-    1024 is what ``large_data=False`` trains with. With fewer examples than the batch, an
-    epoch is one optimizer step: ``DGAN.plan`` warns when the budget is in epochs."""
+    """Examples per training batch. Unless you set it (1024 included), ``large_data="auto"``
+    picks it from the data's size (`dgan.config.sizing`); ``large_data=False`` trains with
+    gretel's 1024. Fewer examples than the batch: an epoch is one step (``DGAN.plan`` warns)."""
     epochs: int = setting(400, PositiveInt())
-    """Passes over the training data. Unless you set it (400 included) or
-    ``training_steps``, ``large_data="auto"`` trains for the budget of ``training_steps``
-    it picks from the data's size instead."""
+    """Passes over the training data. Unless you set it (400 included) or ``training_steps``,
+    ``large_data="auto"`` trains for the ``training_steps`` it picks from the data's size."""
     training_steps: int | None = setting(None, PositiveInt(optional=True))
     """Train for this many optimizer steps (batches) instead of ``epochs``; the last epoch
     may be partial. None: ``epochs`` epochs, or the budget ``large_data="auto"`` picks."""
     training_minutes: float | None = setting(
         None, Real((0, False), None, "None or a number of minutes > 0", optional=True)
     )
-    """Stop training at the first batch end (under torchrun: the first check every
-    ``log_every`` steps) after this many minutes, whatever the epochs or steps: a time
-    budget on top of the length. Counted over the interruptions of a resumed run."""
+    """Stop at the first batch end (torchrun: the first check every ``log_every`` steps) after
+    this many minutes, whatever the epochs or steps; counted over a resumed run's pieces."""
     discriminator_rounds: int = setting(1, _ROUNDS)
     """Critic updates per batch."""
     generator_rounds: int = setting(1, _ROUNDS)
@@ -257,13 +254,11 @@ class DGANConfig:
         None, Real((0, False), (1, False), "None or a number in (0, 1), e.g. 0.999", optional=True)
     )
     """Generate with an exponential moving average of the generator's weights, e.g. 0.999
-    (the decay ramps up over the first steps); None generates with the trained weights.
-    Part of the large-data settings (``large_data``); docs/quality.md measures it alone."""
+    (the decay ramps up over the first steps); None: the trained weights (see large_data)."""
     feature_feedback: bool = setting(False, Flag())
     """Feed each LSTM step the values the generator produced at the step before (as
     DoppelGANger's original code does), so consecutive groups of ``sample_len`` steps join
-    smoothly. Runs the LSTM one step at a time (slower for long series). Part of the
-    large-data settings (``large_data``); docs/quality.md measures it."""
+    smoothly. Runs the LSTM one step at a time (slower for long series; see large_data)."""
     large_data: bool | str = setting("auto", OneOf((True, False, "auto")))
     """How the training settings follow the data's size. "auto" (the default): each of
     ``batch_size``, the three learning rates, ``generator_ema_decay`` and
@@ -278,9 +273,8 @@ class DGANConfig:
     rule picked some) or False."""
     reuse_fakes: bool = setting(False, Flag())
     """Generate once per batch: the critic rounds train on these fakes and the first
-    generator round backpropagates through the same ones (as gretel-synthetics does),
-    saving a generator forward pass per batch. False draws fresh noise for every critic
-    and generator round."""
+    generator round backpropagates through them (as gretel-synthetics does), saving a
+    generator forward pass per batch. False draws fresh noise for every round."""
     temporal_critic: bool = setting(False, Flag())
     """Train a third critic, 1-D convolutions over time, beside the MLP critics."""
     temporal_critic_loss_coef: float = setting(
@@ -289,6 +283,12 @@ class DGANConfig:
     """Weight of the temporal critic's term in the generator loss."""
     temporal_critic_num_units: int = setting(64, PositiveInt())
     """Channels of the temporal critic's convolutions."""
+    spectral_critic: bool = setting(False, Flag())
+    """The critic also reads each feature's magnitude spectrum: how strong each period is in
+    a series, wherever it starts (a daily cycle where the data has none)."""
+    projection_critic: bool = setting(False, Flag())
+    """The critic's score adds an embedding of the discrete attributes times its last hidden
+    layer (a projection critic: what looks real can differ per class)."""
 
     # --- Checkpoints (see dgan.storage.checkpoint) ---
     checkpoint_dir: str | None = setting(None, Custom(checkpoint_dir_problem, optional=True))
