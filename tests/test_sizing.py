@@ -64,6 +64,38 @@ def test_long_series_get_a_budget_that_grows_with_their_length(rng):
     assert plan.steps == 40_000 and "x4 for series of 400 steps" in plan.budget_reason
 
 
+def test_long_series_get_the_spectral_critic_unless_you_say_otherwise(rng):
+    """From 100 steps on the rule adds the critic that reads spectra (auto and
+    large_data=True), the plan says so; shorter series, gretel's settings and a value you
+    set keep the MLP critic alone."""
+    at = {n: _untouched_config(max_sequence_len=n, sample_len=1) for n in (24, 99, 100, 427)}
+    assert {n: c.resolved_for(256).spectral_critic for n, c in at.items()} == {
+        24: False,
+        99: False,
+        100: True,
+        427: True,
+    }
+    assert (
+        DGANConfig.for_large_data(max_sequence_len=100, sample_len=1)
+        .resolved_for(256)
+        .spectral_critic
+    )
+    assert (
+        not _untouched_config(max_sequence_len=100, sample_len=1, large_data=False)
+        .resolved_for(256)
+        .spectral_critic
+    )
+    mine = _untouched_config(max_sequence_len=100, sample_len=1, spectral_critic=False)
+    assert not mine.resolved_for(256).spectral_critic
+    plan = DGAN(_untouched_config(max_sequence_len=100, sample_len=4)).plan(
+        rng.random((64, 100, 1)), warm_up_steps=0
+    )
+    assert "a critic of spectra too (series of 100+ steps)" in plan.settings_reason
+    model = DGAN(_untouched_config(max_sequence_len=100, sample_len=4, epochs=1))
+    model.train_numpy(rng.random((64, 100, 1)), progress_bar=False)
+    assert model.config.spectral_critic and model.critic.spectrum
+
+
 def test_values_given_equal_to_gretels_defaults_are_honoured():
     """Before: batch_size=1024, epochs=400 on 64 series trained at batch 16 for 10,000
     steps with learning rate 1e-4, as if nothing had been given."""

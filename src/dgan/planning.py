@@ -30,10 +30,11 @@ import torch
 
 from dgan.config import DfStyle, DGANConfig, OutputType
 from dgan.config.sizing import (
-    SIZE_SETTINGS,
+    LONG_SERIES,
     SMALL_DATA,
     STEPS_PER_EPOCH_WANTED,
     budget_words,
+    length_settings,
     suggested_batch_size,
 )
 from dgan.encoding.example_scaling import fills_range
@@ -98,8 +99,7 @@ class TrainingPlan:
     minutes: float | None = None  # the time budget (training_minutes)
     missing_values: str = ""  # what the repair of missing values does ("" when none are)
     steps_done: int = 0  # resuming: optimizer steps its run has trained (set by the caller)
-    # resuming: seconds the interrupted run trained, which its time budget counts (caller)
-    seconds_done: float = 0.0
+    seconds_done: float = 0.0  # resuming: seconds trained before, counted by the time budget
     processes: int = 1  # under torchrun: the processes that train together
     privacy: str = ""  # differential privacy: target, noise, sampling ("" without)
     seconds_per_step: float | None = None
@@ -107,8 +107,7 @@ class TrainingPlan:
 
     @property
     def estimated_seconds(self) -> float | None:
-        """Seconds for the budget's steps left (all, unless resuming) at the warm-up's
-        speed, at most what is left of the time budget (None without a warm-up)."""
+        """Seconds for the steps left at the warm-up's speed, within the time budget."""
         if self.seconds_per_step is None:
             return None
         seconds = self.seconds_per_step * self.steps_left
@@ -117,16 +116,14 @@ class TrainingPlan:
 
     @property
     def seconds_left(self) -> float | None:
-        """What is left of the time budget (None without one): ``training_minutes`` counts
-        the training time of the whole run, a resumed run's earlier epochs included."""
+        """What is left of the time budget (None without one), a resumed run's past included."""
         if self.minutes is None:
             return None
         return max(0.0, 60 * self.minutes - self.seconds_done)
 
     @property
     def epochs_left(self) -> int:
-        """Epochs still to train (the rest of an epoch cut short counts as one): all,
-        unless a resumed run has trained some."""
+        """Epochs still to train (a partial one counts): all, unless a resumed run trained some."""
         return max(0, self.epochs - self.steps_done // self.steps_per_epoch)
 
     @property
@@ -289,7 +286,8 @@ def _settings_reason(asked: DGANConfig, config: DGANConfig, n: int) -> str:
     if not config.large_data:
         return ""
     how = "picked for" if asked.large_data == "auto" else "large_data=True for"
-    picked = [name for name in SIZE_SETTINGS if name not in asked.fields_set]
+    rule = length_settings(config.max_sequence_len)
+    picked = [name for name in rule if name not in asked.fields_set]
     rates = [name for name in picked if name.endswith("learning_rate")]
     words = [f"learning rates {config.generator_learning_rate:g}"] if len(rates) == 3 else []
     words += [f"{name} {getattr(config, name):g}" for name in rates if len(rates) < 3]
@@ -297,7 +295,9 @@ def _settings_reason(asked: DGANConfig, config: DGANConfig, n: int) -> str:
         words.append(f"generator weight average {config.generator_ema_decay}")
     if "feature_feedback" in picked:
         words.append(f"feature feedback {'on' if config.feature_feedback else 'off'}")
-    mine = sorted(asked.fields_set & {"batch_size", *SIZE_SETTINGS})
+    if "spectral_critic" in picked:
+        words.append(f"a critic of spectra too (series of {LONG_SERIES}+ steps)")
+    mine = sorted(asked.fields_set & {"batch_size", *rule})
     return (
         f"{how} {n:,} series: {', '.join(words) or 'the batch size and budget only'}"
         + (f"; yours: {', '.join(mine)}" if mine else "")

@@ -7,7 +7,8 @@ feature feedback, for a budget of optimizer steps chosen from the data's size:
 * ``batch_size``: the power of two nearest below an eighth of the series, between
   `MIN_BATCH` and `MAX_BATCH` (8 or more steps per epoch; 16 for 64 series, 32 for 256,
   128 from 1,024 on);
-* learning rates 1e-4, ``generator_ema_decay=0.999``, ``feature_feedback=True``;
+* learning rates 1e-4, ``generator_ema_decay=0.999``, ``feature_feedback=True``, and for
+  series of `LONG_SERIES` steps or more ``spectral_critic``;
 * ``training_steps``: what `DEFAULT_EPOCHS` epochs take at that batch size, but at least
   `MIN_STEPS` and at most `MAX_STEPS` optimizer steps: small data gets more passes, large
   data fewer than 400 (a million series would otherwise train for days); long series get
@@ -64,6 +65,10 @@ SIZE_SETTINGS: dict[str, Any] = {
     "feature_feedback": True,
 }
 """The settings the rule picks at every size (beside the batch size and the budget)."""
+LONG_SERIES_SETTINGS: dict[str, Any] = {"spectral_critic": True}
+"""What the rule adds for series of `LONG_SERIES` steps or more: a critic that also reads
+each feature's spectrum (on the long sensors every class came out with the same daily
+cycle without it; docs/quality.md, "A critic that sees periods")."""
 LARGE_DATA_SETTINGS: dict[str, Any] = {"batch_size": MAX_BATCH, **SIZE_SETTINGS}
 """``large_data=True`` (`DGANConfig.for_large_data`): the rule's settings at its largest
 batch, at any size, trained for ``epochs``."""
@@ -149,7 +154,18 @@ def size_settings(n_series: int, length: int = 0) -> dict[str, Any]:
     module docstring)."""
     batch = size_batch(n_series)
     steps = size_steps(n_series, batch, length)
-    return {"batch_size": batch, **SIZE_SETTINGS, "training_steps": steps}
+    return {"batch_size": batch, **length_settings(length), "training_steps": steps}
+
+
+def length_settings(length: int) -> dict[str, Any]:
+    """The settings the rule picks beside the batch size and budget, for series of
+    ``length`` steps: `SIZE_SETTINGS`, and `LONG_SERIES_SETTINGS` from `LONG_SERIES` on.
+
+    Example:
+        >>> "spectral_critic" in length_settings(24), length_settings(427)["spectral_critic"]
+        (False, True)
+    """
+    return {**SIZE_SETTINGS, **(LONG_SERIES_SETTINGS if length >= LONG_SERIES else {})}
 
 
 def resolve(config: Config, n_series: int) -> Config:
@@ -169,7 +185,7 @@ def resolve(config: Config, n_series: int) -> Config:
     if config.large_data != "auto":
         return apply_large_data(config, bool(config.large_data))
     chosen = config.fields_set
-    rule = {"batch_size": size_batch(n_series), **SIZE_SETTINGS}
+    rule = {"batch_size": size_batch(n_series), **length_settings(config.max_sequence_len)}
     picked = {name: value for name, value in rule.items() if name not in chosen}
     if not chosen & {"epochs", "training_steps"}:  # the length is the user's when set
         batch = picked.get("batch_size", config.batch_size)
@@ -190,7 +206,8 @@ def apply_large_data(config: Config, use: bool) -> Config:
     changes: dict[str, Any] = {"large_data": use}
     if use:
         chosen = config.fields_set
-        changes |= {k: v for k, v in LARGE_DATA_SETTINGS.items() if k not in chosen}
+        rule = {**LARGE_DATA_SETTINGS, **length_settings(config.max_sequence_len)}
+        changes |= {k: v for k, v in rule.items() if k not in chosen}
     return settled(config, **changes)
 
 
