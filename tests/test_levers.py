@@ -348,6 +348,15 @@ def test_spectral_projection_critic_reads_the_classes_and_spectrum_and_survives_
         torch.testing.assert_close(loaded.critic.state_dict()[name], weight, rtol=0, atol=0)
 
 
+def test_projection_critic_without_hidden_layers_projects_onto_its_input():
+    from dgan.networks import Critic
+
+    critic = Critic(in_dim=5, num_layers=0, num_units=8, projected=[0, 1])
+    x = torch.randn(4, 5, requires_grad=True)
+    (auto,) = torch.autograd.grad(critic(x).sum(), x)
+    torch.testing.assert_close(critic.input_gradient(x.detach()), auto)
+
+
 def test_projection_critic_without_discrete_attributes_is_the_mlp_critic(rng):
     model = DGAN(tiny_config(epochs=1, projection_critic=True))
     model.train_numpy(rng.normal(size=(20, 6, 2)), progress_bar=False)

@@ -303,11 +303,10 @@ class Critic(nn.Module):
         self.spectrum = spectrum
         self.net = _mlp(in_dim, num_units, num_layers, 1, batch_norm=False)
         self.projection = None
-        if projected:
-            if num_layers == 0:
-                raise ValueError("a projection critic needs at least one hidden layer")
+        if projected:  # embeds into the last hidden layer (the input, without one)
             self.register_buffer("projected", torch.tensor(projected), persistent=False)
-            self.projection = nn.Linear(len(projected), num_units, bias=False)
+            width = num_units if num_layers else in_dim
+            self.projection = nn.Linear(len(projected), width, bias=False)
 
     def _inputs(self, parts) -> list[torch.Tensor]:
         present = [p for p in parts if p is not None]
