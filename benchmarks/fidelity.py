@@ -280,6 +280,24 @@ def score_sides(data: Dataset, options, seed: int, generated: dict[str, Any]) ->
     return out
 
 
+def report_sides(
+    data: Dataset, options, seed: int, seconds: float, generated: dict[str, Any], json_path, **extra
+) -> dict[str, Any]:
+    """The decoding-pair benchmarks' report: ``extra`` (e.g. the dataset), the seed, the
+    training seconds, the machine and `score_sides`; written as JSON to ``json_path``
+    unless it is None."""
+    report = {
+        **extra,
+        "seed": seed,
+        "train_seconds": seconds,
+        "machine": machine_info(REPO),
+        **score_sides(data, options, seed, generated),
+    }
+    if json_path:
+        Path(json_path).write_text(json.dumps(report, indent=1))
+    return report
+
+
 def copying_and_attributes(data: Dataset, attributes, features, seed: int) -> dict[str, float]:
     """Memorisation of the training series (`dgan.metrics.memorisation`: the fraction of
     synthetic series that are near-copies of one, and the same for real series held out

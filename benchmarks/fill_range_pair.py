@@ -14,7 +14,6 @@ differs in nothing else (docs/quality.md, "Long real series").
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -58,14 +57,7 @@ def stocks(args) -> None:
     data, options, seconds, model = fidelity.train_at_defaults("stocks", args.seed)
     torch.manual_seed(args.seed + 10_000)
     generated = decode_both(model, lambda: model.generate_numpy(len(data.real)))
-    report = {
-        "seed": args.seed,
-        "train_seconds": seconds,
-        "machine": fidelity.machine_info(HERE.parent),
-        **fidelity.score_sides(data, options, args.seed, generated),
-    }
-    if args.json:
-        Path(args.json).write_text(json.dumps(report, indent=1))
+    fidelity.report_sides(data, options, args.seed, seconds, generated, args.json)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import sys
 from pathlib import Path
 
@@ -92,15 +91,9 @@ def protocol(args) -> None:
         torch.manual_seed(args.seed + 10_000)
         model.encoder.marginals = marginals
         generated[side] = model.generate_numpy(len(data.real))
-    report = {
-        "dataset": args.dataset,
-        "seed": args.seed,
-        "train_seconds": seconds,
-        "machine": fidelity.machine_info(HERE.parent),
-        **fidelity.score_sides(data, options, args.seed, generated),
-    }
-    if args.json:
-        Path(args.json).write_text(json.dumps(report, indent=1))
+    fidelity.report_sides(
+        data, options, args.seed, seconds, generated, args.json, dataset=args.dataset
+    )
 
 
 def main(argv: list[str] | None = None) -> None:
