@@ -409,6 +409,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         if "," not in args.seeds
         else [int(s) for s in args.seeds.split(",") if s.strip()]
     )
+    if not seeds:  # "--seeds 0" is a count of none, never seed 0
+        raise SystemExit(f"--seeds {args.seeds!r} runs no seed: give a count >= 1 or a list ('0,')")
     overrides = dict(parse_override(o) for o in args.overrides)
     if args.precision:
         overrides["precision"] = args.precision
