@@ -308,14 +308,17 @@ def test_training_stops_before_a_step_that_would_spend_more_than_epsilon():
     assert last["epsilon"] <= 8.0 < accountant.spent(1, accountant.history[-1][1])
 
 
-def test_private_frames_keep_public_values_only(tmp_path):
+@pytest.mark.parametrize("length_attribute", [False, True])
+def test_private_frames_keep_public_values_only(tmp_path, length_attribute):
     _opacus()
     rng = np.random.default_rng(0)
     df = pd.DataFrame({"id": np.repeat(np.arange(40), T), "day": np.tile(np.arange(T), 40)})
     df["x"] = rng.random(len(df)).round(3) * 7
     df["kind"] = np.repeat(rng.choice(["a", "b"], 40), T)
     public = {"x": [-1, 8], "kind": ["a", "b", "c"], "day": list(range(10, 10 + T))}
-    config = tiny_config(dp_epsilon=20.0, public_values=public, batch_size=8)
+    config = tiny_config(
+        dp_epsilon=20.0, public_values=public, batch_size=8, length_attribute=length_attribute
+    )
     model = DGAN(config)
     model.train_dataframe(
         df, attribute_columns=["kind"], example_id_column="id", time_column="day", df_style="long"
@@ -323,6 +326,8 @@ def test_private_frames_keep_public_values_only(tmp_path):
     layout = model.data_frame_layout
     assert layout.time_grid == public["day"] and layout.spec("x").decimals is None
     assert model.encoder.variable_length  # a LONG table with ids may hold any lengths
+    # a length attribute is encoded by max_sequence_len alone, never by the data's lengths
+    assert (model.encoder.length_column is not None) == length_attribute
     assert model.encoder.attribute_encoders[0].categories == ["a", "b", "c"]
     # No per-class ranges (they would be read from the data); decoding choices apply as
     # usual, being post-processing.

@@ -22,6 +22,7 @@ from collections import defaultdict
 import torch
 from torch import nn
 
+from dgan.encoding.encoded import lengths_from_unit
 from dgan.encoding.encoder import BITS, SIGMOID, SOFTMAX, TANH, OutputSlice, series_ends
 from dgan.series_views import (
     magnitude_spectrum,
@@ -89,7 +90,9 @@ class Generator(nn.Module):
 
     ``forward`` returns ``(attributes, additional_attributes, features)``; the first two
     are None when the model has none. Shapes: attributes (B, A), additional (B, AA),
-    features (B, T, F).
+    features (B, T, F). Variable-length series end where the generated end-of-series flag
+    says (``generation_flag_column``), or, given ``length_column``, at the length that
+    additional attribute encodes (`lengths_from_unit`), with the flags set to match.
     """
 
     def __init__(
@@ -109,8 +112,14 @@ class Generator(nn.Module):
         forget_bias: bool,
         generation_flag_column: int | None,
         feature_feedback: bool = False,
+        length_column: int | None = None,
     ):
         super().__init__()
+        self.length_column = length_column
+        # The length's output range: [0, 1] from a sigmoid, else [-1, 1] from a tanh.
+        self.length_zero_one = length_column is not None and any(
+            x.start == length_column and x.activation == SIGMOID for x in additional_slices
+        )
         self.feature_feedback = feature_feedback
         self.sample_len = sample_len
         self.max_sequence_len = max_sequence_len
@@ -190,7 +199,9 @@ class Generator(nn.Module):
         else:
             hidden, _ = self._lstm(lstm_in, None)  # (B, T/S, H): all steps in one call
             features = self._features(hidden)  # (B, T, F)
-        if self.generation_flag_column is not None:
+        if self.length_column is not None:
+            features = self._end_at_length(features, additional[:, self.length_column])
+        elif self.generation_flag_column is not None:
             features = features * self._alive_mask(features)
         return attributes, additional, features
 
@@ -223,6 +234,17 @@ class Generator(nn.Module):
             chunks.append(chunk)
             previous = chunk.flatten(1)
         return torch.cat(chunks, dim=1)  # (B, T, F)
+
+    def _end_at_length(self, features: torch.Tensor, encoded: torch.Tensor) -> torch.Tensor:
+        """Zero each series after its generated length, its flags one-hot from it (the
+        flags are the last two feature columns): a hard cut, as `_alive_mask`'s."""
+        unit = encoded.detach().float()
+        length = lengths_from_unit(unit, features.shape[1], self.length_zero_one)  # (B,)
+        steps = torch.arange(features.shape[1], device=features.device)  # (T,)
+        alive = (steps < length[:, None]).unsqueeze(-1)  # (B, T, 1)
+        flags = torch.stack([steps < length[:, None] - 1, steps == length[:, None] - 1], -1)
+        values = features[..., : self.generation_flag_column] * alive.to(features.dtype)
+        return torch.cat([values, flags.to(features.dtype)], dim=-1)
 
     def _alive_mask(self, features: torch.Tensor) -> torch.Tensor:
         """(B, T, 1) mask: 1 up to and including the first step where `series_ends`."""
@@ -413,6 +435,7 @@ def build_networks(config, encoder) -> tuple[Generator, Critic, Critic | None]:
         forget_bias=c.forget_bias,
         generation_flag_column=enc.generation_flag_column,
         feature_feedback=c.feature_feedback,
+        length_column=enc.length_column,
     )
     attribute_dim = enc.attribute_dim + enc.additional_dim
     critic_dim = attribute_dim + c.max_sequence_len * enc.feature_dim

@@ -144,6 +144,10 @@ class DGANConfig:
     """Scale each series' level and spread within its class's range (a discrete attribute's
     value): "auto" where one attribute's classes set the levels (several sensors in one
     column), False never (as gretel), or that attribute's name. The plan says which."""
+    length_attribute: bool = setting(False, Flag())
+    """Variable-length data: each series' length is also a generated attribute, judged with
+    the others by the attribute critic and read by the LSTM, and the generator ends each
+    series there (off: where the generated end-of-series flag says)."""
     binary_encoder_cutoff: int = setting(150, PositiveInt())
     """Discrete variables with more categories than this use a binary code, not one-hot."""
 

@@ -1,5 +1,6 @@
 """`EncodedData`: a dataset in the networks' representation, and its digest; `series_ends`,
-where a generated series ends in it."""
+where a generated series ends in it; `encode_lengths` and `lengths_from_unit`, each
+series' length as a generated attribute (``length_attribute``)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ class EncodedData:
     """
 
     attributes: np.ndarray | None  # (N, A_enc)
-    additional_attributes: np.ndarray | None  # (N, 2 * continuous features)
+    # (N, 2 * continuous features [+ 1, the length, with length_attribute])
+    additional_attributes: np.ndarray | None
     features: np.ndarray  # (N, T, F_enc), zero after each series' end
     lengths: np.ndarray  # (N,) int64
     _digest: str | None = field(default=None, init=False, repr=False)
@@ -63,3 +65,30 @@ def series_ends(continues, ends):
         [False, True, True]
     """
     return ends >= continues
+
+
+def encode_lengths(lengths: np.ndarray, max_sequence_len: int, zero_one: bool) -> np.ndarray:
+    """(N,) lengths in 1 .. max_sequence_len -> (N,) float32 in the attributes' output
+    range ([0, 1] when ``zero_one``, else [-1, 1]), linear in the length. Fixed by
+    ``max_sequence_len`` alone, never by the data's lengths (a private run reads none).
+
+    Example:
+        >>> encode_lengths(np.array([1, 5, 9]), 9, zero_one=True).tolist()
+        [0.0, 0.5, 1.0]
+    """
+    unit = (np.asarray(lengths, np.float64) - 1) / max(max_sequence_len - 1, 1)
+    return (unit if zero_one else 2 * unit - 1).astype(np.float32)
+
+
+def lengths_from_unit(encoded, max_sequence_len: int, zero_one: bool):
+    """The inverse of `encode_lengths` for generated values (torch): the nearest whole
+    length, within 1 .. max_sequence_len, as int64.
+
+    Example:
+        >>> import torch
+        >>> lengths_from_unit(torch.tensor([-0.2, 0.49, 0.51, 1.3]), 9, zero_one=True).tolist()
+        [1, 5, 5, 9]
+    """
+    unit = encoded if zero_one else (encoded + 1) / 2
+    steps = 1 + unit.clamp(0, 1) * max(max_sequence_len - 1, 1)
+    return steps.round().clamp(1, max_sequence_len).long()

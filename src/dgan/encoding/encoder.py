@@ -8,7 +8,9 @@ feature, and adds DoppelGANger's two extras:
   "additional attributes";
 * the generation flag: for variable-length data, two extra feature columns one-hot
   encode "series continues" / "series ends here"; steps after the end are all zero.
-  `series_ends` is the one rule for where a generated series ends.
+  `series_ends` is the one rule for where a generated series ends. With
+  ``length_attribute`` the length is also the last additional attribute (`encode_lengths`):
+  generated with the others, it sets where the generator ends each series.
 
 Everything has an exact inverse and a JSON-native state, as models are saved without
 pickle.
@@ -22,8 +24,8 @@ from typing import Any
 import numpy as np
 
 from dgan.config import Normalization, OutputType
-from dgan.encoding.encoded import EncodedData, series_ends  # re-exported: this module's API
-from dgan.encoding.example_scaling import fill_ranges, fills_range, series_ranges
+from dgan.encoding.encoded import EncodedData, encode_lengths, series_ends  # series_ends: API
+from dgan.encoding.example_scaling import fill_ranges, fills_range, series_ranges, to_series_range
 from dgan.encoding.groups import GroupRanges
 from dgan.encoding.marginals import ValueMarginals, matches_marginals, one_distribution
 from dgan.encoding.variables import (  # re-exported: the encoders are part of this module's API
@@ -38,6 +40,7 @@ from dgan.encoding.variables import (  # re-exported: the encoders are part of t
     all_numeric,
     encoder_from_json,
     fit_variables,
+    inverse_columns,
     output_slices,
     output_type,
     variable_names,
@@ -86,6 +89,7 @@ class DataEncoder:
         groups: GroupRanges | None = None,
         fill_range: bool | str = False,
         marginals: ValueMarginals | None = None,
+        length_attribute: bool = False,
     ):
         self.attribute_encoders = attribute_encoders
         self.feature_encoders = feature_encoders
@@ -99,6 +103,8 @@ class DataEncoder:
         self.fill_range = fill_range
         # The training values' distribution that generated values are mapped onto, or None.
         self.marginals = marginals
+        # Whether each series' length is the last additional attribute (variable length only).
+        self.length_attribute = length_attribute and variable_length
         self.continuous_features = [
             i for i, e in enumerate(feature_encoders) if isinstance(e, ContinuousEncoder)
         ]
@@ -110,7 +116,19 @@ class DataEncoder:
 
     @property
     def additional_slices(self) -> list[OutputSlice] | None:
-        return None if self.additional_encoders is None else output_slices(self.additional_encoders)
+        slices = (
+            None if self.additional_encoders is None else output_slices(self.additional_encoders)
+        )
+        if self.length_attribute:  # the length, after the example-scaling attributes
+            zero_one = self.normalization == Normalization.ZERO_ONE
+            start = sum(s.width for s in slices or [])
+            slices = [*(slices or []), OutputSlice(start, 1, SIGMOID if zero_one else TANH)]
+        return slices
+
+    @property
+    def length_column(self) -> int | None:
+        """Column of the length among the additional attributes (``length_attribute``)."""
+        return self.additional_dim - 1 if self.length_attribute else None
 
     @property
     def feature_slices(self) -> list[OutputSlice]:
@@ -205,6 +223,7 @@ class DataEncoder:
             variable_length,
             config.normalization,
             fill_range=config.fill_series_range,
+            length_attribute=config.length_attribute,
         )
         if config.apply_example_scaling and encoder.continuous_features:
             mid, half = encoder._midpoints_and_half_ranges(features)
@@ -322,6 +341,10 @@ class DataEncoder:
                 additional = self.groups.to_class(
                     additional, self.class_of(attributes, self.groups.attribute)
                 )
+        if self.length_attribute:
+            zero_one = self.normalization == Normalization.ZERO_ONE
+            length = encode_lengths(features.lengths, t_max, zero_one)[:, None]
+            additional = length if additional is None else np.hstack([additional, length])
         lengths = features.lengths.copy()
         return EncodedData(self.transform_attributes(attributes, n), additional, encoded, lengths)
 
@@ -339,15 +362,7 @@ class DataEncoder:
     def _scale_examples(self, block, part: SeriesRows, z, mid, half) -> None:
         """Rescale each series' continuous columns of ``block`` to the full range, in
         place, given their globally scaled values ``z`` (C, R) and ranges (N, C)."""
-        # (C, N_chunk), contiguous: repeating a transposed array is slow
-        lo, span = np.ascontiguousarray((mid - half).T), np.ascontiguousarray((2.0 * half).T)
-        flat = ~(span > 0)
-        # Each series' numbers repeated over its steps: flat (C, R) arrays are faster to
-        # work on than (C, N, T) broadcasts over short steps.
-        unit = z - part.per_row(lo, axis=1)
-        unit /= part.per_row(np.where(flat, 1.0, span), axis=1)
-        if flat.any():  # a constant series has no range: put it mid-range
-            unit[part.per_row(flat, axis=1)] = 0.5
+        unit = to_series_range(part, z, mid, half)
         if self.normalization != Normalization.ZERO_ONE:
             unit *= 2
             unit -= 1
@@ -401,14 +416,14 @@ class DataEncoder:
         n = data.features.shape[0]
         attributes = None
         if self.attribute_encoders is not None:
-            attributes = self._inverse_columns(
+            attributes = inverse_columns(
                 self.attribute_encoders, self.attribute_slices, data.attributes, (n,)
             )
         lengths = self.lengths_from_flags(data.features)
         feats = data.features.astype(np.float64)
         if self.additional_encoders is not None:
             starts = [s.start for s in output_slices(self.feature_encoders)]
-            ranges = data.additional_attributes
+            ranges = data.additional_attributes[:, : len(self.additional_encoders)]
             if self.groups is not None:  # from each class's range back to the column's
                 ranges = self.groups.from_class(
                     ranges, self.class_of(attributes, self.groups.attribute)
@@ -427,30 +442,13 @@ class DataEncoder:
                 z = (mid - half)[:, None] + unit * (2.0 * half)[:, None]
                 low = 0.0 if self.normalization == Normalization.ZERO_ONE else -1.0
                 feats[:, :, starts[i]] = np.clip(z, low, 1.0)
-        decoded = self._inverse_columns(
+        decoded = inverse_columns(
             self.feature_encoders, output_slices(self.feature_encoders), feats, feats.shape[:2]
         )  # (N, T, F)
         if (lengths == decoded.shape[1]).all():
             return attributes, SeriesRows.from_padded(decoded)
         within = np.arange(decoded.shape[1]) < lengths[:, None]  # (N, T) steps kept
         return attributes, SeriesRows(decoded[within], lengths)
-
-    @staticmethod
-    def _inverse_columns(encoders, slices, encoded, lead_shape) -> np.ndarray:
-        columns = [
-            enc.inverse(
-                encoded[..., s.start]
-                if isinstance(enc, ContinuousEncoder)
-                else encoded[..., s.start : s.start + s.width]
-            )
-            for enc, s in zip(encoders, slices, strict=True)
-        ]
-        if all(isinstance(e, ContinuousEncoder) for e in encoders):
-            return np.stack(columns, axis=-1).astype(np.float64)
-        out = np.empty((*lead_shape, len(encoders)), dtype=object)
-        for i, col in enumerate(columns):
-            out[..., i] = col
-        return out
 
     # ----- state ----------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
@@ -468,6 +466,7 @@ class DataEncoder:
             "groups": None if self.groups is None else self.groups.to_json(),
             "fill_range": self.fill_range,
             "marginals": None if self.marginals is None else self.marginals.to_json(),
+            "length_attribute": self.length_attribute,
         }
 
     @classmethod
@@ -490,4 +489,6 @@ class DataEncoder:
             marginals=None
             if state.get("marginals") is None
             else ValueMarginals.from_json(state["marginals"]),
+            # Files from before ended series by the generation flag alone.
+            length_attribute=state.get("length_attribute", False),
         )

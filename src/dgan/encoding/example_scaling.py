@@ -2,8 +2,8 @@
 
 Each training series' continuous feature is rescaled to the full range and its midpoint
 and half-range become generated attributes (`DataEncoder`); `series_ranges` measures
-them, `fill_ranges` stretches generated series over their range when decoding and
-`fills_range` says for which features.
+them, `to_series_range` rescales each series to them, `fill_ranges` stretches generated
+series over their range when decoding and `fills_range` says for which features.
 """
 
 from __future__ import annotations
@@ -50,3 +50,26 @@ def series_ranges(part: SeriesRows, z: np.ndarray) -> tuple[np.ndarray, np.ndarr
     lo = np.minimum.reduceat(z, part.starts, axis=1).T  # no series is empty
     hi = np.maximum.reduceat(z, part.starts, axis=1).T
     return (hi + lo) / 2.0, (hi - lo) / 2.0
+
+
+def to_series_range(part: SeriesRows, z: np.ndarray, mid: np.ndarray, half: np.ndarray):
+    """(C, R) each series' globally scaled values ``z`` (C, R) rescaled to [0, 1] over its
+    own range (``mid`` +/- ``half``, (N, C)); a constant series sits at 0.5.
+
+    Example:
+        >>> part = SeriesRows(np.zeros((5, 1)), np.array([3, 2]))
+        >>> z = np.array([[0.25, 0.5, 0.75, 0.7, 0.7]])
+        >>> mid, half = series_ranges(part, z)
+        >>> to_series_range(part, z, mid, half).round(6).tolist()
+        [[0.0, 0.5, 1.0, 0.5, 0.5]]
+    """
+    # (C, N_chunk), contiguous: repeating a transposed array is slow
+    lo, span = np.ascontiguousarray((mid - half).T), np.ascontiguousarray((2.0 * half).T)
+    flat = ~(span > 0)
+    # Each series' numbers repeated over its steps: flat (C, R) arrays are faster to
+    # work on than (C, N, T) broadcasts over short steps.
+    unit = z - part.per_row(lo, axis=1)
+    unit /= part.per_row(np.where(flat, 1.0, span), axis=1)
+    if flat.any():  # a constant series has no range: put it mid-range
+        unit[part.per_row(flat, axis=1)] = 0.5
+    return unit

@@ -473,3 +473,28 @@ def output_slices(encoders: Sequence[VariableEncoder]) -> list[OutputSlice]:
         out.append(OutputSlice(start, enc.width, enc.activation))
         start += enc.width
     return out
+
+
+def inverse_columns(encoders, slices, encoded: np.ndarray, lead_shape: tuple) -> np.ndarray:
+    """Decode each variable's columns of ``encoded`` (..., width): (*lead_shape, variables),
+    float64 where every variable is continuous, else object (categories keep their type).
+
+    Example:
+        >>> enc = ContinuousEncoder(Normalization.ZERO_ONE, True, "x").fit(np.array([0.0, 4.0]))
+        >>> inverse_columns([enc], output_slices([enc]), np.array([[0.25]]), (1,)).tolist()
+        [[1.0]]
+    """
+    columns = [
+        enc.inverse(
+            encoded[..., s.start]
+            if isinstance(enc, ContinuousEncoder)
+            else encoded[..., s.start : s.start + s.width]
+        )
+        for enc, s in zip(encoders, slices, strict=True)
+    ]
+    if all(isinstance(e, ContinuousEncoder) for e in encoders):
+        return np.stack(columns, axis=-1).astype(np.float64)
+    out = np.empty((*lead_shape, len(encoders)), dtype=object)
+    for i, col in enumerate(columns):
+        out[..., i] = col
+    return out

@@ -134,6 +134,7 @@ def public_encoder(
         variable_length,
         config.normalization,
         fill_range=config.fill_series_range,  # decoding only: no privacy cost
+        length_attribute=config.length_attribute,  # encoded by max_sequence_len alone
     )
     if config.apply_example_scaling and encoder.continuous_features:
         encoder.additional_encoders = _scaling_encoders(encoder, config.normalization)
