@@ -18,7 +18,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "dgan"
 LAYERS = [
     {"errors", "version"},
     {"config"},
-    {"precision", "noise", "records", "datasets", "series", "series_views"},
+    {"precision", "noise", "records", "datasets", "series"},
     {"tabular", "encoding"},
     {"networks"},
     {"privacy"},

@@ -271,28 +271,19 @@ def test_reused_fakes_train_in_every_precision(rng, precision):
 
 # ----- closed-form penalty of the MLP critic ----------------------------------------------
 @pytest.mark.parametrize(
-    "spectrum,increments,projected",
-    [
-        (False, False, None),
-        (True, False, None),
-        (False, True, None),
-        (True, True, None),
-        (False, False, [0, 2]),
-        (True, True, [0, 2]),
-    ],
-    ids=["mlp", "spectrum", "increments", "views", "projection", "all"],
+    "spectrum,projected",
+    [(False, None), (True, None), (False, [0, 2]), (True, [0, 2])],
+    ids=["mlp", "spectrum", "projection", "both"],
 )
 @pytest.mark.parametrize("norm", ["example", "batch"])
-def test_closed_form_penalty_equals_autograds(norm, spectrum, increments, projected):
+def test_closed_form_penalty_equals_autograds(norm, spectrum, projected):
     """The MLP critic's explicit input gradient gives autograd's penalty and gradients,
-    with and without the views of the series (spectrum, sorted increments), whose
-    gradients are carried back to the series."""
+    with and without the spectrum (whose gradient is carried back to the series)."""
     from dgan.networks import Critic
 
     torch.manual_seed(0)
-    # 4 steps of 5 features: 3 frequencies and 3 changes a feature
-    in_dim = 3 + 4 * 5 + (3 * 5 if spectrum else 0) + (3 * 5 if increments else 0)
-    critic = Critic(in_dim, 3, 32, spectrum=spectrum, projected=projected, increments=increments)
+    in_dim = 3 + 4 * 5 + (3 * 5 if spectrum else 0)  # 4 steps: 3 frequencies a feature
+    critic = Critic(in_dim, num_layers=3, num_units=32, spectrum=spectrum, projected=projected)
     real = (torch.rand(16, 3), None, torch.rand(16, 4, 5))
     fake = (torch.rand(16, 3), None, torch.rand(16, 4, 5))
     alpha = torch.rand(16, 1)
@@ -353,21 +344,6 @@ def test_spectral_projection_critic_reads_the_classes_and_spectrum_and_survives_
     attributes = encoder.attribute_dim + encoder.additional_dim
     assert critic.net[0].in_features == attributes + series + spectrum
     loaded = DGAN.load(model.save(tmp_path / "m.dgan"))
-    for name, weight in model.critic.state_dict().items():
-        torch.testing.assert_close(loaded.critic.state_dict()[name], weight, rtol=0, atol=0)
-
-
-def test_increment_critic_reads_the_sorted_changes_and_survives_a_save(rng, tmp_path):
-    """The first layer reads the series' (T - 1) changes a feature beside the spectrum's
-    columns, and a saved model rebuilds the same critic."""
-    model = _train(rng, increment_critic=True, spectral_critic=True)
-    config, encoder, critic = model.config, model.encoder, model.critic
-    length, width = config.max_sequence_len, encoder.feature_dim
-    attributes = encoder.attribute_dim + encoder.additional_dim
-    views = (length // 2 + 1) * width + (length - 1) * width
-    assert critic.increments and critic.net[0].in_features == attributes + length * width + views
-    loaded = DGAN.load(model.save(tmp_path / "m.dgan"))
-    assert loaded.critic.increments
     for name, weight in model.critic.state_dict().items():
         torch.testing.assert_close(loaded.critic.state_dict()[name], weight, rtol=0, atol=0)
 

@@ -32,8 +32,8 @@ FEATURES, ATTRIBUTES, T = 2, 1, 6
 
 def _critics() -> list[CriticTerm]:
     torch.manual_seed(0)
-    views = (T // 2 + 1 + T - 1) * FEATURES  # spectrum and increments beside a plain MLP
-    critic = Critic(ATTRIBUTES + T * FEATURES + views, 2, 16, spectrum=True, increments=True)
+    spectrum = (T // 2 + 1) * FEATURES  # a spectral critic beside a plain MLP one
+    critic = Critic(ATTRIBUTES + T * FEATURES + spectrum, num_layers=2, num_units=16, spectrum=True)
     attribute = Critic(ATTRIBUTES, num_layers=2, num_units=16)
     temporal = TemporalCritic(FEATURES, ATTRIBUTES, num_units=8)
     return [

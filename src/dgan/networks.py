@@ -24,12 +24,6 @@ from torch import nn
 
 from dgan.encoding.encoded import lengths_from_unit
 from dgan.encoding.encoder import BITS, SIGMOID, SOFTMAX, TANH, OutputSlice, series_ends
-from dgan.series_views import (
-    magnitude_spectrum,
-    magnitude_spectrum_vjp,
-    sorted_increments,
-    sorted_increments_vjp,
-)
 
 
 class OutputActivation(nn.Module):
@@ -257,6 +251,50 @@ class Generator(nn.Module):
         return mask.unsqueeze(-1)
 
 
+SPECTRUM_EPS = 1e-6
+"""Keeps each magnitude's square root differentiable where a frequency is absent."""
+
+
+def magnitude_spectrum(features: torch.Tensor) -> torch.Tensor:
+    """(B, T, F) series -> (B, T // 2 + 1, F) magnitudes of their discrete Fourier
+    transform over time, divided by sqrt(T), in fp32 (no FFT in 16 bits on every device).
+
+    Example:
+        >>> t = torch.arange(48.0)
+        >>> daily = torch.cos(2 * torch.pi * t / 24).reshape(1, 48, 1)
+        >>> int(magnitude_spectrum(daily)[0, :, 0].argmax())  # 2 cycles in 48 steps
+        2
+    """
+    with torch.autocast(features.device.type, enabled=False):
+        z = torch.fft.rfft(features.float(), dim=1)
+        return torch.sqrt(z.real**2 + z.imag**2 + SPECTRUM_EPS) / features.shape[1] ** 0.5
+
+
+def magnitude_spectrum_vjp(features: torch.Tensor, cotangent: torch.Tensor) -> torch.Tensor:
+    """d <cotangent, magnitude_spectrum(features)> / d features, (B, T, F), in closed form:
+    differentiable in ``cotangent`` by an ordinary backward (the features are constants).
+
+    With z = rfft(x), the magnitude's gradient with respect to (Re z, Im z) is z / |z|; the
+    inverse real FFT carries a complex cotangent c back to x as Re(sum_k c_k e^(2 pi i k t
+    / T)) once the bins it counts twice (all but 0 and T / 2) are halved.
+
+    Example:
+        >>> x = torch.randn(2, 9, 1, requires_grad=True)
+        >>> c = torch.randn(2, 5, 1)
+        >>> auto, = torch.autograd.grad((magnitude_spectrum(x) * c).sum(), x)
+        >>> torch.allclose(magnitude_spectrum_vjp(x.detach(), c), auto, atol=1e-5)
+        True
+    """
+    steps = features.shape[1]
+    with torch.autocast(features.device.type, enabled=False):
+        z = torch.fft.rfft(features.detach().float(), dim=1)  # (B, K, F)
+        magnitude = torch.sqrt(z.real**2 + z.imag**2 + SPECTRUM_EPS)
+        weights = cotangent.float() / (magnitude * steps**0.5)  # (B, K, F), real
+        counted_once = torch.ones(z.shape[1], 1, device=z.device)
+        counted_once[1 : (steps + 1) // 2] = 0.5
+        return torch.fft.irfft(weights * counted_once * z, n=steps, dim=1) * steps
+
+
 class Critic(nn.Module):
     """Wasserstein critic: an MLP over the concatenated, flattened inputs.
 
@@ -264,9 +302,7 @@ class Critic(nn.Module):
     features, (B, T, F)): how strong each period is in a series, wherever it starts,
     which an MLP over the flattened steps would have to learn at every offset (a daily
     cycle where the real series has none). ``in_dim`` then counts the spectrum's
-    (T // 2 + 1) * F columns. With ``increments=True`` it reads each feature's sorted
-    step-to-step changes ((T - 1) * F columns, after the spectrum's): how long a series
-    holds and how large it steps (`dgan.series_views`).
+    (T // 2 + 1) * F columns.
 
     Example:
         >>> critic = Critic(in_dim=7, num_layers=2, num_units=8)
@@ -284,14 +320,9 @@ class Critic(nn.Module):
         num_units: int,
         spectrum: bool = False,
         projected: list[int] | None = None,
-        increments: bool = False,
     ):
         super().__init__()
-        self.spectrum, self.increments = spectrum, increments
-        # each view of the features the MLP also reads, with its closed-form VJP
-        self.views = [(magnitude_spectrum, magnitude_spectrum_vjp)] * spectrum + [
-            (sorted_increments, sorted_increments_vjp)
-        ] * increments
+        self.spectrum = spectrum
         self.net = _mlp(in_dim, num_units, num_layers, 1, batch_norm=False)
         self.projection = None
         if projected:  # embeds into the last hidden layer (the input, without one)
@@ -301,8 +332,8 @@ class Critic(nn.Module):
 
     def _inputs(self, parts) -> list[torch.Tensor]:
         present = [p for p in parts if p is not None]
-        features = present[-1]
-        present += [view(features).to(features.dtype) for view, _ in self.views]
+        if self.spectrum:
+            present.append(magnitude_spectrum(present[-1]).to(present[-1].dtype))
         return [p.flatten(1) for p in present]  # each (B, -1)
 
     def forward(self, *parts: torch.Tensor | None) -> torch.Tensor:
@@ -320,9 +351,9 @@ class Critic(nn.Module):
         each layer's weights, masked where that layer's ReLU was off. The result is
         differentiable with respect to the weights by an ordinary backward, so the gradient
         penalty needs no double backward (what autograd would compute, to rounding: ReLU's
-        second derivative is zero). With views (spectrum, increments), the gradient reaching
-        their columns is carried on to the features by each view's VJP, so the penalty holds
-        the critic to slope 1 in the series themselves.
+        second derivative is zero). With a spectrum, the gradient reaching its columns is
+        carried on to the features (`magnitude_spectrum_vjp`), so the penalty holds the
+        critic to slope 1 in the series themselves.
 
         Example:
             >>> critic = Critic(in_dim=3 + 4 + 3, num_layers=2, num_units=4, spectrum=True)
@@ -354,17 +385,14 @@ class Critic(nn.Module):
             hidden = self.net[:-1](x)  # (B, H), with its graph: the term depends on weights
             direct = hidden @ self.projection.weight.to(hidden.dtype)  # (B, P)
             gradient = gradient.index_add(1, self.projected, direct.to(gradient.dtype))
-        if not self.views:
+        if not self.spectrum:
             return gradient
         features = [p for p in parts if p is not None][-1]  # (B, T, F)
-        batch, _, width = features.shape
-        columns = [view.shape[1] for view in inputs[-len(self.views) :]]
-        gradient, *to_views = gradient.split([gradient.shape[1] - sum(columns), *columns], 1)
-        steps = features[0].numel()
-        series = gradient[:, -steps:]
-        for (_, vjp), to_view in zip(self.views, to_views, strict=True):
-            through = vjp(features, to_view.reshape(batch, -1, width))  # (B, T, F)
-            series = series + through.flatten(1).to(gradient.dtype)
+        spectral = inputs[-1].shape[1]
+        to_spectrum = gradient[:, -spectral:].reshape(features.shape[0], -1, features.shape[2])
+        through = magnitude_spectrum_vjp(features, to_spectrum).flatten(1)  # (B, T * F)
+        gradient, steps = gradient[:, :-spectral], through.shape[1]
+        series = gradient[:, -steps:] + through.to(gradient.dtype)
         return torch.cat([gradient[:, :-steps], series], dim=1)
 
 
@@ -441,8 +469,6 @@ def build_networks(config, encoder) -> tuple[Generator, Critic, Critic | None]:
     critic_dim = attribute_dim + c.max_sequence_len * enc.feature_dim
     if c.spectral_critic:
         critic_dim += (c.max_sequence_len // 2 + 1) * enc.feature_dim
-    if c.increment_critic:
-        critic_dim += (c.max_sequence_len - 1) * enc.feature_dim
     projected = [  # the discrete attributes' one-hot columns come first in the input
         i for s in enc.attribute_slices or [] if s.activation == SOFTMAX
         for i in range(s.start, s.start + s.width)
@@ -453,7 +479,6 @@ def build_networks(config, encoder) -> tuple[Generator, Critic, Critic | None]:
         c.discriminator_num_units,
         c.spectral_critic,
         projected if c.projection_critic else None,
-        c.increment_critic,
     )
     attribute_critic = None
     if c.use_attribute_discriminator and attribute_dim > 0:

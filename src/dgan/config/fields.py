@@ -63,7 +63,6 @@ _NONNEGATIVE = Real((0, True), None, "a finite number >= 0")
 _POSITIVE = Real((0, False), None, "a finite number > 0")
 _BETA = Real((0, True), (1, False), "a number in [0, 1)")
 _FRACTION = Real((0, True), (1, True), "a fraction in [0, 1]")
-_OPTIONAL_POSITIVE = Real((0, False), None, "None or a finite number > 0", optional=True)
 _LAYERS = PositiveInt(most=MAX_LAYERS, why_most=" (deeper networks train no better here)")
 _ROUNDS = PositiveInt(most=MAX_ROUNDS, why_most=" (each round is a whole update per batch)")
 
@@ -241,7 +240,9 @@ class DGANConfig:
     """Dynamic scaling: multiply the scale by this after a step with inf/NaN gradients."""
     growth_interval: int = setting(2000, PositiveInt())
     """Dynamic scaling: clean steps before the scale grows."""
-    max_grad_norm: float | None = setting(None, _OPTIONAL_POSITIVE)
+    max_grad_norm: float | None = setting(
+        None, Real((0, False), None, "None or a finite number > 0", optional=True)
+    )
     """Clip each network's gradient norm to this (measured after unscaling), or None."""
     gradient_penalty_precision: str = setting("fp32", OneOf(("fp32", "autocast")))
     """"fp32": the penalty's critic pass in full precision; "autocast": in the training
@@ -292,9 +293,6 @@ class DGANConfig:
     projection_critic: bool = setting(False, Flag())
     """The critic's score adds an embedding of the discrete attributes times its last hidden
     layer (a projection critic: what looks real can differ per class)."""
-    increment_critic: bool = setting(False, Flag())
-    """The critic also reads each feature's sorted step-to-step changes: how long a series
-    holds and how large it steps, wherever it does (readings that hold where others wander)."""
 
     # --- Checkpoints (see dgan.storage.checkpoint) ---
     checkpoint_dir: str | None = setting(None, Custom(checkpoint_dir_problem, optional=True))
@@ -302,13 +300,15 @@ class DGANConfig:
     None writes none. Resume with ``train_numpy(..., resume_from=checkpoint_dir)``."""
     checkpoint_every: int = setting(10, PositiveInt())
     """Write a checkpoint every this many epochs (and always after the last one)."""
-    checkpoint_every_minutes: float | None = setting(None, _OPTIONAL_POSITIVE)
+    checkpoint_every_minutes: float | None = setting(
+        None, Real((0, False), None, "a positive number or None", optional=True)
+    )
     """Also write one at the first epoch end at least this many minutes after the last."""
     checkpoint_keep: int = setting(3, PositiveInt())
     """Keep the newest this many checkpoints; older ones are deleted."""
 
     # --- Differential privacy (see docs/privacy.md) ---
-    dp_epsilon: float | None = setting(None, _OPTIONAL_POSITIVE)
+    dp_epsilon: float | None = setting(None, Real((0, False), None, "None or a number > 0", True))
     """Train with differential privacy at this epsilon (DP-SGD on the critics); None: off."""
     dp_delta: float | None = setting(None, Real((0, False), (1, False), "None or in (0, 1)", True))
     """The delta of (epsilon, delta); None: a tenth of 1 / (number of series)."""
