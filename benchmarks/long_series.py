@@ -64,7 +64,8 @@ def run(args: argparse.Namespace) -> dict:
         roles += ["--attributes", ",".join(attributes), "--discrete", ",".join(attributes)]
     n = _count_series(real)
     with tempfile.TemporaryDirectory() as tmp:
-        work = Path(tmp)
+        work = Path(tmp) if args.keep is None else args.keep
+        work.mkdir(parents=True, exist_ok=True)
         model, synthetic = work / "model.dgan", work / "synthetic.csv"
         train = ["train", str(real), "-o", str(model), *roles, "--seed", str(args.seed)]
         seconds = dgan(*train, *args.train_flags, log=work / "train.log")
@@ -112,6 +113,9 @@ def main() -> None:
     parser.add_argument("--judge-python", help="a Python with aeon, for independent_judge.py")
     parser.add_argument("--tag", default="defaults", help="names the lever in the file name")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
+    parser.add_argument(
+        "--keep", type=Path, help="a folder to keep the model, synthetic table and logs in"
+    )
     argv = sys.argv[1:]
     cut = argv.index("--") if "--" in argv else len(argv)  # after --: extra dgan train flags
     args = parser.parse_args(argv[:cut])
