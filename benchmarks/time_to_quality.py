@@ -6,10 +6,12 @@ of the process, which other jobs on a shared machine stretch least, and wall sec
 which the curve first reached ``--threshold`` and from which it stayed there to the end,
 beside the final score (the protocol's classifiers on the finished model). The last line
 compares each file with the first: the median over seeds of the first's time to stay at
-the threshold over the other's::
+the threshold over the other's. A variant whose seeds ran as separate files (to
+interleave the variants on a shared machine) is those files joined by commas::
 
     python benchmarks/time_to_quality.py benchmarks/results/fidelity-ttq-stocks-fp32-*.json \\
         benchmarks/results/fidelity-ttq-stocks-bf16gpa-*.json --threshold 0.05
+    python benchmarks/time_to_quality.py fp32-s0.json,fp32-s1.json bf16-s0.json,bf16-s1.json
 """
 
 from __future__ import annotations
@@ -54,18 +56,18 @@ def _seconds(point: dict | None, key: str) -> str:
     return "-" if point is None or point.get(key) is None else f"{point[key]:.0f}"
 
 
-def table(paths: list[Path], threshold: float) -> str:
-    """The markdown table of every run of ``paths`` and the comparison with the first."""
+def table(variants: list[list[Path]], threshold: float) -> str:
+    """The markdown table of every run of each variant's files and the comparison of each
+    variant with the first."""
     lines = [
         f"| file | seed | first <= {threshold} (steps, CPU s, wall s) | stays <= {threshold} "
         "(steps, CPU s, wall s) | final discriminative | train CPU s |",
         "| --- | ---: | --- | --- | ---: | ---: |",
     ]
     stay_cpu: list[dict[int, float]] = []
-    for path in paths:
-        _, found = runs(path)
+    for variant in variants:
         by_seed = {}
-        for run in found:
+        for path, run in [(f, r) for f in variant for r in runs(f)[1]]:
             first, stays = reached(run["curve"], threshold)
             cells = [
                 "-"
@@ -83,28 +85,34 @@ def table(paths: list[Path], threshold: float) -> str:
             if stays is not None and stays.get("train_cpu_seconds") is not None:
                 by_seed[run["seed"]] = stays["train_cpu_seconds"]
         stay_cpu.append(by_seed)
-    for path, by_seed in zip(paths[1:], stay_cpu[1:], strict=True):
+    names = [",".join(path.name for path in variant) for variant in variants]
+    for name, by_seed in zip(names[1:], stay_cpu[1:], strict=True):
         seeds = sorted(set(stay_cpu[0]) & set(by_seed))
         if seeds:
             ratio = statistics.median(stay_cpu[0][s] / by_seed[s] for s in seeds)
             lines.append(
-                f"\n{paths[0].name} over {path.name}, CPU time to stay <= {threshold}, "
+                f"\n{names[0]} over {name}, CPU time to stay <= {threshold}, "
                 f"median of {len(seeds)} seed(s): {ratio:.2f}x"
             )
         else:
-            lines.append(f"\n{path.name}: no seed stayed <= {threshold} in both files")
+            lines.append(f"\n{name}: no seed stayed <= {threshold} in both variants")
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> str:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("files", nargs="+", type=Path, help="fidelity.py result files with curves")
+    p.add_argument(
+        "variants",
+        nargs="+",
+        help="fidelity.py result files with curves, one a variant (several joined by commas)",
+    )
     p.add_argument("--threshold", type=float, default=0.05, help="discriminative score (0.05)")
     args = p.parse_args(argv)
-    names = {runs(path)[0] for path in args.files}
+    variants = [[Path(f) for f in variant.split(",") if f] for variant in args.variants]
+    names = {runs(path)[0] for variant in variants for path in variant}
     if len(names) > 1:
         raise SystemExit(f"the files hold different datasets: {sorted(names)}")
-    text = table(args.files, args.threshold)
+    text = table(variants, args.threshold)
     print(text)
     return text
 

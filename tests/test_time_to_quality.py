@@ -77,3 +77,12 @@ def test_a_file_without_curves_is_refused(tmp_path):
     )
     with pytest.raises(SystemExit, match="--curve-every"):
         main([str(path)])
+
+
+def test_a_variant_may_be_several_files_one_seed_each(tmp_path):
+    slow = [_result(tmp_path / f"a{s}.json", [(s, [0.3, 0.04, 0.02], 100.0)]) for s in (0, 1)]
+    fast = [_result(tmp_path / f"b{s}.json", [(s, [0.04, 0.04, 0.02], 50.0)]) for s in (0, 1)]
+    text = main([",".join(map(str, slow)), ",".join(map(str, fast))])
+    # each seed: 200 CPU s against 50
+    assert "a0.json,a1.json over b0.json,b1.json" in text and "of 2 seed(s): 4.00x" in text
+    assert "| b1.json | 1 | 1000, 50, 100 |" in text

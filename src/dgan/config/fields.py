@@ -63,6 +63,7 @@ _NONNEGATIVE = Real((0, True), None, "a finite number >= 0")
 _POSITIVE = Real((0, False), None, "a finite number > 0")
 _BETA = Real((0, True), (1, False), "a number in [0, 1)")
 _FRACTION = Real((0, True), (1, True), "a fraction in [0, 1]")
+_OPTIONAL_POSITIVE = Real((0, False), None, "None or a finite number > 0", optional=True)
 _LAYERS = PositiveInt(most=MAX_LAYERS, why_most=" (deeper networks train no better here)")
 _ROUNDS = PositiveInt(most=MAX_ROUNDS, why_most=" (each round is a whole update per batch)")
 
@@ -144,9 +145,8 @@ class DGANConfig:
     value): "auto" where one attribute's classes set the levels (several sensors in one
     column), False never (as gretel), or that attribute's name. The plan says which."""
     length_attribute: bool = setting(False, Flag())
-    """Variable-length data: each series' length is also a generated attribute, judged with
-    the others by the attribute critic and read by the LSTM, and the generator ends each
-    series there (off: where the generated end-of-series flag says)."""
+    """Variable-length data: each series' length is also a generated attribute (judged by the
+    attribute critic, read by the LSTM) where it ends, not the generated end-of-series flag."""
     binary_encoder_cutoff: int = setting(150, PositiveInt())
     """Discrete variables with more categories than this use a binary code, not one-hot."""
 
@@ -240,9 +240,7 @@ class DGANConfig:
     """Dynamic scaling: multiply the scale by this after a step with inf/NaN gradients."""
     growth_interval: int = setting(2000, PositiveInt())
     """Dynamic scaling: clean steps before the scale grows."""
-    max_grad_norm: float | None = setting(
-        None, Real((0, False), None, "None or a finite number > 0", optional=True)
-    )
+    max_grad_norm: float | None = setting(None, _OPTIONAL_POSITIVE)
     """Clip each network's gradient norm to this (measured after unscaling), or None."""
     gradient_penalty_precision: str = setting("fp32", OneOf(("fp32", "autocast")))
     """"fp32": the penalty's critic pass in full precision; "autocast": in the training
@@ -300,15 +298,13 @@ class DGANConfig:
     None writes none. Resume with ``train_numpy(..., resume_from=checkpoint_dir)``."""
     checkpoint_every: int = setting(10, PositiveInt())
     """Write a checkpoint every this many epochs (and always after the last one)."""
-    checkpoint_every_minutes: float | None = setting(
-        None, Real((0, False), None, "a positive number or None", optional=True)
-    )
+    checkpoint_every_minutes: float | None = setting(None, _OPTIONAL_POSITIVE)
     """Also write one at the first epoch end at least this many minutes after the last."""
     checkpoint_keep: int = setting(3, PositiveInt())
     """Keep the newest this many checkpoints; older ones are deleted."""
 
     # --- Differential privacy (see docs/privacy.md) ---
-    dp_epsilon: float | None = setting(None, Real((0, False), None, "None or a number > 0", True))
+    dp_epsilon: float | None = setting(None, _OPTIONAL_POSITIVE)
     """Train with differential privacy at this epsilon (DP-SGD on the critics); None: off."""
     dp_delta: float | None = setting(None, Real((0, False), (1, False), "None or in (0, 1)", True))
     """The delta of (epsilon, delta); None: a tenth of 1 / (number of series)."""
