@@ -125,6 +125,47 @@ def test_bf16_generation_first_does_not_change_how_bf16_trains_later():
     assert trained.generator.lstm_in_fp32 is expected
 
 
+# ----- LSTM safety and speed ------------------------------------------------------------
+@pytest.mark.parametrize("layers,state", [(1, False), (2, True)])
+def test_even_input_lstm_is_the_same_lstm(layers, state):
+    """A zero input and a zero weight column change nothing: outputs, final state and
+    every weight's gradient are nn.LSTM's (fp32)."""
+    from dgan.networks import even_input_lstm
+
+    torch.manual_seed(0)
+    lstm = torch.nn.LSTM(5, 6, num_layers=layers, batch_first=True)
+    x = torch.randn(3, 4, 5)
+    h0 = (torch.randn(layers, 3, 6), torch.randn(layers, 3, 6)) if state else None
+    results = []
+    for run in (lstm, lambda x, h: even_input_lstm(lstm, x, h)):
+        lstm.zero_grad()
+        out, (h, c) = run(x, h0)
+        (out.sum() + h.sum() + 2 * c.sum()).backward()
+        results.append([out, h, c] + [p.grad.clone() for p in lstm.parameters()])
+    for mine, theirs in zip(*results, strict=True):
+        torch.testing.assert_close(mine, theirs, rtol=1e-5, atol=1e-6)
+
+
+def test_16_bit_policies_on_a_cpu_give_the_lstm_an_even_number_of_inputs(rng):
+    """bf16 on a CPU pads an odd number of LSTM inputs (AMX's kernel), fp32 never; the
+    generator's output is the same either way, and generating restores the setting."""
+    assert PrecisionPolicy(CPU, Precision.BF16).lstm_even_input
+    assert not PrecisionPolicy(CPU, Precision.FP32).lstm_even_input
+    model = _train(rng, epochs=1, feature_noise_dim=9)
+    generator = model.generator
+    assert generator.lstm.input_size == 3 + 1 + 2 * 2 + 9  # odd: padded
+    generator.eval()
+    noise = model.sampler.noise(6)
+    with torch.no_grad():
+        plain = generator(*noise)[2]
+        generator.lstm_even_input = True
+        padded = generator(*noise)[2]
+    generator.lstm_even_input = False
+    torch.testing.assert_close(padded, plain, rtol=1e-5, atol=1e-6)
+    model.generate_numpy(4, precision="bf16")
+    assert generator.lstm_even_input is False
+
+
 # ----- LSTM safety ----------------------------------------------------------------------
 @pytest.mark.parametrize("safe", [True, False])
 def test_lstm_runs_in_fp32_where_the_device_cannot_run_it_in_low_precision(monkeypatch, safe):
@@ -377,6 +418,7 @@ def test_generation_runs_under_the_requested_autocast(rng, precision, dtype):
     values = np.stack(series)
     assert values.dtype == np.float64 and np.isfinite(values).all()
     assert model.trainer.policy.name == "fp32" and model.generator.lstm_in_fp32 is False
+    assert model.generator.lstm_even_input is False
 
 
 def test_a_load_continues_in_the_precision_the_guard_lowered_to(rng, tmp_path):

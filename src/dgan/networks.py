@@ -165,6 +165,8 @@ class Generator(nn.Module):
         # Set by the precision policy where the device cannot run the LSTM safely in the
         # reduced precision (see precision.py): then it runs in fp32 inside autocast.
         self.lstm_in_fp32 = False
+        # Set by the policy in 16 bits on a CPU: an odd number of inputs gets a zero one.
+        self.lstm_even_input = False
         self.head = nn.Linear(feature_num_units, sample_len * self.feature_dim)
         self.feature_activation = OutputActivation(feature_slices)
 
@@ -200,11 +202,14 @@ class Generator(nn.Module):
         return attributes, additional, features
 
     def _lstm(self, lstm_in: torch.Tensor, state):
-        """The LSTM, in fp32 where the precision policy asks for it (`lstm_in_fp32`)."""
-        if not self.lstm_in_fp32:
-            return self.lstm(lstm_in, state)
-        with torch.autocast(lstm_in.device.type, enabled=False):
-            return self.lstm(lstm_in.float(), state)
+        """The LSTM, in fp32 where the precision policy asks for it (`lstm_in_fp32`), with
+        an even number of inputs where it asks for that (`lstm_even_input`)."""
+        if self.lstm_in_fp32:
+            with torch.autocast(lstm_in.device.type, enabled=False):
+                return self.lstm(lstm_in.float(), state)
+        if self.lstm_even_input and lstm_in.shape[-1] % 2:
+            return even_input_lstm(self.lstm, lstm_in, state)
+        return self.lstm(lstm_in, state)
 
     def _features(self, hidden: torch.Tensor) -> torch.Tensor:
         """(B, K, H) LSTM outputs -> (B, K * S, F) activated features."""
@@ -293,6 +298,31 @@ def magnitude_spectrum_vjp(features: torch.Tensor, cotangent: torch.Tensor) -> t
         counted_once = torch.ones(z.shape[1], 1, device=z.device)
         counted_once[1 : (steps + 1) // 2] = 0.5
         return torch.fft.irfft(weights * counted_once * z, n=steps, dim=1) * steps
+
+
+def even_input_lstm(lstm: nn.LSTM, inputs: torch.Tensor, state=None):
+    """``lstm(inputs, state)`` (batch first) with one more input, always zero, and a zero
+    weight column for it: the same outputs and gradients, for kernels that want an even
+    number of inputs (oneDNN's bf16 LSTM on AMX). ``lstm.weight_ih_l0`` gets its gradient
+    through the padding.
+
+    Example:
+        >>> lstm = nn.LSTM(3, 4, batch_first=True)
+        >>> x = torch.randn(2, 5, 3)
+        >>> torch.allclose(even_input_lstm(lstm, x)[0], lstm(x)[0], atol=1e-6)
+        True
+    """
+    weights = [w for layer in lstm.all_weights for w in layer]
+    weights[0] = nn.functional.pad(weights[0], (0, 1))  # (4H, I) -> (4H, I + 1)
+    inputs = nn.functional.pad(inputs, (0, 1))
+    if state is None:
+        zeros = inputs.new_zeros(lstm.num_layers, inputs.shape[0], lstm.hidden_size)
+        state = (zeros, zeros)
+    output, hidden, cell = torch.lstm(
+        inputs, state, weights, lstm.bias, lstm.num_layers, lstm.dropout, lstm.training,
+        lstm.bidirectional, True,
+    )  # fmt: skip
+    return output, (hidden, cell)
 
 
 class Critic(nn.Module):

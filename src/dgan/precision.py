@@ -13,6 +13,10 @@ Platform facts handled here (docs/design.md, "Precision"):
   then no loss scaler to protect its gradients; on some CPUs oneDNN has no fp16 or bf16
   LSTM at all. `lstm_runs_safely` probes the device once and, where the LSTM would not run
   in the policy's dtype, the policy sets the generator's ``lstm_in_fp32``.
+* oneDNN's bf16 LSTM runs on Intel AMX's tiles only for an even number of inputs: with an
+  odd number it takes an AVX-512 kernel that is about three times slower. In 16 bits on a
+  CPU the policy sets the generator's ``lstm_even_input``, which adds a zero input (and a
+  zero weight column) where the number is odd: the same LSTM, on the fast kernel.
 * fp16 gradients of the gradient penalty overflow at GradScaler's default initial scale
   of 2**16 (the scaled output gradient exceeds 65504), so dgan starts at 2**14.
 """
@@ -292,6 +296,7 @@ class PrecisionPolicy:
         self.lstm_in_fp32 = precision.dtype is not None and not lstm_runs_safely(
             device.type, precision.dtype
         )
+        self.lstm_even_input = device.type == "cpu" and precision.dtype is not None
 
     @classmethod
     def from_config(cls, config, device: torch.device) -> PrecisionPolicy:
@@ -322,9 +327,13 @@ class PrecisionPolicy:
             return contextlib.nullcontext()
         return torch.autocast(self.device.type, dtype=dtype)
 
-    def configure(self, generator: torch.nn.Module) -> None:
-        """Make the generator run its LSTM in fp32 where this device can't run it safely."""
-        generator.lstm_in_fp32 = self.lstm_in_fp32
+    def configure(self, generator: torch.nn.Module) -> tuple[bool, bool]:
+        """Make the generator run its LSTM in fp32 where this device can't run it safely,
+        with an even number of inputs in 16 bits on a CPU; what it ran before (to restore).
+        """
+        before = generator.lstm_in_fp32, generator.lstm_even_input
+        generator.lstm_in_fp32, generator.lstm_even_input = self.lstm_in_fp32, self.lstm_even_input
+        return before
 
     # ----- backward and optimizer steps -----------------------------------------------
     def backward_and_step(

@@ -204,9 +204,9 @@ class Sampler:
         """Run the generator in eval mode under ``policy``, ``batch_size`` series per call
         (None: `generation_batch_size`); restore its state."""
         generator = self.generator
-        was_training, lstm_in_fp32 = generator.training, generator.lstm_in_fp32
+        was_training = generator.training
         generator.eval()
-        policy.configure(generator)
+        training_lstm = policy.configure(generator)
         parts: list[list[torch.Tensor | None]] = [[], [], []]
         batch = batch_size or generation_batch_size(self.config, self.encoder)
         try:
@@ -219,7 +219,8 @@ class Sampler:
                         store.append(tensor)
         finally:
             generator.train(was_training)
-            generator.lstm_in_fp32 = lstm_in_fp32  # back to the training policy's choice
+            # back to the training policy's choice
+            generator.lstm_in_fp32, generator.lstm_even_input = training_lstm
 
         def gather(store):
             if store[0] is None:
