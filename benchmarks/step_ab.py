@@ -5,14 +5,20 @@ defaults otherwise), the second with ``key=value`` overrides (and the first with
 ``--a`` overrides), then alternates rounds of ``--steps`` training steps between them (the
 order flips every round) and reports the CPU time per step of each and the median of the
 per-round ratios A/B. Interleaving in one process makes the ratio trustworthy on a shared
-machine; absolute times are not. One torch thread unless ``--threads``::
+machine; absolute times are not. One torch thread unless ``--threads``. ``--seq-len``,
+``--batch-size`` and ``--n-series`` reshape the workload (a large model: 1,000 steps at
+batch 128, with wider networks as overrides of both sides)::
 
     OMP_NUM_THREADS=1 PYTHONPATH=src python benchmarks/step_ab.py --workload w2 reuse_fakes=True
+    OMP_NUM_THREADS=1 PYTHONPATH=src python benchmarks/step_ab.py --seq-len 1000 \\
+        --batch-size 128 --n-series 1024 --a feature_num_units=256 discriminator_num_units=512 \\
+        -- feature_num_units=256 discriminator_num_units=512 precision=bf16
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import statistics
 import sys
 import time
@@ -58,11 +64,17 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--rounds", type=int, default=8, help="alternations (default 8)")
     p.add_argument("--steps", type=int, default=5, help="steps per round and side (5)")
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--seq-len", type=int, help="steps per series (default: the workload's)")
+    p.add_argument("--batch-size", type=int, help="default: the workload's")
+    p.add_argument("--n-series", type=int, help="default: the workload's")
     p.add_argument("--a", nargs="*", default=[], help="key=value overrides of side A")
     p.add_argument("overrides", nargs="+", help="key=value overrides of side B")
     args = p.parse_args(argv)
     torch.set_num_threads(args.threads)
-    workload = WORKLOADS[args.workload]
+    shape = {"seq_len": args.seq_len, "batch_size": args.batch_size, "n_series": args.n_series}
+    workload = dataclasses.replace(
+        WORKLOADS[args.workload], **{k: v for k, v in shape.items() if v is not None}
+    )
     features, attributes = make_workload(workload, workload.n_series, seed=0)
     sides = {
         "A": build(workload, features, attributes, dict(map(parse_override, args.a))),
