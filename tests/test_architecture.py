@@ -18,7 +18,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "dgan"
 LAYERS = [
     {"errors", "version"},
     {"config"},
-    {"precision", "noise", "records", "datasets", "series"},
+    {"precision", "noise", "records", "datasets", "series", "spectrum"},
     {"tabular", "encoding"},
     {"networks"},
     {"privacy"},
