@@ -96,6 +96,29 @@ def test_long_series_get_the_spectral_critic_unless_you_say_otherwise(rng):
     assert model.config.spectral_critic and model.critic.spectrum
 
 
+def test_long_series_of_varied_lengths_generate_their_length_unless_you_say_otherwise(rng):
+    """From 100 steps on the rule also asks for the length as a generated attribute; the
+    encoder uses it where lengths vary, and the plan says so there; a value you set is
+    honoured."""
+    varied = [rng.random((length, 1)) for length in rng.integers(20, 101, 64)]
+    used, said = {}, {}
+    for name, features in {"varied": varied, "one length": rng.random((64, 100, 1))}.items():
+        model = DGAN(_untouched_config(max_sequence_len=100, sample_len=4, epochs=1))
+        reason = model.plan(features, warm_up_steps=0).settings_reason
+        said[name] = "each series' length generated as an attribute" in reason
+        model.train_numpy(features, progress_bar=False)
+        assert model.config.length_attribute
+        used[name] = model.encoder.length_attribute
+    assert used == said == {"varied": True, "one length": False}
+    assert (
+        not _untouched_config(max_sequence_len=99, sample_len=1).resolved_for(64).length_attribute
+    )
+    mine = _untouched_config(max_sequence_len=100, sample_len=4, length_attribute=False)
+    assert not mine.resolved_for(64).length_attribute
+    reason = DGAN(mine).plan(varied, warm_up_steps=0).settings_reason
+    assert "generated as an attribute" not in reason and "yours: length_attribute" in reason
+
+
 def test_values_given_equal_to_gretels_defaults_are_honoured():
     """Before: batch_size=1024, epochs=400 on 64 series trained at batch 16 for 10,000
     steps with learning rate 1e-4, as if nothing had been given."""

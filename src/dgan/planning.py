@@ -253,7 +253,7 @@ def make_plan(
         device=torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
         threads=torch.get_num_threads(),
         large_data=bool(config.large_data),
-        settings_reason=_settings_reason(asked, config, n),
+        settings_reason=_settings_reason(asked, config, arrays.features.lengths),
         small_data=_small_data(n),
         minutes=config.training_minutes,
         processes=world_size(),
@@ -281,22 +281,24 @@ def _budget_reason(asked: DGANConfig, config: DGANConfig, n: int) -> str:
     return why
 
 
-def _settings_reason(asked: DGANConfig, config: DGANConfig, n: int) -> str:
+def _settings_reason(asked: DGANConfig, config: DGANConfig, lengths: np.ndarray) -> str:
     """Which settings follow the data's size (large_data), or "" when none do."""
     if not config.large_data:
         return ""
+    n, varied = len(lengths), bool((lengths != config.max_sequence_len).any())  # as encoded
     how = "picked for" if asked.large_data == "auto" else "large_data=True for"
     rule = length_settings(config.max_sequence_len)
     picked = [name for name in rule if name not in asked.fields_set]
     rates = [name for name in picked if name.endswith("learning_rate")]
     words = [f"learning rates {config.generator_learning_rate:g}"] if len(rates) == 3 else []
     words += [f"{name} {getattr(config, name):g}" for name in rates if len(rates) < 3]
-    if "generator_ema_decay" in picked:
-        words.append(f"generator weight average {config.generator_ema_decay}")
-    if "feature_feedback" in picked:
-        words.append(f"feature feedback {'on' if config.feature_feedback else 'off'}")
-    if "spectral_critic" in picked:
-        words.append(f"a critic of spectra too (series of {LONG_SERIES}+ steps)")
+    said = {
+        "generator_ema_decay": f"generator weight average {config.generator_ema_decay}",
+        "feature_feedback": f"feature feedback {'on' if config.feature_feedback else 'off'}",
+        "spectral_critic": f"a critic of spectra too (series of {LONG_SERIES}+ steps)",
+        "length_attribute": "each series' length generated as an attribute" if varied else "",
+    }
+    words += [word for name, word in said.items() if name in picked and word]
     mine = sorted(asked.fields_set & {"batch_size", *rule})
     return (
         f"{how} {n:,} series: {', '.join(words) or 'the batch size and budget only'}"
@@ -466,9 +468,6 @@ def _warnings(
                 "information that matters (month, weekday) in attributes or features."
             )
     return warnings
-
-
-# ----------------------------------------------------------------------------- warm-up
 
 
 def _warm_up(config: DGANConfig, data: Checked, device: torch.device, steps: int) -> float:

@@ -8,7 +8,7 @@ feature feedback, for a budget of optimizer steps chosen from the data's size:
   `MIN_BATCH` and `MAX_BATCH` (8 or more steps per epoch; 16 for 64 series, 32 for 256,
   128 from 1,024 on);
 * learning rates 1e-4, ``generator_ema_decay=0.999``, ``feature_feedback=True``, and for
-  series of `LONG_SERIES` steps or more ``spectral_critic``;
+  series of `LONG_SERIES` steps or more ``spectral_critic`` and ``length_attribute``;
 * ``training_steps``: what `DEFAULT_EPOCHS` epochs take at that batch size, but at least
   `MIN_STEPS` and at most `MAX_STEPS` optimizer steps: small data gets more passes, large
   data fewer than 400 (a million series would otherwise train for days); long series get
@@ -65,10 +65,12 @@ SIZE_SETTINGS: dict[str, Any] = {
     "feature_feedback": True,
 }
 """The settings the rule picks at every size (beside the batch size and the budget)."""
-LONG_SERIES_SETTINGS: dict[str, Any] = {"spectral_critic": True}
+LONG_SERIES_SETTINGS: dict[str, Any] = {"spectral_critic": True, "length_attribute": True}
 """What the rule adds for series of `LONG_SERIES` steps or more: a critic that also reads
 each feature's spectrum (on the long sensors every class came out with the same daily
-cycle without it; docs/quality.md, "A critic that sees periods")."""
+cycle without it; docs/quality.md, "A critic that sees periods"), and, where lengths vary,
+each series' length as a generated attribute (without it generated sensors ran long and
+faded toward their end; docs/quality.md, "Where generated long series end")."""
 LARGE_DATA_SETTINGS: dict[str, Any] = {"batch_size": MAX_BATCH, **SIZE_SETTINGS}
 """``large_data=True`` (`DGANConfig.for_large_data`): the rule's settings at its largest
 batch, at any size, trained for ``epochs``."""
@@ -164,6 +166,8 @@ def length_settings(length: int) -> dict[str, Any]:
     Example:
         >>> "spectral_critic" in length_settings(24), length_settings(427)["spectral_critic"]
         (False, True)
+        >>> length_settings(427)["length_attribute"]  # used where lengths vary
+        True
     """
     return {**SIZE_SETTINGS, **(LONG_SERIES_SETTINGS if length >= LONG_SERIES else {})}
 
