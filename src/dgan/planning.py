@@ -37,6 +37,7 @@ from dgan.config.sizing import (
     length_settings,
     suggested_batch_size,
 )
+from dgan.encoding.encoded import varies_in_length
 from dgan.encoding.example_scaling import fills_range
 from dgan.encoding.marginals import matches_marginals, one_distribution
 from dgan.encoding.variables import log_floor
@@ -285,7 +286,7 @@ def _settings_reason(asked: DGANConfig, config: DGANConfig, lengths: np.ndarray)
     """Which settings follow the data's size (large_data), or "" when none do."""
     if not config.large_data:
         return ""
-    n, varied = len(lengths), bool((lengths != config.max_sequence_len).any())  # as encoded
+    n, varied = len(lengths), varies_in_length(lengths, config.max_sequence_len)
     how = "picked for" if asked.large_data == "auto" else "large_data=True for"
     rule = length_settings(config.max_sequence_len)
     picked = [name for name in rule if name not in asked.fields_set]

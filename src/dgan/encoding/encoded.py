@@ -1,6 +1,7 @@
 """`EncodedData`: a dataset in the networks' representation, and its digest; `series_ends`,
-where a generated series ends in it; `encode_lengths` and `lengths_from_unit`, each
-series' length as a generated attribute (``length_attribute``)."""
+where a generated series ends in it; `varies_in_length`, whether data needs the end encoded
+at all; `encode_lengths` and `lengths_from_unit`, each series' length as a generated
+attribute (``length_attribute``)."""
 
 from __future__ import annotations
 
@@ -65,6 +66,17 @@ def series_ends(continues, ends):
         [False, True, True]
     """
     return ends >= continues
+
+
+def varies_in_length(lengths: np.ndarray, max_sequence_len: int) -> bool:
+    """Whether any of the series' ``lengths`` falls short of ``max_sequence_len``: then the
+    encoder adds the generation flag (and the length attribute where asked for).
+
+    Example:
+        >>> varies_in_length(np.array([4, 4]), 4), varies_in_length(np.array([4, 3]), 4)
+        (False, True)
+    """
+    return bool((np.asarray(lengths) != max_sequence_len).any())
 
 
 def encode_lengths(lengths: np.ndarray, max_sequence_len: int, zero_one: bool) -> np.ndarray:

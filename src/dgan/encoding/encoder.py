@@ -24,7 +24,12 @@ from typing import Any
 import numpy as np
 
 from dgan.config import Normalization, OutputType
-from dgan.encoding.encoded import EncodedData, encode_lengths, series_ends  # series_ends: API
+from dgan.encoding.encoded import (  # series_ends: this module's API
+    EncodedData,
+    encode_lengths,
+    series_ends,
+    varies_in_length,
+)
 from dgan.encoding.example_scaling import fill_ranges, fills_range, series_ranges, to_series_range
 from dgan.encoding.groups import GroupRanges
 from dgan.encoding.marginals import ValueMarginals, matches_marginals, one_distribution
@@ -214,7 +219,7 @@ class DataEncoder:
             attribute_encoders = fit_variables(
                 attribute_types, attribute_names, attributes, settings
             )
-        variable_length = bool((features.lengths != config.max_sequence_len).any())
+        variable_length = varies_in_length(features.lengths, config.max_sequence_len)
         encoder = cls(
             attribute_encoders,
             feature_encoders,

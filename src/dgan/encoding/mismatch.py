@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from dgan.encoding.encoded import varies_in_length
 from dgan.encoding.encoder import ContinuousEncoder, DataEncoder
 from dgan.series import SeriesRows, as_series_rows
 
@@ -48,7 +49,7 @@ def mismatch_problems(
         problems.append(
             f"The model was trained on {n_attributes} attribute(s); this data has {given}: {fix}."
         )
-    if not encoder.variable_length and (features.lengths != encoder.max_sequence_len).any():
+    if not encoder.variable_length and varies_in_length(features.lengths, encoder.max_sequence_len):
         problems.append(
             "The model was trained on series of one length "
             f"({encoder.max_sequence_len}); this data has shorter ones, which it would pad "
