@@ -183,3 +183,14 @@ def test_the_machine_record_lists_the_low_precision_flags_lscpu_shows(smoke):
     assert machine["lscpu"]["low_precision_flags"] == [
         f for f in flags if f.startswith("amx") or f in ("avx512_bf16", "avx512_fp16")
     ]
+
+
+def test_minutes_gives_some_parts_other_budgets_and_names_the_fix_for_a_bad_pair(tmp_path):
+    from gpu_suite import parse_args
+
+    args = parse_args(["--out", str(tmp_path), "--minutes", "1:3, precision:2.5"])
+    assert args.minutes == {1: 3.0, 2: 2.5}
+    assert parse_args(["--out", str(tmp_path)]).minutes == {}
+    for bad in ("5:3", "1:0", "1:x", "1"):
+        done = _suite("--out", str(tmp_path), "--minutes", bad, "--tables")
+        assert done.returncode == 2 and "PART:MINUTES" in done.stderr, bad
