@@ -179,6 +179,18 @@ def test_the_weight_average_generates_with_the_live_batchnorm_statistics(rng):
         assert torch.equal(average[name], buffer), name
 
 
+@pytest.mark.gpu
+def test_the_weight_average_keeps_its_lstm_weights_in_one_chunk_on_cuda(rng):
+    """cuDNN runs an LSTM from one buffer of weights; the average is a deep copy, whose
+    weights would each be a tensor of their own, copied together at every call."""
+    features, attributes = _data(rng)
+    model = _model(generator_ema_decay=0.9, cuda=True)
+    model.train_numpy(features, attributes=attributes, attribute_types=TYPES, progress_bar=False)
+    for generator in (model.trainer.generator, model.trainer.generator_ema):
+        weights = generator.lstm._flat_weights
+        assert len({w.untyped_storage().data_ptr() for w in weights}) == 1
+
+
 # ----- the training budget ------------------------------------------------------------------
 def test_a_budget_in_steps_ends_with_a_partial_epoch(rng):
     """20 examples in batches of 8: 3 steps per epoch; 7 steps are 2 epochs and 1 step."""

@@ -89,6 +89,11 @@ class Trainer:
         self.generator_ema = None
         if config.generator_ema_decay is not None:
             self.generator_ema = copy.deepcopy(generator).requires_grad_(False)
+            # A deep copy leaves an LSTM's weights in separate tensors; cuDNN wants them in
+            # one chunk and would copy them together at every call (a warning on CUDA).
+            for module in self.generator_ema.modules():
+                if isinstance(module, torch.nn.RNNBase):
+                    module.flatten_parameters()
         self.device = policy.device
         # Fused Adam: one kernel per step instead of a dozen per parameter (faster steps on
         # CPU too; docs/precision.md); on the GPU it lets GradScaler skip without a sync.
