@@ -165,10 +165,12 @@ def lstm_runs_safely(device_type: str, dtype: torch.dtype) -> bool:
 def resolve_precision(requested: str | Precision, device: torch.device) -> Precision:
     """Turn the requested precision into one this device can run, or raise.
 
-    "auto" is bf16 where the GPU has native bf16, else fp16 on CUDA, and fp32 on every
-    CPU, bf16 hardware or not: bf16 training did not match fp32's quality on every dataset
-    of the benchmark suite (docs/quality.md, "Mixed precision"). An explicit request the
-    device cannot honour raises ParameterError naming the fix.
+    "auto" is fp32 on every device. On CPUs, bf16 hardware or not, bf16 training did not
+    match fp32's quality on every dataset of the benchmark suite (docs/quality.md, "Mixed
+    precision"). On a GPU (an H100, docs/precision.md) bf16 saved no memory (cuDNN's LSTM
+    must stay in fp32 under it) and was no faster than fp32 with TF32, and fp16 paid only
+    for a large model at large batches, where asking for "fp16" is the choice. An explicit
+    request the device cannot honour raises ParameterError naming the fix.
 
     Example:
         >>> resolve_precision("auto", torch.device("cpu"))
@@ -180,9 +182,7 @@ def resolve_precision(requested: str | Precision, device: torch.device) -> Preci
         names = ", ".join(repr(p.value) for p in Precision)
         raise ParameterError(f"precision must be one of {names}, got {requested!r}.") from None
     if precision == Precision.AUTO:
-        if device.type != "cuda":
-            return Precision.FP32
-        return Precision.BF16 if bf16_is_native(device) else Precision.FP16
+        return Precision.FP32
     if precision == Precision.BF16 and device.type == "cuda" and not bf16_is_native(device):
         raise ParameterError(
             f"precision='bf16' was asked for, but {torch.cuda.get_device_name(device)} only "

@@ -220,8 +220,9 @@ class DGANConfig:
     precision: str | None = setting(
         None, OneOf(PRECISIONS, optional=True, text=f"one of {PRECISIONS}")
     )
-    """"fp32", "fp16" (loss-scaled), "bf16" or "auto" (bf16 where native, else fp16 on
-    CUDA, else fp32). None: "fp16" if mixed_precision_training else "fp32"."""
+    """"fp32", "fp16" (loss-scaled), "bf16" or "auto" (fp32 on every device, from the
+    measurements in docs/precision.md). None: "fp16" if mixed_precision_training else
+    "fp32"."""
     loss_scale: str | float = setting("dynamic", Custom(_loss_scale_problem))
     """fp16 loss scaling: "dynamic", or a number for a static scale."""
     init_scale: float = setting(
