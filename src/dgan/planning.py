@@ -40,6 +40,7 @@ from dgan.config.sizing import (
 from dgan.encoding.encoded import varies_in_length
 from dgan.encoding.example_scaling import fills_range
 from dgan.encoding.marginals import matches_marginals, one_distribution
+from dgan.encoding.texture import matches_texture
 from dgan.encoding.variables import log_floor
 from dgan.precision import (
     Precision,
@@ -374,7 +375,9 @@ def _columns(
     fill = config.fill_series_range if config.apply_example_scaling else False
     match = config.match_marginals if config.dp_target_epsilon is None else False
     classed = OutputType.DISCRETE in (arrays.attribute_types or [])
-    decoding = (fill, match, one_distribution(classed, len(arrays.features)))
+    texture = config.match_texture if config.dp_target_epsilon is None else False
+    filtered = matches_texture(texture, config.max_sequence_len, LONG_SERIES)
+    decoding = (fill, match, one_distribution(classed, len(arrays.features)), filtered)
     attribute_names, feature_names = _names(arrays, layout)
     columns = []
     for j, name in enumerate(attribute_names):
@@ -416,7 +419,7 @@ def _column(
     kind: OutputType,
     values: np.ndarray,
     log_scale: bool | str,
-    decoding: tuple = (False, False, False),  # as the encoder decides: fill, match, whole
+    decoding: tuple = (False, False, False, False),  # as the encoder: fill, match, whole, texture
 ) -> ColumnPlan:
     if kind is OutputType.DISCRETE:
         count = distinct(values)
@@ -432,6 +435,8 @@ def _column(
         detail += "; generated series fill their range (fill_series_range)"
     if matches_marginals(decoding[1], floor is not None, decoding[2]):
         detail += "; generated values take the data's distribution (match_marginals)"
+    if decoding[3]:
+        detail += "; generated series take the data's texture per class (match_texture)"
     return ColumnPlan(name, role, "continuous", detail)
 
 

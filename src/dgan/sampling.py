@@ -93,7 +93,8 @@ class Sampler:
         self.device = device
         self.attribute_names = attribute_names
         self.rng = make_rng(config.seed, 1, device)
-        self._calibration: tuple[tuple, np.ndarray] | None = None  # (weights' versions, quantiles)
+        # (the weights' versions, (texture filters, value quantiles)): see `calibration`
+        self._calibration: tuple[tuple, tuple] | None = None
 
     def noise(self, n: int) -> tuple[torch.Tensor, torch.Tensor]:
         """Fresh (attribute noise, feature noise) for ``n`` examples from the sampler's RNG."""
@@ -148,10 +149,7 @@ class Sampler:
         )
         generated_attributes, features = self.encoder.inverse_rows(encoded)
         del encoded
-        marginals = self.encoder.marginals
-        if marginals is not None:  # values onto the training values' distribution
-            classes = self.encoder.class_of(generated_attributes, marginals.attribute)
-            features = marginals.apply(features, classes, self.own_quantiles())
+        features = self._match_training(generated_attributes, features)
         if requested is not None:
             for j, enc in enumerate(self.encoder.attribute_encoders):
                 if isinstance(enc, ContinuousEncoder):
@@ -162,11 +160,25 @@ class Sampler:
             features = features.with_rows(features.rows.astype(np.float64))
         return generated_attributes, features if as_rows else list(features)
 
+    def _match_training(self, attributes: np.ndarray | None, features: SeriesRows) -> SeriesRows:
+        """Decoded ``features`` filtered to the training texture (`SeriesTexture`), then
+        their values mapped onto the training distribution (`ValueMarginals`), each where
+        the encoder has one, from the calibration (`calibration`)."""
+        texture, marginals = self.encoder.texture, self.encoder.marginals
+        if texture is None and marginals is None:
+            return features
+        kernels, quantiles = self.calibration()
+        if texture is not None:  # the training series' step-to-step texture
+            classes = self.encoder.class_of(attributes, texture.attribute)
+            features = texture.apply(features, classes, kernels)
+        if marginals is not None:  # values onto the training values' distribution
+            classes = self.encoder.class_of(attributes, marginals.attribute)
+            features = marginals.apply(features, classes, quantiles)
+        return features
+
     def own_quantiles(self) -> np.ndarray:
-        """The generator's value quantiles per class (`ValueMarginals.quantiles`), from
-        `CALIBRATION_SERIES` series of fixed noise in fp32, computed again only when its
-        weights (or BatchNorm statistics) or the decoding change; the sampler's RNG is not
-        touched.
+        """The generator's value quantiles per class (`ValueMarginals.quantiles`) after
+        the texture filter (`calibration`).
 
         Example:
             >>> from dgan import DGAN, DGANConfig
@@ -176,6 +188,25 @@ class Sampler:
             >>> model.train_numpy(np.random.default_rng(0).random((8, 4, 1)), progress_bar=False)
             >>> model.sampler.own_quantiles().shape  # features, classes, quantiles
             (1, 1, 1001)
+        """
+        return self.calibration()[1]
+
+    def calibration(self) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """The texture filters (`SeriesTexture.kernels`) and the generator's value
+        quantiles per class after them (`ValueMarginals.quantiles`), None for what the
+        encoder does not have: from `CALIBRATION_SERIES` series of fixed noise in fp32,
+        computed again only when the generator's weights (or BatchNorm statistics) or the
+        decoding change; the sampler's RNG is not touched.
+
+        Example:
+            >>> from dgan import DGAN, DGANConfig
+            >>> config = DGANConfig(max_sequence_len=4, sample_len=2, epochs=1, cuda=False,
+            ...                     match_texture=True)
+            >>> model = DGAN(config)
+            >>> model.train_numpy(np.random.default_rng(0).random((8, 4, 1)), progress_bar=False)
+            >>> kernels, quantiles = model.sampler.calibration()
+            >>> kernels.shape, quantiles  # features, classes, taps; no value map
+            ((1, 1, 65), None)
         """
         tensors = [*self.generator.parameters(), *self.generator.buffers()]
         key = (id(self.generator), self.encoder.fill_range, *(t._version for t in tensors))
@@ -189,9 +220,29 @@ class Sampler:
             attributes, rows = self.encoder.inverse_rows(
                 self.generate_encoded(*noise, None, policy)
             )
-            classes = self.encoder.class_of(attributes, self.encoder.marginals.attribute)
-            self._calibration = (key, self.encoder.marginals.quantiles(rows, classes))
+            self._calibration = (key, self._calibrate(attributes, rows))
         return self._calibration[1]
+
+    def _calibrate(
+        self, attributes: np.ndarray | None, rows: SeriesRows
+    ) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """`calibration` from the decoded calibration sample ``attributes``, ``rows``."""
+        texture, marginals = self.encoder.texture, self.encoder.marginals
+        value_classes = None
+        if marginals is not None:
+            value_classes = self.encoder.class_of(attributes, marginals.attribute)
+
+        def value_map(filtered: SeriesRows) -> SeriesRows:  # what decoding does next
+            own = marginals.quantiles(filtered, value_classes)
+            return marginals.apply(filtered, value_classes, own)
+
+        kernels = None
+        if texture is not None:
+            classes = self.encoder.class_of(attributes, texture.attribute)
+            kernels = texture.kernels(rows, classes, None if marginals is None else value_map)
+            rows = texture.apply(rows, classes, kernels)
+        quantiles = None if marginals is None else marginals.quantiles(rows, value_classes)
+        return kernels, quantiles
 
     def generate_encoded(
         self,

@@ -346,4 +346,10 @@ def privacy_problems(config: Any) -> list[str]:
             "values, which a private run does not read from the data; set "
             "match_marginals='auto' (off under privacy) or False."
         )
+    if config.match_texture is True:
+        problems.append(
+            "match_texture=True filters generated series to the training series' texture, "
+            "which a private run does not read from the data; set match_texture='auto' (off "
+            "under privacy) or False."
+        )
     return problems

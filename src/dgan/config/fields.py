@@ -135,6 +135,11 @@ class DGANConfig:
     """Stretch generated series over their generated range ("auto": features on a log scale)."""
     match_marginals: bool | str = setting("auto", OneOf((True, False, "auto")))
     """Map generated values onto the training values' distribution per class ("auto": as above)."""
+    match_texture: bool | str = setting("auto", OneOf((True, False, "auto")))
+    """Filter generated series to the training series' step-to-step texture per class of
+    the per-class scaling's attribute (smooth where they are smooth, rough where rough;
+    `dgan.encoding.texture`): "auto" for series of 100 steps or more, True always, False
+    never (as gretel)."""
     log_scale: bool | str = setting("auto", OneOf((True, False, "auto")))
     """Scale continuous variables on a signed log scale, sign(x) * log10(1 + |x| / floor):
     "auto" for those whose typical non-zero magnitudes span more than three orders of
@@ -414,7 +419,7 @@ class DGANConfig:
         whole batch, one generator pass per batch serves the critic and generator rounds,
         the same settings for every data size (no large-data settings), no generator
         weight average or temporal critic, one linear range per continuous variable, values
-        decoded as generated, and fp16 loss scaling starts at GradScaler's 2**16.
+        decoded and filtered as generated, and fp16 loss scaling starts at GradScaler's 2**16.
 
         Example:
             >>> config = DGANConfig.gretel(max_sequence_len=20, sample_len=5)
@@ -426,6 +431,7 @@ class DGANConfig:
             per_class_scaling=False,
             fill_series_range=False,
             match_marginals=False,
+            match_texture=False,
             gradient_penalty_norm="batch",
             generator_ema_decay=None,
             reuse_fakes=True,

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from dgan.config import Normalization, OutputType
+from dgan.config.sizing import LONG_SERIES
 from dgan.encoding.encoded import (  # series_ends: this module's API
     EncodedData,
     encode_lengths,
@@ -33,6 +34,7 @@ from dgan.encoding.encoded import (  # series_ends: this module's API
 from dgan.encoding.example_scaling import fill_ranges, fills_range, series_ranges, to_series_range
 from dgan.encoding.groups import GroupRanges
 from dgan.encoding.marginals import ValueMarginals, matches_marginals, one_distribution
+from dgan.encoding.texture import SeriesTexture, matches_texture
 from dgan.encoding.variables import (  # re-exported: the encoders are part of this module's API
     BITS,
     SIGMOID,
@@ -95,6 +97,7 @@ class DataEncoder:
         fill_range: bool | str = False,
         marginals: ValueMarginals | None = None,
         length_attribute: bool = False,
+        texture: SeriesTexture | None = None,
     ):
         self.attribute_encoders = attribute_encoders
         self.feature_encoders = feature_encoders
@@ -108,6 +111,8 @@ class DataEncoder:
         self.fill_range = fill_range
         # The training values' distribution that generated values are mapped onto, or None.
         self.marginals = marginals
+        # The training series' texture that generated series are filtered to, or None.
+        self.texture = texture
         # Whether each series' length is the last additional attribute (variable length only).
         self.length_attribute = length_attribute and variable_length
         self.continuous_features = [
@@ -259,7 +264,29 @@ class DataEncoder:
             count = 1 if group is None else len(attribute_encoders[group].categories)
             classes = encoder.class_of(attributes, group)
             encoder.marginals = ValueMarginals.fit(features, mapped, group, classes, count)
+        if encoder.continuous_features and matches_texture(
+            config.match_texture, config.max_sequence_len, LONG_SERIES
+        ):
+            attribute = encoder._texture_attribute()
+            count = 1 if attribute is None else len(attribute_encoders[attribute].categories)
+            encoder.texture = SeriesTexture.fit(
+                features,
+                encoder.continuous_features,
+                attribute,
+                encoder.class_of(attributes, attribute),
+                count,
+            )
         return encoder
+
+    def _texture_attribute(self) -> int | None:
+        """The discrete attribute whose classes get a texture each: the per-class ranges'
+        attribute, else the first discrete attribute, else None (one texture for all)."""
+        if self.groups is not None:
+            return self.groups.attribute
+        discrete = [
+            j for j, e in enumerate(self.attribute_encoders or []) if isinstance(e, DiscreteEncoder)
+        ]
+        return discrete[0] if discrete else None
 
     def _class_codes(self, attributes: np.ndarray) -> dict[int, tuple[str, np.ndarray, int]]:
         """Each discrete attribute's name, category index per example and category count."""
@@ -472,6 +499,7 @@ class DataEncoder:
             "fill_range": self.fill_range,
             "marginals": None if self.marginals is None else self.marginals.to_json(),
             "length_attribute": self.length_attribute,
+            "texture": None if self.texture is None else self.texture.to_json(),
         }
 
     @classmethod
@@ -496,4 +524,8 @@ class DataEncoder:
             else ValueMarginals.from_json(state["marginals"]),
             # Files from before ended series by the generation flag alone.
             length_attribute=state.get("length_attribute", False),
+            # Files from before filtered generated series: they keep their texture.
+            texture=None
+            if state.get("texture") is None
+            else SeriesTexture.from_json(state["texture"]),
         )

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable
 from typing import Any
 
 from dgan.config import DGANConfig, Normalization, short_repr
 from dgan.encoding.marginals import QUANTILES
+from dgan.encoding.texture import LAGS
 from dgan.storage.header_checks import (
     check,
     in_range,
@@ -66,17 +68,42 @@ def encoder_problems(p: list[str], data: Any, config: DGANConfig | None) -> None
             p.append("encoder.length_attribute is true for series of one length")
     if data.get("groups") is not None:
         _groups(p, data["groups"], data.get("attribute_encoders"), additional)
-    if data.get("marginals") is not None:
-        _marginals(
-            p, data["marginals"], lists.get("feature_encoders"), data.get("attribute_encoders")
-        )
+    for key, problems in (("marginals", _marginals), ("texture", _texture)):
+        if data.get(key) is not None:
+            problems(p, data[key], lists.get("feature_encoders"), data.get("attribute_encoders"))
 
 
 def _marginals(p: list[str], data: Any, features: list | None, attributes: Any) -> None:
     """The training values' quantiles (`dgan.encoding.marginals`): continuous features,
     a discrete attribute or none, and per feature and class `QUANTILES` ascending numbers
     (null for a class without values)."""
-    where = "encoder.marginals"
+    expected = f"{QUANTILES} ascending numbers"
+    _per_class(p, data, "encoder.marginals", features, attributes, _ascending, expected)
+
+
+def _texture(p: list[str], data: Any, features: list | None, attributes: Any) -> None:
+    """The training series' autocorrelations (`dgan.encoding.texture`): continuous
+    features, a discrete attribute or none, and per feature and class `LAGS` + 1 numbers
+    in [-1, 1], the first 1 (null for a class without them)."""
+    where = "encoder.texture"
+    if is_dict(p, data, where) and required(p, data, "lags", where):
+        check(p, data["lags"] == LAGS, f"{where}.lags", str(LAGS), data["lags"])
+    expected = f"{LAGS + 1} numbers in [-1, 1], the first 1"
+    _per_class(p, data, where, features, attributes, _autocorrelation, expected)
+
+
+def _per_class(
+    p: list[str],
+    data: Any,
+    where: str,
+    features: list | None,
+    attributes: Any,
+    valid: Callable[[Any], bool],
+    expected_entry: str,
+) -> None:
+    """What the value map and the texture share: ``features``, indices of continuous
+    features; ``attribute``, a discrete attribute's index or null; ``real``, per feature
+    and class a ``valid`` entry or null."""
     if not is_dict(p, data, where) or features is None:
         return
     if not all([required(p, data, k, where) for k in ("features", "attribute", "real")]):
@@ -99,10 +126,19 @@ def _marginals(p: list[str], data: Any, features: list | None, attributes: Any) 
         isinstance(real, list)
         and len(real) == len(mapped)
         and all(isinstance(per, list) and len(per) == classes for per in real)
-        and all(q is None or _ascending(q) for per in real for q in per)
+        and all(q is None or valid(q) for per in real for q in per)
     )
-    expected = f"a {len(mapped)} x {classes} list of null or {QUANTILES} ascending numbers"
+    expected = f"a {len(mapped)} x {classes} list of null or {expected_entry}"
     check(p, ok, f"{where}.real", expected, real)
+
+
+def _autocorrelation(values: Any) -> bool:
+    return (
+        isinstance(values, list)
+        and len(values) == LAGS + 1
+        and all(is_number(v) and math.isfinite(v) and -1 <= v <= 1 for v in values)
+        and values[0] == 1
+    )
 
 
 def _ascending(values: Any) -> bool:

@@ -1,0 +1,260 @@
+"""Generated series filtered to the training series' step-to-step texture, per class.
+
+On long series the generator gets a class's levels, cycles and values right but not its
+texture: a temperature that rises smoothly comes out jittery, a gusty wind too smooth
+(docs/quality.md, "Texture matched per class"). Independent classifiers read exactly
+that (catch22's roughness and motif features). `SeriesTexture` keeps, per mapped feature
+and class (the categories of one discrete attribute, or one class for all), the training
+series' mean autocorrelation at lags 0..`LAGS`; each series is centred and scaled by its
+own mean and spread first, so the classes' levels and amplitudes do not enter. From a
+calibration sample of the generator's own series (`dgan.sampling`) it designs one
+zero-phase filter per feature and class whose gain is the square root of the ratio of the
+two spectra (real over generated) that those autocorrelations imply, and filters each
+generated series with it, keeping the series' mean and standard deviation: the texture
+moves towards the class's, the level and spread stay as generated. A second-order
+correction, linear and fixed per model: what a filter cannot make (holds at a value, a
+jump at switch-on) it leaves to the value map and the generator.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from dgan.series import SeriesRows
+
+LAGS = 32
+"""Autocorrelation lags kept per feature and class; the filters are 2 * LAGS + 1 taps."""
+ITERATIONS = 3
+"""Rounds of design: each measures what the filter so far (and decoding after it) left."""
+MAX_GAIN = 20.0
+"""The filter's gain at any frequency stays within [1 / MAX_GAIN, MAX_GAIN]."""
+MIN_SERIES = 5
+"""A class with fewer usable series than this takes the texture of all series pooled."""
+_FREQUENCIES = np.linspace(0.0, np.pi, 512)
+IDENTITY = np.eye(1, 2 * LAGS + 1, LAGS).ravel()
+"""The all-pass filter: a series as it is."""
+_PAD_ELEMENTS = 1 << 22  # padded values per chunk when filtering
+
+
+def matches_texture(setting: bool | str, max_sequence_len: int, long_series: int) -> bool:
+    """Whether generated series are filtered to the training texture (`match_texture`):
+    always for True, never for False, for "auto" where series are ``long_series`` steps
+    or longer (the short windows of the TimeGAN protocol are left as generated).
+
+    Example:
+        >>> matches_texture("auto", 427, 100), matches_texture("auto", 24, 100)
+        (True, False)
+    """
+    return setting is True or (setting == "auto" and max_sequence_len >= long_series)
+
+
+def autocorrelations(
+    rows: SeriesRows, feature: int, row_class: np.ndarray | None, n_classes: int
+) -> np.ndarray:
+    """(n_classes, `LAGS` + 1) the mean autocorrelation of feature ``feature``'s series
+    per class (``row_class``: each series' class, None for one class), each series centred
+    and scaled by its own mean and spread; NaN for a class without a varying series. A
+    class of fewer than `MIN_SERIES` such series gets the mean over all of them.
+
+    Example:
+        >>> t = np.arange(200.0)
+        >>> rows = SeriesRows.from_list([np.sin(t / 5)[:, None], np.sin(t / 7)[:, None]])
+        >>> autocorrelations(rows, 0, None, 1)[0, :3].round(2).tolist()
+        [1.0, 0.98, 0.94]
+    """
+    values = np.asarray(rows.rows[:, feature], dtype=np.float64)
+    series = rows.example_of_row()
+    count = np.maximum(rows.lengths, 1)
+    means = np.bincount(series, values, minlength=len(rows)) / count
+    centred = values - means[series]
+    power = np.bincount(series, centred * centred, minlength=len(rows))
+    per_series = np.full((len(rows), LAGS + 1), np.nan)
+    varying = (power > 1e-12 * np.maximum(1.0, np.abs(means) ** 2) * count) & np.isfinite(power)
+    for lag in range(LAGS + 1):
+        same = series[lag:] == series[: len(series) - lag]
+        products = centred[lag:] * centred[: len(centred) - lag]
+        sums = np.bincount(series[lag:][same], products[same], minlength=len(rows))
+        per_series[:, lag] = np.where(varying, sums / np.where(varying, power, 1.0), np.nan)
+    classes = np.zeros(len(rows), np.int64) if row_class is None else np.asarray(row_class)
+    out = np.full((n_classes, LAGS + 1), np.nan)
+    usable = varying & np.isfinite(per_series).all(axis=1)
+    pooled = per_series[usable].mean(axis=0) if usable.any() else None
+    for c in range(n_classes):
+        mine = usable & (classes == c)
+        if mine.sum() >= MIN_SERIES:
+            out[c] = per_series[mine].mean(axis=0)
+        elif mine.any() and pooled is not None:
+            out[c] = pooled
+    return out
+
+
+def spectrum(autocorrelation: np.ndarray) -> np.ndarray:
+    """The power spectrum at `_FREQUENCIES` that ``autocorrelation`` (lags 0..`LAGS`)
+    implies, through a Bartlett lag window, kept above 1e-4 of its peak."""
+    lags = np.arange(LAGS + 1)
+    window = 1.0 - lags / (LAGS + 1)
+    weights = autocorrelation * window * np.where(lags == 0, 1.0, 2.0)
+    power = np.cos(np.outer(_FREQUENCIES, lags)) @ weights
+    return np.maximum(power, 1e-4 * power.max())
+
+
+def kernel_of(gain: np.ndarray) -> np.ndarray:
+    """The 2 * `LAGS` + 1 taps of a symmetric (zero-phase) filter with ``gain`` at
+    `_FREQUENCIES`, tapered by a Hann window.
+
+    Example:
+        >>> all_pass = kernel_of(np.ones(512))
+        >>> bool(np.abs(all_pass - IDENTITY).max() < 1e-6)
+        True
+    """
+    taps = np.arange(-LAGS, LAGS + 1)
+    waves = np.cos(np.outer(_FREQUENCIES, taps))  # (frequencies, taps)
+    kernel = np.trapezoid(gain[:, None] * waves, _FREQUENCIES, axis=0)
+    return kernel / np.pi * 0.5 * (1.0 + np.cos(np.pi * taps / (LAGS + 1)))
+
+
+class SeriesTexture:
+    """Each mapped feature's mean autocorrelation per class, and the filters onto it.
+
+    ``features``: indices of the filtered (continuous) features; ``attribute``: index of
+    the discrete attribute whose categories are the classes, or None for one class;
+    ``real``: (len(features), classes, `LAGS` + 1) the training series' autocorrelations
+    (`autocorrelations`), NaN for a class without them.
+
+    Example:
+        >>> rng = np.random.default_rng(0)
+        >>> smooth = np.cumsum(rng.normal(size=(40, 300)), axis=1)  # random walks
+        >>> real = SeriesRows.from_padded(smooth[..., None])
+        >>> texture = SeriesTexture.fit(real, [0], None, None, 1)
+        >>> noise = 30 * rng.normal(size=smooth.shape)
+        >>> jittery = SeriesRows.from_padded((smooth + noise)[..., None])
+        >>> kernels = texture.kernels(jittery, None)
+        >>> filtered = texture.apply(jittery, None, kernels)
+        >>> def rough(rows):  # step size over spread
+        ...     x = rows.rows[:, 0].reshape(40, 300)
+        ...     return float(np.median(np.diff(x).std(axis=1) / x.std(axis=1)))
+        >>> rough(filtered) < rough(jittery) / 2
+        True
+    """
+
+    def __init__(self, features: list[int], attribute: int | None, real: np.ndarray):
+        self.features = list(features)
+        self.attribute = attribute
+        self.real = np.asarray(real, dtype=np.float64)
+
+    @classmethod
+    def fit(
+        cls,
+        rows: SeriesRows,
+        features: list[int],
+        attribute: int | None,
+        classes: np.ndarray | None,
+        n_classes: int,
+    ) -> SeriesTexture:
+        """The autocorrelations of ``rows`` (training series, in their own units);
+        ``classes``: each series' category index of ``attribute`` (None: one class)."""
+        real = np.stack([autocorrelations(rows, i, classes, n_classes) for i in features])
+        return cls(features, attribute, real)
+
+    @property
+    def n_classes(self) -> int:
+        return self.real.shape[1]
+
+    def kernels(
+        self,
+        generated: SeriesRows,
+        classes: np.ndarray | None,
+        decode: Callable[[SeriesRows], SeriesRows] | None = None,
+    ) -> np.ndarray:
+        """(len(features), classes, 2 * `LAGS` + 1) the filters for series like
+        ``generated`` (a calibration sample of the generator's, in their own units), in
+        `ITERATIONS` rounds: each filters the sample with the filters so far, passes it
+        through ``decode`` (what decoding does after the filter: the value map), and
+        multiplies each filter's gain by the square root of real over remaining spectrum.
+        A class missing from either side gets the all-pass filter."""
+        gains = np.ones((len(self.features), self.n_classes, len(_FREQUENCIES)))
+        kernels = np.broadcast_to(IDENTITY, (*gains.shape[:2], len(IDENTITY))).copy()
+        for _ in range(ITERATIONS):
+            filtered = self.apply(generated, classes, kernels)
+            if decode is not None:
+                filtered = decode(filtered)
+            for k, i in enumerate(self.features):
+                own = autocorrelations(filtered, i, classes, self.n_classes)
+                for c in range(self.n_classes):
+                    if np.isfinite(self.real[k, c]).all() and np.isfinite(own[c]).all():
+                        ratio = np.sqrt(spectrum(self.real[k, c]) / spectrum(own[c]))
+                        gains[k, c] = np.clip(gains[k, c] * ratio, 1 / MAX_GAIN, MAX_GAIN)
+                        kernels[k, c] = kernel_of(gains[k, c])
+        return kernels
+
+    def apply(
+        self, rows: SeriesRows, classes: np.ndarray | None, kernels: np.ndarray
+    ) -> SeriesRows:
+        """``rows`` with each mapped feature's series filtered by its class's kernel
+        (`kernels`), each keeping its mean and standard deviation; a new `SeriesRows`.
+        Series are mirrored at their ends, so a filter does not pull them towards 0."""
+        out = rows.rows.copy()
+        row_classes = np.zeros(len(rows), np.int64) if classes is None else np.asarray(classes)
+        longest = int(rows.lengths.max()) if len(rows) else 0
+        step = max(1, _PAD_ELEMENTS // (longest + 2 * LAGS + 1))
+        for first in range(0, len(rows), step):
+            part = slice(first, min(first + step, len(rows)))
+            for k, i in enumerate(self.features):
+                out[:, i] = self._filter_part(out[:, i], rows, part, kernels[k][row_classes[part]])
+        return rows.with_rows(out)
+
+    @staticmethod
+    def _filter_part(
+        column: np.ndarray, rows: SeriesRows, part: slice, kernels: np.ndarray
+    ) -> np.ndarray:
+        """``column`` with the series of ``part`` filtered, one kernel a series."""
+        lengths, starts = rows.lengths[part], rows.starts[part]
+        longest = int(lengths.max())
+        if longest < 2:
+            return column
+        last = np.maximum(lengths - 1, 0)[:, None]
+        positions = np.abs(np.arange(-LAGS, longest + LAGS)[None, :])
+        mirrored = np.clip(last - np.abs(last - positions), 0, last)  # reflect at both ends
+        at = np.minimum(starts[:, None] + mirrored, len(column) - 1)  # empty series: unused
+        values = np.asarray(column, dtype=np.float64)[at]
+        filtered = np.zeros((len(lengths), longest))
+        for tap in range(2 * LAGS + 1):
+            filtered += kernels[:, tap, None] * values[:, tap : tap + longest]
+        inside = np.arange(longest)[None, :] < lengths[:, None]
+        original = values[:, LAGS : LAGS + longest]
+        count = np.maximum(lengths, 1)
+
+        def moments(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # over each series
+            mean = np.where(inside, x, 0).sum(1) / count
+            return mean, np.sqrt(np.where(inside, (x - mean[:, None]) ** 2, 0).sum(1) / count)
+
+        mean, spread = moments(original)
+        new_mean, new_spread = moments(filtered)
+        scale = np.where(new_spread > 0, spread / np.where(new_spread > 0, new_spread, 1), 1.0)
+        result = mean[:, None] + (filtered - new_mean[:, None]) * scale[:, None]
+        changed = (lengths > 1) & ~(kernels == IDENTITY).all(axis=1)  # all-pass: exactly
+        keep = changed[:, None] & inside & np.isfinite(result)
+        rows_index = (starts[:, None] + np.arange(longest)[None, :])[keep]
+        column = column.copy()
+        column[rows_index] = result[keep].astype(column.dtype, copy=False)
+        return column
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "features": self.features,
+            "attribute": self.attribute,
+            "lags": LAGS,
+            # NaN (a class without values) is not JSON: None stands for it.
+            "real": [[None if np.isnan(r[0]) else r.tolist() for r in per] for per in self.real],
+        }
+
+    @classmethod
+    def from_json(cls, state: dict[str, Any]) -> SeriesTexture:
+        real = [
+            [np.full(LAGS + 1, np.nan) if r is None else np.asarray(r, float) for r in per]
+            for per in state["real"]
+        ]
+        return cls(state["features"], state["attribute"], np.asarray(real, dtype=np.float64))

@@ -1,0 +1,191 @@
+"""match_texture: generated series filtered to the training series' step-to-step texture,
+per class (dgan.encoding.texture), calibrated on the generator's own output together with
+the value map (dgan.sampling)."""
+
+import json
+
+import numpy as np
+import pytest
+
+from dgan import DGAN, DGANConfig, OutputType
+from dgan.encoding.encoder import DataEncoder
+from dgan.encoding.texture import IDENTITY, LAGS, SeriesTexture, autocorrelations
+from dgan.errors import ParameterError, SerializationError
+from dgan.series import SeriesRows
+from dgan.storage.format import read_model_file, write_model_file
+from tiny import tiny_config
+
+
+def _roughness(rows: SeriesRows) -> np.ndarray:
+    """Each series' step size over its spread."""
+    return np.array([np.diff(s[:, 0]).std() / s[:, 0].std() for s in rows])
+
+
+def _two_textures(rng, n=40, t=300):
+    """Class 0: smooth random walks; class 1: white noise. Lengths vary."""
+    lengths = rng.integers(t // 2, t + 1, n)
+    classes = np.arange(n) % 2
+    series = [
+        (np.cumsum(rng.normal(size=m)) if c == 0 else rng.normal(size=m))[:, None]
+        for m, c in zip(lengths, classes, strict=True)
+    ]
+    return SeriesRows.from_list(series), classes
+
+
+def test_each_class_gets_its_own_texture_and_keeps_its_level_and_spread():
+    rng = np.random.default_rng(0)
+    real, classes = _two_textures(rng)
+    texture = SeriesTexture.fit(real, [0], 0, classes, 2)
+    # Generated: both classes as a mix of the two textures, at levels of their own.
+    middle = [
+        (0.5 * np.cumsum(rng.normal(size=len(s))) + 3 * rng.normal(size=len(s)) + 100 * k)[:, None]
+        for k, s in enumerate(real)
+    ]
+    generated = SeriesRows.from_list(middle)
+    filtered = texture.apply(generated, classes, texture.kernels(generated, classes))
+    before, after, target = _roughness(generated), _roughness(filtered), _roughness(real)
+    smooth, rough = classes == 0, classes == 1
+    assert np.median(after[smooth]) < np.median(before[smooth]) / 2  # smoothed
+    assert np.median(after[rough]) > np.median(before[rough])  # roughened
+    for mine in (smooth, rough):
+        gap_before = abs(np.median(before[mine]) - np.median(target[mine]))
+        assert abs(np.median(after[mine]) - np.median(target[mine])) < gap_before / 2
+    # Each series keeps its length, mean and standard deviation.
+    assert np.array_equal(filtered.lengths, generated.lengths)
+    for a, b in zip(generated, filtered, strict=True):
+        assert np.isclose(a.mean(), b.mean()) and np.isclose(a.std(), b.std())
+    assert np.array_equal(generated.rows[:, 0], np.concatenate(middle)[:, 0])  # not mutated
+
+
+def test_a_class_missing_on_either_side_passes_through_and_the_state_round_trips():
+    rng = np.random.default_rng(1)
+    real, _ = _two_textures(rng, n=12)
+    texture = SeriesTexture.fit(real, [0], 0, np.zeros(12, np.int64), 2)  # class 1: none
+    assert np.isnan(texture.real[0, 1]).all() and texture.real[0, 0, 0] == pytest.approx(1.0)
+    classes = np.arange(12) % 2
+    kernels = texture.kernels(real, classes)
+    assert np.array_equal(kernels[0, 1], IDENTITY)
+    out = texture.apply(real, classes, kernels)
+    ones = np.repeat(classes == 1, real.lengths)
+    assert np.array_equal(out.rows[ones], real.rows[ones])
+    assert not np.allclose(out.rows[~ones], real.rows[~ones])
+    state = json.loads(json.dumps(texture.to_json()))  # NaN saved as null
+    assert state["real"][0][1] is None and state["lags"] == LAGS
+    back = SeriesTexture.from_json(state)
+    assert np.array_equal(back.real, texture.real, equal_nan=True)
+
+
+def test_constant_and_one_step_series_come_back_as_they_are():
+    rows = SeriesRows.from_list([np.full((50, 1), 3.0), np.array([[7.0]]), np.zeros((0, 1))])
+    assert np.isnan(autocorrelations(rows, 0, None, 1)).all()  # nothing varies
+    walks = np.cumsum(np.random.default_rng(2).normal(size=(10, 80)), axis=1)[..., None]
+    texture = SeriesTexture.fit(SeriesRows.from_padded(walks), [0], None, None, 1)
+    kernels = texture.kernels(SeriesRows.from_padded(walks + 1.0), None)
+    out = texture.apply(rows, None, kernels)
+    assert np.array_equal(out.rows, rows.rows)
+
+
+def _series(rng, n=48, t=120):
+    """Long series (the texture's "auto" is for 100 steps and more) of two classes."""
+    classes = rng.integers(0, 2, n)
+    walk = np.cumsum(rng.normal(size=(n, t)), axis=1)
+    noise = rng.normal(size=(n, t)) * 5
+    values = np.where(classes[:, None] == 0, walk, noise)
+    return values[..., None], classes[:, None].astype(float)
+
+
+def _fit(features, attributes, **config):
+    base = dict(max_sequence_len=features.shape[1], sample_len=4)
+    return DataEncoder.fit(
+        DGANConfig(**{**base, **config}),
+        features,
+        [OutputType.CONTINUOUS],
+        attributes,
+        [OutputType.DISCRETE],
+    )
+
+
+def test_auto_filters_long_series_per_class_and_leaves_short_ones_alone():
+    features, attributes = _series(np.random.default_rng(3))
+    auto = _fit(features, attributes)
+    assert auto.texture.features == [0] and auto.texture.attribute == 0
+    assert auto.texture.n_classes == 2
+    short = _fit(features[:, :24], attributes)  # a TimeGAN window's length
+    assert short.texture is None
+    assert _fit(features[:, :24], attributes, match_texture=True).texture is not None
+    assert _fit(features, attributes, match_texture=False).texture is None
+    assert DGANConfig.gretel(max_sequence_len=8, sample_len=2).match_texture is False
+    old = {k: v for k, v in auto.to_json().items() if k != "texture"}
+    assert DataEncoder.from_json(old).texture is None  # files from before: as generated
+    plan = DGAN(DGANConfig(max_sequence_len=120, sample_len=10)).plan(
+        features, attributes=attributes, attribute_types=[OutputType.DISCRETE], warm_up_steps=0
+    )
+    feature = next(c for c in plan.columns if c.role == "feature")
+    assert feature.detail.endswith("(match_texture)")
+
+
+@pytest.fixture(scope="module")
+def trained():
+    features, attributes = _series(np.random.default_rng(4))
+    model = DGAN(tiny_config(max_sequence_len=120, sample_len=10, epochs=1))
+    model.train_numpy(
+        features, [OutputType.CONTINUOUS], attributes, [OutputType.DISCRETE],
+        progress_bar=False,
+    )  # fmt: skip
+    return model
+
+
+def test_generation_filters_with_the_calibrated_kernels(trained):
+    model = trained
+    assert model.encoder.texture is not None
+    model.sampler.reseed(1)
+    _, series = model.generate_numpy(30)
+    kernels, _ = model.sampler.calibration()
+    assert kernels.shape == (1, 2, 2 * LAGS + 1)
+    assert not np.allclose(kernels, IDENTITY)  # an untrained generator's texture is not real
+    # The same noise decoded without the texture gives other series.
+    texture, model.encoder.texture = model.encoder.texture, None
+    model.sampler._calibration = None
+    try:
+        model.sampler.reseed(1)
+        _, plain = model.generate_numpy(30)
+    finally:
+        model.encoder.texture = texture
+        model.sampler._calibration = None
+    assert not np.allclose(np.stack(series), np.stack(plain))
+    assert np.allclose([s.mean() for s in series], [s.mean() for s in plain], atol=1e-4)
+
+
+def test_the_texture_is_saved_checked_and_loaded(trained, tmp_path):
+    model = trained
+    path = model.save(tmp_path / "m.dgan")
+    loaded = DGAN.load(path)
+    assert np.array_equal(loaded.encoder.texture.real, model.encoder.texture.real)
+    model.sampler.reseed(5)
+    loaded.sampler.reseed(5)
+    assert np.array_equal(
+        np.stack(model.generate_numpy(4)[1]), np.stack(loaded.generate_numpy(4)[1])
+    )
+
+
+@pytest.mark.parametrize(
+    "where, value, message",
+    [
+        ("real", [[[0.5] * (LAGS + 1), None]], r"texture\.real must be a 1 x 2 list"),
+        ("features", [7], r"texture\.features must be indices of continuous features"),
+        ("attribute", 3, r"texture\.attribute must be null or a discrete attribute's index"),
+        ("lags", 8, rf"texture\.lags must be {LAGS}"),
+    ],
+)
+def test_a_broken_texture_in_a_file_is_named(trained, tmp_path, where, value, message):
+    path = trained.save(tmp_path / "m.dgan")
+    tensors, state = read_model_file(path)
+    state["encoder"]["texture"][where] = value
+    write_model_file(path, tensors, state)
+    with pytest.raises(SerializationError, match=rf"invalid header: .*encoder\.{message}"):
+        DGAN.load(path)
+
+
+def test_a_private_run_refuses_true_and_reads_no_texture_at_auto():
+    with pytest.raises(ParameterError, match="match_texture=True filters generated series"):
+        DGANConfig(max_sequence_len=120, sample_len=10, dp_epsilon=5.0, match_texture=True)
