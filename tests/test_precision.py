@@ -584,7 +584,7 @@ def test_fp16_counts_as_hardware_only_on_cpus_with_fp16_instructions(
     # Sapphire Rapids and later Xeons run fp16 products in hardware: no emulation warning
     # there, and the history and the plan say so; elsewhere fp16 is emulated.
     import dgan.precision as precision
-    from dgan.planning import _precision
+    from dgan.precision import precision_and_why
 
     monkeypatch.setattr(torch._C._cpu, "_get_cpu_capability", lambda: capability)
     precision.cpu_fp16_hardware.cache_clear()
@@ -596,7 +596,7 @@ def test_fp16_counts_as_hardware_only_on_cpus_with_fp16_instructions(
             resolve_precision("fp16", CPU)
         warned = "this CPU has no fp16 matrix hardware (AMX-FP16 or AVX-512-FP16)" in caplog.text
         assert warned is (expected is None)
-        _, why = _precision(_config(precision="fp16"), CPU)
+        _, why = precision_and_why(_config(precision="fp16"), CPU)
         assert ("emulated" in why) is (expected is None)
         assert (expected or "no fp16 hardware") in why
     finally:

@@ -42,14 +42,7 @@ from dgan.encoding.example_scaling import fills_range
 from dgan.encoding.marginals import matches_marginals, one_distribution
 from dgan.encoding.texture import matches_texture
 from dgan.encoding.variables import log_floor
-from dgan.precision import (
-    Precision,
-    bf16_is_native,
-    cpu_bf16_hardware,
-    cpu_fp16_hardware,
-    resolve_precision,
-    runs_in_hardware,
-)
+from dgan.precision import precision_and_why
 from dgan.prepare import Checked, Source, fit_encoder, prepare, repair_missing
 from dgan.privacy.public import privacy_plan
 from dgan.tabular.arrays import TrainingArrays
@@ -237,7 +230,7 @@ def make_plan(
     n = len(arrays.features)
     asked, config = config, config.resolved_for(n)  # as training will settle it
     lengths = arrays.features.lengths.tolist()
-    precision, reason = _precision(config, device)
+    precision, reason = precision_and_why(config, device)
     budget = Budget.of(config, n)
     plan = TrainingPlan(
         columns=_columns(arrays, layout, config),
@@ -319,41 +312,6 @@ def _small_data(n: int) -> str:
         "more series help most, a longer budget (training_steps, training_minutes) can; "
         "check with dgan evaluate (README: 'Settings that follow the data's size')"
     )
-
-
-def _precision(config: DGANConfig, device: torch.device) -> tuple[str, str]:
-    """The precision training will use on ``device``, and why."""
-    requested = config.effective_precision
-    precision = resolve_precision(requested, device)  # raises what training would raise
-    if device.type == "cpu":
-        fp16 = precision is Precision.FP16  # name the hardware the precision would use
-        hardware = cpu_fp16_hardware() if fp16 else cpu_bf16_hardware()
-        kind = "fp16" if fp16 else "bf16"
-        cpu = f"this CPU has {hardware}" if hardware else f"this CPU has no {kind} hardware"
-    else:
-        native = bf16_is_native(device)
-        cpu = "this GPU " + ("has native bf16" if native else "has no native bf16")
-    if requested == Precision.AUTO.value:
-        if device.type == "cpu":
-            why = "'auto' on a CPU is fp32 (bf16 did not match its quality everywhere)"
-        else:
-            why = (
-                "'auto' on a GPU is fp32 (16 bits paid only for large models at large "
-                "batches: precision='fp16' there)"
-            )
-        return precision.value, f"{why}; {cpu}" if device.type == "cpu" else why
-    if config.precision is None:
-        source = (
-            "mixed_precision_training=True"
-            if config.mixed_precision_training
-            else ("the default (precision=None)")
-        )
-    else:
-        source = f"precision={config.precision!r} was asked for"
-    if precision is Precision.FP32:
-        return precision.value, f"{source}; {cpu}"
-    emulated = runs_in_hardware(precision, device) is False
-    return precision.value, f"{source}; {cpu}" + (", so it is emulated (slow)" if emulated else "")
 
 
 # ----------------------------------------------------------------------------- columns

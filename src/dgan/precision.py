@@ -28,6 +28,7 @@ import functools
 import logging
 from collections.abc import Callable, Iterator, Sequence
 from enum import Enum
+from typing import Any
 
 import torch
 
@@ -398,3 +399,42 @@ class PrecisionPolicy:
 def loss_scale(scaler: torch.amp.GradScaler) -> float | None:
     """The scaler's current scale, or None when loss scaling is off."""
     return scaler.get_scale() if scaler.is_enabled() else None  # host sync (epoch end)
+
+
+def precision_and_why(config: Any, device: torch.device) -> tuple[str, str]:
+    """The precision training with ``config`` will use on ``device``, and why (the plan's
+    line); raises what training would raise.
+
+    Example:
+        >>> from dgan import DGANConfig
+        >>> precision_and_why(DGANConfig(max_sequence_len=4, sample_len=2), torch.device("cpu"))[0]
+        'fp32'
+    """
+    requested = config.effective_precision
+    precision = resolve_precision(requested, device)  # raises what training would raise
+    if device.type == "cpu":
+        fp16 = precision is Precision.FP16  # name the hardware the precision would use
+        hardware = cpu_fp16_hardware() if fp16 else cpu_bf16_hardware()
+        kind = "fp16" if fp16 else "bf16"
+        cpu = f"this CPU has {hardware}" if hardware else f"this CPU has no {kind} hardware"
+    else:
+        native = bf16_is_native(device)
+        cpu = "this GPU " + ("has native bf16" if native else "has no native bf16")
+    if requested == Precision.AUTO.value:
+        if device.type == "cpu":
+            why = "'auto' on a CPU is fp32 (bf16 did not match its quality everywhere)"
+        else:
+            why = "'auto' on a GPU is fp32 (16 bits paid only for large models at large batches)"
+        return precision.value, f"{why}; {cpu}" if device.type == "cpu" else why
+    if config.precision is None:
+        source = (
+            "mixed_precision_training=True"
+            if config.mixed_precision_training
+            else ("the default (precision=None)")
+        )
+    else:
+        source = f"precision={config.precision!r} was asked for"
+    if precision is Precision.FP32:
+        return precision.value, f"{source}; {cpu}"
+    emulated = runs_in_hardware(precision, device) is False
+    return precision.value, f"{source}; {cpu}" + (", so it is emulated (slow)" if emulated else "")

@@ -14,6 +14,8 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import math
 import reprlib
 from dataclasses import dataclass
@@ -353,3 +355,24 @@ def privacy_problems(config: Any) -> list[str]:
             "under privacy) or False."
         )
     return problems
+
+
+def coerce_inputs(config: Any) -> None:
+    """Convert ``config``'s input representations in place, without changing what was
+    asked for: the enum's name as a string ("MINUSONE_ONE"), as config files carry it, and
+    numpy scalars (np.int64 epochs, np.float32 rates, np.bool_ flags) as the Python values
+    they hold, so the config compares, prints and saves to JSON like one built from
+    literals. An unknown name is left for the checks to report.
+
+    Example:
+        >>> from dgan import DGANConfig
+        >>> DGANConfig(max_sequence_len=np.int64(4), sample_len=2).max_sequence_len.__class__
+        <class 'int'>
+    """
+    if isinstance(config.normalization, str):
+        with contextlib.suppress(KeyError):
+            config.normalization = Normalization[config.normalization.upper()]
+    for f in dataclasses.fields(config):
+        value = getattr(config, f.name)
+        if isinstance(value, np.generic) and isinstance(value, (np.number, np.bool_)):
+            setattr(config, f.name, value.item())

@@ -10,14 +10,11 @@ mutated by dgan afterwards. It also records which fields were set, whatever thei
 
 from __future__ import annotations
 
-import contextlib
 import os
 from collections.abc import Iterable
 from dataclasses import MISSING, Field, InitVar, asdict, dataclass, field, fields
 from enum import Enum
 from typing import Any
-
-import numpy as np
 
 from dgan.config.checks import (
     Check,
@@ -27,6 +24,7 @@ from dgan.config.checks import (
     PositiveInt,
     Real,
     checkpoint_dir_problem,
+    coerce_inputs,
     is_int,
     is_real,
     length_problems,
@@ -136,10 +134,8 @@ class DGANConfig:
     match_marginals: bool | str = setting("auto", OneOf((True, False, "auto")))
     """Map generated values onto the training values' distribution per class ("auto": as above)."""
     match_texture: bool | str = setting("auto", OneOf((True, False, "auto")))
-    """Filter generated series to the training series' step-to-step texture per class of
-    the per-class scaling's attribute (smooth where they are smooth, rough where rough;
-    `dgan.encoding.texture`): "auto" for series of 100 steps or more, True always, False
-    never (as gretel)."""
+    """Filter generated series to each class's step-to-step texture in the training data
+    (`dgan.encoding.texture`; "auto": series of 100 steps or more)."""
     log_scale: bool | str = setting("auto", OneOf((True, False, "auto")))
     """Scale continuous variables on a signed log scale, sign(x) * log10(1 + |x| / floor):
     "auto" for those whose typical non-zero magnitudes span more than three orders of
@@ -225,9 +221,8 @@ class DGANConfig:
     precision: str | None = setting(
         None, OneOf(PRECISIONS, optional=True, text=f"one of {PRECISIONS}")
     )
-    """"fp32", "fp16" (loss-scaled), "bf16" or "auto" (fp32 on every device, from the
-    measurements in docs/precision.md). None: "fp16" if mixed_precision_training else
-    "fp32"."""
+    """"fp32", "fp16" (loss-scaled), "bf16" or "auto" (fp32 on every device: docs/precision.md).
+    None: "fp16" if mixed_precision_training else "fp32"."""
     loss_scale: str | float = setting("dynamic", Custom(_loss_scale_problem))
     """fp16 loss scaling: "dynamic", or a number for a static scale."""
     init_scale: float = setting(
@@ -322,7 +317,7 @@ class DGANConfig:
     """Private: the fields set (`dgan.config.given`); a call records what it passes."""
 
     def __post_init__(self, _given: Iterable[str] | None) -> None:
-        self._coerce_inputs()
+        coerce_inputs(self)
         if isinstance(self.checkpoint_dir, os.PathLike):  # a Path is kept as its text
             self.checkpoint_dir = os.fspath(self.checkpoint_dir)
         known = {f.name for f in fields(self)}
@@ -331,19 +326,6 @@ class DGANConfig:
         self._given = frozenset(record) if valid else frozenset()
         problems = [] if valid else [f"{GIVEN} must list DGANConfig fields, got {_given!r}."]
         raise_all(problems + self._problems(), ParameterError, "DGANConfig")
-
-    def _coerce_inputs(self) -> None:
-        # Convert input representations without changing what was asked for: the enum's
-        # name as a string ("MINUSONE_ONE"), as config files carry it, and numpy scalars
-        # (np.int64 epochs, np.float32 rates, np.bool_ flags) as the Python values they
-        # hold, so the config compares, prints and saves to JSON like one built from literals.
-        if isinstance(self.normalization, str):
-            with contextlib.suppress(KeyError):  # an unknown name is reported by _problems
-                self.normalization = Normalization[self.normalization.upper()]
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if isinstance(value, np.generic) and isinstance(value, (np.number, np.bool_)):
-                setattr(self, f.name, value.item())
 
     def _problems(self) -> list[str]:
         """Every field's own check (declared with the field), then the checks across fields."""

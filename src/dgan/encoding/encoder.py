@@ -24,7 +24,6 @@ from typing import Any
 import numpy as np
 
 from dgan.config import Normalization, OutputType
-from dgan.config.sizing import LONG_SERIES
 from dgan.encoding.encoded import (  # series_ends: this module's API
     EncodedData,
     encode_lengths,
@@ -33,8 +32,9 @@ from dgan.encoding.encoded import (  # series_ends: this module's API
 )
 from dgan.encoding.example_scaling import fill_ranges, fills_range, series_ranges, to_series_range
 from dgan.encoding.groups import GroupRanges
-from dgan.encoding.marginals import ValueMarginals, matches_marginals, one_distribution
-from dgan.encoding.texture import SeriesTexture, matches_texture
+from dgan.encoding.marginals import ValueMarginals
+from dgan.encoding.texture import SeriesTexture
+from dgan.encoding.training_maps import fit_training_maps
 from dgan.encoding.variables import (  # re-exported: the encoders are part of this module's API
     BITS,
     SIGMOID,
@@ -250,43 +250,11 @@ class DataEncoder:
                 {} if attributes is None else encoder._class_codes(attributes),
                 config.normalization,
             )
-        classed = any(isinstance(e, DiscreteEncoder) for e in attribute_encoders or [])
-        whole = one_distribution(classed, len(features))
-        mapped = [
-            i
-            for i in encoder.continuous_features
-            if matches_marginals(
-                config.match_marginals, feature_encoders[i].log_floor is not None, whole
-            )
-        ]
-        if mapped:  # per class of the per-class ranges' attribute, if any
-            group = None if encoder.groups is None else encoder.groups.attribute
-            count = 1 if group is None else len(attribute_encoders[group].categories)
-            classes = encoder.class_of(attributes, group)
-            encoder.marginals = ValueMarginals.fit(features, mapped, group, classes, count)
-        if encoder.continuous_features and matches_texture(
-            config.match_texture, config.max_sequence_len, LONG_SERIES
-        ):
-            attribute = encoder._texture_attribute()
-            count = 1 if attribute is None else len(attribute_encoders[attribute].categories)
-            encoder.texture = SeriesTexture.fit(
-                features,
-                encoder.continuous_features,
-                attribute,
-                encoder.class_of(attributes, attribute),
-                count,
-            )
+        group = None if encoder.groups is None else encoder.groups.attribute
+        encoder.marginals, encoder.texture = fit_training_maps(
+            config, features, attributes, attribute_encoders, feature_encoders, group
+        )
         return encoder
-
-    def _texture_attribute(self) -> int | None:
-        """The discrete attribute whose classes get a texture each: the per-class ranges'
-        attribute, else the first discrete attribute, else None (one texture for all)."""
-        if self.groups is not None:
-            return self.groups.attribute
-        discrete = [
-            j for j, e in enumerate(self.attribute_encoders or []) if isinstance(e, DiscreteEncoder)
-        ]
-        return discrete[0] if discrete else None
 
     def _class_codes(self, attributes: np.ndarray) -> dict[int, tuple[str, np.ndarray, int]]:
         """Each discrete attribute's name, category index per example and category count."""

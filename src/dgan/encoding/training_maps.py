@@ -1,0 +1,65 @@
+"""What decoding matches to the training data, fitted with the encoder: the value map
+(`ValueMarginals`, `match_marginals`) and the texture filter (`SeriesTexture`,
+`match_texture`), each per class of one discrete attribute."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from dgan.config.sizing import LONG_SERIES
+from dgan.encoding.marginals import ValueMarginals, matches_marginals, one_distribution
+from dgan.encoding.texture import SeriesTexture, matches_texture
+from dgan.encoding.variables import ContinuousEncoder, DiscreteEncoder, VariableEncoder
+from dgan.series import SeriesRows
+
+
+def fit_training_maps(
+    config: Any,
+    features: SeriesRows,
+    attributes: np.ndarray | None,
+    attribute_encoders: list[VariableEncoder] | None,
+    feature_encoders: list[VariableEncoder],
+    group: int | None,
+) -> tuple[ValueMarginals | None, SeriesTexture | None]:
+    """The value map and the texture of the training ``features`` where ``config`` asks
+    for them, else None. The value map's classes are those of the per-class ranges'
+    attribute ``group`` (None: one class); the texture's those of ``group``, else of the
+    first discrete attribute.
+
+    Example:
+        >>> from dgan import DGANConfig, OutputType
+        >>> from dgan.encoding.variables import fit_variables
+        >>> rows = SeriesRows.from_padded(np.random.default_rng(0).random((6, 120, 1)))
+        >>> settings = dict(normalization=None, apply_feature_scaling=True,
+        ...                 binary_encoder_cutoff=150, log_scale=False)
+        >>> encoders = fit_variables([OutputType.CONTINUOUS], ["x"], rows.rows, settings)
+        >>> config = DGANConfig(max_sequence_len=120, sample_len=10)
+        >>> marginals, texture = fit_training_maps(config, rows, None, None, encoders, None)
+        >>> marginals, texture.n_classes
+        (None, 1)
+    """
+    continuous = [i for i, e in enumerate(feature_encoders) if isinstance(e, ContinuousEncoder)]
+    discrete = [j for j, e in enumerate(attribute_encoders or []) if isinstance(e, DiscreteEncoder)]
+
+    def classes(attribute: int | None) -> tuple[np.ndarray | None, int]:
+        if attribute is None:
+            return None, 1
+        encoder = attribute_encoders[attribute]
+        return encoder.codes(attributes[:, attribute]), len(encoder.categories)
+
+    whole = one_distribution(bool(discrete), len(features))
+    setting = config.match_marginals
+    mapped = [
+        i
+        for i in continuous
+        if matches_marginals(setting, feature_encoders[i].log_floor is not None, whole)
+    ]
+    marginals = texture = None
+    if mapped:
+        marginals = ValueMarginals.fit(features, mapped, group, *classes(group))
+    if continuous and matches_texture(config.match_texture, config.max_sequence_len, LONG_SERIES):
+        attribute = group if group is not None else (discrete[0] if discrete else None)
+        texture = SeriesTexture.fit(features, continuous, attribute, *classes(attribute))
+    return marginals, texture
