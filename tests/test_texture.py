@@ -189,3 +189,12 @@ def test_a_broken_texture_in_a_file_is_named(trained, tmp_path, where, value, me
 def test_a_private_run_refuses_true_and_reads_no_texture_at_auto():
     with pytest.raises(ParameterError, match="match_texture=True filters generated series"):
         DGANConfig(max_sequence_len=120, sample_len=10, dp_epsilon=5.0, match_texture=True)
+
+
+def test_the_autocorrelations_do_not_depend_on_how_the_series_are_chunked(monkeypatch):
+    real, classes = _two_textures(np.random.default_rng(5))
+    whole = autocorrelations(real, 0, classes, 2)
+    chunks = SeriesRows.chunks
+    monkeypatch.setattr(SeriesRows, "chunks", lambda self: chunks(self, rows=100))
+    assert len(list(real.chunks())) > 10
+    assert np.allclose(autocorrelations(real, 0, classes, 2), whole, rtol=0, atol=1e-12)

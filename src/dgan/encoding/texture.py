@@ -52,12 +52,13 @@ def matches_texture(setting: bool | str, max_sequence_len: int, long_series: int
 
 
 def autocorrelations(
-    rows: SeriesRows, feature: int, row_class: np.ndarray | None, n_classes: int
+    rows: SeriesRows, feature: int, classes: np.ndarray | None, n_classes: int
 ) -> np.ndarray:
     """(n_classes, `LAGS` + 1) the mean autocorrelation of feature ``feature``'s series
-    per class (``row_class``: each series' class, None for one class), each series centred
+    per class (``classes``: each series' class, None for one class), each series centred
     and scaled by its own mean and spread; NaN for a class without a varying series. A
-    class of fewer than `MIN_SERIES` such series gets the mean over all of them.
+    class of fewer than `MIN_SERIES` such series gets the mean over all of them. Works
+    through chunks of series, so temporary memory stays bounded for millions of them.
 
     Example:
         >>> t = np.arange(200.0)
@@ -65,30 +66,37 @@ def autocorrelations(
         >>> autocorrelations(rows, 0, None, 1)[0, :3].round(2).tolist()
         [1.0, 0.98, 0.94]
     """
+    classes = np.zeros(len(rows), np.int64) if classes is None else np.asarray(classes)
+    sums, counts = np.zeros((n_classes, LAGS + 1)), np.zeros(n_classes)
+    for first, part in rows.chunks():
+        per_series, usable = _series_autocorrelations(part, feature)
+        mine = classes[first : first + len(part)][usable]
+        np.add.at(sums, mine, per_series[usable])
+        counts += np.bincount(mine, minlength=n_classes)
+    out = np.full((n_classes, LAGS + 1), np.nan)
+    enough = counts >= MIN_SERIES
+    out[enough] = sums[enough] / counts[enough, None]
+    if counts.sum() > 0:  # a class with a few series: the mean over all of them
+        out[~enough & (counts > 0)] = sums.sum(axis=0) / counts.sum()
+    return out
+
+
+def _series_autocorrelations(rows: SeriesRows, feature: int) -> tuple[np.ndarray, np.ndarray]:
+    """(N, `LAGS` + 1) each series' autocorrelation of ``feature``, and whether it varies."""
     values = np.asarray(rows.rows[:, feature], dtype=np.float64)
     series = rows.example_of_row()
     count = np.maximum(rows.lengths, 1)
     means = np.bincount(series, values, minlength=len(rows)) / count
     centred = values - means[series]
     power = np.bincount(series, centred * centred, minlength=len(rows))
-    per_series = np.full((len(rows), LAGS + 1), np.nan)
-    varying = (power > 1e-12 * np.maximum(1.0, np.abs(means) ** 2) * count) & np.isfinite(power)
+    varying = (power > 1e-12 * np.maximum(1.0, means**2) * count) & np.isfinite(power)
+    out = np.empty((len(rows), LAGS + 1))
     for lag in range(LAGS + 1):
         same = series[lag:] == series[: len(series) - lag]
         products = centred[lag:] * centred[: len(centred) - lag]
         sums = np.bincount(series[lag:][same], products[same], minlength=len(rows))
-        per_series[:, lag] = np.where(varying, sums / np.where(varying, power, 1.0), np.nan)
-    classes = np.zeros(len(rows), np.int64) if row_class is None else np.asarray(row_class)
-    out = np.full((n_classes, LAGS + 1), np.nan)
-    usable = varying & np.isfinite(per_series).all(axis=1)
-    pooled = per_series[usable].mean(axis=0) if usable.any() else None
-    for c in range(n_classes):
-        mine = usable & (classes == c)
-        if mine.sum() >= MIN_SERIES:
-            out[c] = per_series[mine].mean(axis=0)
-        elif mine.any() and pooled is not None:
-            out[c] = pooled
-    return out
+        out[:, lag] = sums / np.where(varying, power, 1.0)
+    return out, varying & np.isfinite(out).all(axis=1)
 
 
 def spectrum(autocorrelation: np.ndarray) -> np.ndarray:
