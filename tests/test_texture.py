@@ -11,8 +11,10 @@ from dgan import DGAN, DGANConfig, OutputType
 from dgan.encoding.encoder import DataEncoder
 from dgan.encoding.texture import IDENTITY, LAGS, SeriesTexture, autocorrelations
 from dgan.errors import ParameterError, SerializationError
+from dgan.privacy.public import public_encoder
 from dgan.series import SeriesRows
 from dgan.storage.format import read_model_file, write_model_file
+from dgan.tabular.arrays import validate_training_arrays
 from tiny import tiny_config
 
 
@@ -189,6 +191,21 @@ def test_a_broken_texture_in_a_file_is_named(trained, tmp_path, where, value, me
 def test_a_private_run_refuses_true_and_reads_no_texture_at_auto():
     with pytest.raises(ParameterError, match="match_texture=True filters generated series"):
         DGANConfig(max_sequence_len=120, sample_len=10, dp_epsilon=5.0, match_texture=True)
+    features, attributes = _series(np.random.default_rng(6), n=16)
+    public = {"feature 0": [-100, 100], "attribute 0": [0.0, 1.0]}
+    config = DGANConfig(
+        max_sequence_len=120, sample_len=10, dp_epsilon=20.0, public_values=public, large_data=False
+    )
+    given = dict(
+        feature_types=[OutputType.CONTINUOUS],
+        attributes=attributes,
+        attribute_types=[OutputType.DISCRETE],
+    )
+    plan = DGAN(config).plan(features, **given, warm_up_steps=0)
+    assert not any("match_texture" in c.detail for c in plan.columns)
+    arrays = validate_training_arrays(features, *given.values(), 120)
+    encoder = public_encoder(config, arrays, variable_length=False)
+    assert encoder.texture is None  # long series, "auto", but nothing read from them
 
 
 def test_the_autocorrelations_do_not_depend_on_how_the_series_are_chunked(monkeypatch):
