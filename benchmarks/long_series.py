@@ -120,6 +120,7 @@ def main() -> None:
     cut = argv.index("--") if "--" in argv else len(argv)  # after --: extra dgan train flags
     args = parser.parse_args(argv[:cut])
     args.train_flags = argv[cut + 1 :]
+    args.out.mkdir(parents=True, exist_ok=True)  # now, not after an hour's run
     result = run(args)
     day = datetime.date.today().isoformat()
     path = args.out / f"long-{args.dataset}-{args.tag}-s{args.seed}-{day}.json"
