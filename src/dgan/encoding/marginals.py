@@ -15,10 +15,9 @@ series being generated, so the map does not depend on how many are generated.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
+from dgan.encoding.per_class import PerClassTable
 from dgan.series import SeriesRows
 
 QUANTILES = 1001
@@ -73,7 +72,7 @@ def matches_marginals(setting: bool | str, log_scaled: bool, whole: bool = False
     return setting is True or (setting == "auto" and (log_scaled or whole))
 
 
-class ValueMarginals:
+class ValueMarginals(PerClassTable):
     """Each mapped feature's quantiles per class, and the map onto them.
 
     ``features``: indices of the mapped (continuous) features; ``attribute``: index of
@@ -91,10 +90,7 @@ class ValueMarginals:
         [0.0, 0.0, 0.0, 10.0]
     """
 
-    def __init__(self, features: list[int], attribute: int | None, real: np.ndarray):
-        self.features = list(features)
-        self.attribute = attribute
-        self.real = np.asarray(real, dtype=np.float64)
+    WIDTH = QUANTILES
 
     @classmethod
     def fit(
@@ -110,10 +106,6 @@ class ValueMarginals:
         marginals = cls(features, attribute, np.empty(0))
         marginals.real = marginals._quantiles(rows, classes, n_classes)
         return marginals
-
-    @property
-    def n_classes(self) -> int:
-        return self.real.shape[1]
 
     def quantiles(self, rows: SeriesRows, classes: np.ndarray | None) -> np.ndarray:
         """(features, classes, `QUANTILES`) quantiles of generated ``rows`` (NaN for a
@@ -165,19 +157,3 @@ class ValueMarginals:
                     values[mine] = np.interp(chances, PROBABILITIES, real)
             out[:, i] = values
         return rows.with_rows(out)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "features": self.features,
-            "attribute": self.attribute,
-            # NaN (a class without values) is not JSON: None stands for it.
-            "real": [[None if np.isnan(q[0]) else q.tolist() for q in per] for per in self.real],
-        }
-
-    @classmethod
-    def from_json(cls, state: dict[str, Any]) -> ValueMarginals:
-        real = [
-            [np.full(QUANTILES, np.nan) if q is None else np.asarray(q, float) for q in per]
-            for per in state["real"]
-        ]
-        return cls(state["features"], state["attribute"], np.asarray(real, dtype=np.float64))

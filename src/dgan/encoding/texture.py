@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from dgan.encoding.per_class import PerClassTable
 from dgan.series import SeriesRows
 
 LAGS = 32
@@ -124,7 +125,7 @@ def kernel_of(gain: np.ndarray) -> np.ndarray:
     return kernel / np.pi * 0.5 * (1.0 + np.cos(np.pi * taps / (LAGS + 1)))
 
 
-class SeriesTexture:
+class SeriesTexture(PerClassTable):
     """Each mapped feature's mean autocorrelation per class, and the filters onto it.
 
     ``features``: indices of the filtered (continuous) features; ``attribute``: index of
@@ -148,10 +149,7 @@ class SeriesTexture:
         True
     """
 
-    def __init__(self, features: list[int], attribute: int | None, real: np.ndarray):
-        self.features = list(features)
-        self.attribute = attribute
-        self.real = np.asarray(real, dtype=np.float64)
+    WIDTH = LAGS + 1
 
     @classmethod
     def fit(
@@ -166,10 +164,6 @@ class SeriesTexture:
         ``classes``: each series' category index of ``attribute`` (None: one class)."""
         real = np.stack([autocorrelations(rows, i, classes, n_classes) for i in features])
         return cls(features, attribute, real)
-
-    @property
-    def n_classes(self) -> int:
-        return self.real.shape[1]
 
     def kernels(
         self,
@@ -251,18 +245,4 @@ class SeriesTexture:
         return column
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "features": self.features,
-            "attribute": self.attribute,
-            "lags": LAGS,
-            # NaN (a class without values) is not JSON: None stands for it.
-            "real": [[None if np.isnan(r[0]) else r.tolist() for r in per] for per in self.real],
-        }
-
-    @classmethod
-    def from_json(cls, state: dict[str, Any]) -> SeriesTexture:
-        real = [
-            [np.full(LAGS + 1, np.nan) if r is None else np.asarray(r, float) for r in per]
-            for per in state["real"]
-        ]
-        return cls(state["features"], state["attribute"], np.asarray(real, dtype=np.float64))
+        return {**super().to_json(), "lags": LAGS}
