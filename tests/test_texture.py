@@ -9,7 +9,14 @@ import pytest
 
 from dgan import DGAN, DGANConfig, OutputType
 from dgan.encoding.encoder import DataEncoder
-from dgan.encoding.texture import IDENTITY, LAGS, SeriesTexture, autocorrelations
+from dgan.encoding.texture import (
+    IDENTITY,
+    LAGS,
+    MAX_HOLD,
+    SeriesTexture,
+    autocorrelations,
+    hold_shares,
+)
 from dgan.errors import ParameterError, SerializationError
 from dgan.privacy.public import public_encoder
 from dgan.series import SeriesRows
@@ -142,7 +149,7 @@ def test_generation_filters_with_the_calibrated_kernels(trained):
     assert model.encoder.texture is not None
     model.sampler.reseed(1)
     _, series = model.generate_numpy(30)
-    kernels, _ = model.sampler.calibration()
+    kernels = model.sampler.calibration().kernels
     assert kernels.shape == (1, 2, 2 * LAGS + 1)
     assert not np.allclose(kernels, IDENTITY)  # an untrained generator's texture is not real
     # The same noise decoded without the texture gives other series.
@@ -177,6 +184,8 @@ def test_the_texture_is_saved_checked_and_loaded(trained, tmp_path):
         ("features", [7], r"texture\.features must be indices of continuous features"),
         ("attribute", 3, r"texture\.attribute must be null or a discrete attribute's index"),
         ("lags", 8, rf"texture\.lags must be {LAGS}"),
+        ("holds", [[0.5, 1.5]], r"texture\.holds must be null or, per feature and class"),
+        ("holds", [[0.5]], r"texture\.holds must be null or, per feature and class"),
     ],
 )
 def test_a_broken_texture_in_a_file_is_named(trained, tmp_path, where, value, message):
@@ -215,3 +224,112 @@ def test_the_autocorrelations_do_not_depend_on_how_the_series_are_chunked(monkey
     monkeypatch.setattr(SeriesRows, "chunks", lambda self: chunks(self, rows=100))
     assert len(list(real.chunks())) > 10
     assert np.allclose(autocorrelations(real, 0, classes, 2), whole, rtol=0, atol=1e-12)
+
+
+def _quantized_walks(rng, n=40, t=300, grid=1.0):
+    """Class 0: slow random walks on a grid of ``grid`` (they hold most steps); class 1:
+    fast ones (they hold few)."""
+    classes = np.arange(n) % 2
+    scale = np.where(classes == 0, 0.3, 4.0)[:, None]
+    walks = np.round(np.cumsum(rng.normal(size=(n, t)) * scale, axis=1) / grid) * grid
+    return SeriesRows.from_padded(walks[..., None]), classes
+
+
+def test_hold_shares_count_repeated_values_per_class():
+    rows = SeriesRows.from_list(
+        [np.array([[1.0], [1.0], [np.nan], [2.0], [2.0]]), np.array([[0.0], [1.0], [2.0]])]
+    )
+    # Series 0: steps (1,1) held, two steps touch NaN, (2,2) held; series 1: none held.
+    shares = hold_shares(rows, 0, np.array([0, 1]), 3)
+    assert np.isnan(shares[2])  # a class without series
+    # Fewer than MIN_SERIES series in a class: the share over all of them (2 of 4 steps).
+    assert shares[:2].tolist() == [0.5, 0.5]
+    walks, classes = _quantized_walks(np.random.default_rng(0))
+    slow, fast = hold_shares(walks, 0, classes, 2)
+    assert slow > 0.5 > fast > 0.0
+
+
+def test_hold_repeats_a_value_exactly_until_a_series_leaves_its_band():
+    rows = SeriesRows.from_list(
+        [np.array([[0.0], [0.1], [0.05], [2.0], [2.1], [np.nan], [2.0]]), np.array([[5.0], [5.2]])]
+    )
+    before = rows.rows.copy()
+    texture = SeriesTexture([0], 0, np.ones((1, 2, LAGS + 1)))
+    out = texture.hold(rows, np.array([0, 1]), np.array([[0.2, 0.0]]))
+    assert np.array_equal(before, rows.rows, equal_nan=True)  # not mutated
+    first = out.rows[:7, 0]
+    assert first[:3].tolist() == [0.0, 0.0, 0.0] and first[3:5].tolist() == [2.0, 2.0]
+    assert np.isnan(first[5]) and first[6] == 2.0  # a missing value stays missing
+    assert out.rows[7:, 0].tolist() == [5.0, 5.2]  # a band of 0: as it was
+    # No band at all: every value as it was.
+    none = texture.hold(rows, np.array([0, 1]), np.zeros((1, 2)))
+    assert np.array_equal(none.rows, rows.rows, equal_nan=True)
+
+
+def test_the_dead_bands_give_each_class_the_training_share_of_holds():
+    rng = np.random.default_rng(1)
+    real, classes = _quantized_walks(rng)
+    texture = SeriesTexture.fit(real, [0], 0, classes, 2)
+    # Generated: the same walks with a flicker the grid turns into moves at every step,
+    # class 1 without its real moves (it holds more than the real one already).
+    walks = real.rows[:, 0].reshape(40, 300)
+    flicker = walks + rng.normal(size=walks.shape) * 0.6
+    flicker[1::2] = np.round(walks[1::2] / 40) * 40
+    generated = SeriesRows.from_padded(flicker[..., None])
+
+    def on_grid(rows):  # a stand-in for the value map: values onto the training grid
+        return rows.with_rows(np.round(rows.rows))
+
+    before = hold_shares(on_grid(generated), 0, classes, 2)
+    assert before[0] < texture.holds[0, 0] - 0.2 and before[1] > texture.holds[0, 1]
+    bands = texture.hold_thresholds(generated, classes, on_grid, exact=[0])
+    assert 0 < bands[0, 0] < MAX_HOLD and bands[0, 1] == 0.0
+    after = hold_shares(on_grid(texture.hold(generated, classes, bands)), 0, classes, 2)
+    assert after[0] == pytest.approx(texture.holds[0, 0], abs=0.02)
+    assert after[1] == before[1]
+    # Values rounded later, not by the value map, and files without holds: no bands.
+    assert not texture.hold_thresholds(generated, classes, on_grid, exact=[]).any()
+    texture.holds = None
+    assert not texture.hold_thresholds(generated, classes, on_grid, exact=[0]).any()
+
+
+def test_the_hold_shares_round_trip_and_files_without_them_load():
+    real, _ = _quantized_walks(np.random.default_rng(2), n=12)
+    texture = SeriesTexture.fit(real, [0], 0, np.zeros(12, np.int64), 2)  # class 1: none
+    state = json.loads(json.dumps(texture.to_json()))
+    assert state["holds"][0][1] is None
+    back = SeriesTexture.from_json(state)
+    assert np.array_equal(back.holds, texture.holds, equal_nan=True)
+    del state["holds"]
+    assert SeriesTexture.from_json(state).holds is None
+
+
+def test_generated_series_hold_as_often_as_the_training_ones():
+    rng = np.random.default_rng(3)
+    walks, classes = _quantized_walks(rng, n=64, t=120)
+    features = walks.rows.reshape(64, 120, 1) + 1000.0  # positive: the value map's log scale
+    config = tiny_config(max_sequence_len=120, sample_len=10, epochs=1, match_marginals=True)
+    model = DGAN(config)
+    model.train_numpy(
+        features, [OutputType.CONTINUOUS], classes[:, None].astype(float),
+        [OutputType.DISCRETE], progress_bar=False,
+    )  # fmt: skip
+    texture = model.encoder.texture
+    assert texture.holds is not None and model.encoder.marginals is not None
+
+    def generated_shares():
+        model.sampler._calibration = None
+        model.sampler.reseed(7)
+        attributes, series = model.generate_numpy(400)
+        rows = SeriesRows.from_list(series)
+        return hold_shares(rows, 0, attributes[:, 0].astype(np.int64), 2)
+
+    matched = generated_shares()
+    holds, texture.holds = texture.holds, None
+    try:
+        plain = generated_shares()
+    finally:
+        texture.holds = holds
+        model.sampler._calibration = None
+    gap, gap_plain = np.abs(matched - holds[0]), np.abs(plain - holds[0])
+    assert gap.max() < 0.05 and gap.sum() < gap_plain.sum()

@@ -10,6 +10,7 @@ batch size never changes what is generated.
 from __future__ import annotations
 
 import logging
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -27,6 +28,16 @@ from dgan.tabular.arrays import validate_condition_attributes
 logger = logging.getLogger(__name__)
 
 AttributesAndFeatures = tuple[np.ndarray | None, list[np.ndarray] | SeriesRows]
+
+
+class Calibration(NamedTuple):
+    """What decoding reads from the generator's own calibration sample (`Sampler.calibration`):
+    the texture filters, the texture's dead bands, the value quantiles; None where unused."""
+
+    kernels: np.ndarray | None
+    holds: np.ndarray | None
+    quantiles: np.ndarray | None
+
 
 GENERATION_BATCH = 4096
 """The most series one generator call generates by default (`generation_batch_size`)."""
@@ -93,8 +104,8 @@ class Sampler:
         self.device = device
         self.attribute_names = attribute_names
         self.rng = make_rng(config.seed, 1, device)
-        # (the weights' versions, (texture filters, value quantiles)): see `calibration`
-        self._calibration: tuple[tuple, tuple] | None = None
+        # (the weights' versions, `Calibration`): see `calibration`
+        self._calibration: tuple[tuple, Calibration] | None = None
 
     def noise(self, n: int) -> tuple[torch.Tensor, torch.Tensor]:
         """Fresh (attribute noise, feature noise) for ``n`` examples from the sampler's RNG."""
@@ -167,13 +178,13 @@ class Sampler:
         texture, marginals = self.encoder.texture, self.encoder.marginals
         if texture is None and marginals is None:
             return features
-        kernels, quantiles = self.calibration()
-        if texture is not None:  # the training series' step-to-step texture
+        calibration = self.calibration()
+        if texture is not None:  # the training series' step-to-step texture and holds
             classes = self.encoder.class_of(attributes, texture.attribute)
-            features = texture.apply(features, classes, kernels)
+            features = texture.apply(features, classes, calibration.kernels, calibration.holds)
         if marginals is not None:  # values onto the training values' distribution
             classes = self.encoder.class_of(attributes, marginals.attribute)
-            features = marginals.apply(features, classes, quantiles)
+            features = marginals.apply(features, classes, calibration.quantiles)
         return features
 
     def own_quantiles(self) -> np.ndarray:
@@ -189,12 +200,13 @@ class Sampler:
             >>> model.sampler.own_quantiles().shape  # features, classes, quantiles
             (1, 1, 1001)
         """
-        return self.calibration()[1]
+        return self.calibration().quantiles
 
-    def calibration(self) -> tuple[np.ndarray | None, np.ndarray | None]:
-        """The texture filters (`SeriesTexture.kernels`) and the generator's value
-        quantiles per class after them (`ValueMarginals.quantiles`), None for what the
-        encoder does not have: from `CALIBRATION_SERIES` series of fixed noise in fp32,
+    def calibration(self) -> Calibration:
+        """The texture filters (`SeriesTexture.kernels`), its dead bands where the value
+        map follows (`SeriesTexture.hold_thresholds`), and the generator's value quantiles
+        per class after both (`ValueMarginals.quantiles`), None for what the encoder does
+        not have: from `CALIBRATION_SERIES` series of fixed noise in fp32,
         computed again only when the generator's weights (or BatchNorm statistics) or the
         decoding change; the sampler's RNG is not touched.
 
@@ -204,9 +216,9 @@ class Sampler:
             ...                     match_texture=True)
             >>> model = DGAN(config)
             >>> model.train_numpy(np.random.default_rng(0).random((8, 4, 1)), progress_bar=False)
-            >>> kernels, quantiles = model.sampler.calibration()
-            >>> kernels.shape, quantiles  # features, classes, taps; no value map
-            ((1, 1, 65), None)
+            >>> kernels, holds, quantiles = model.sampler.calibration()
+            >>> kernels.shape, holds, quantiles  # features, classes, taps; no value map
+            ((1, 1, 65), None, None)
         """
         tensors = [*self.generator.parameters(), *self.generator.buffers()]
         key = (id(self.generator), self.encoder.fill_range, *(t._version for t in tensors))
@@ -223,9 +235,7 @@ class Sampler:
             self._calibration = (key, self._calibrate(attributes, rows))
         return self._calibration[1]
 
-    def _calibrate(
-        self, attributes: np.ndarray | None, rows: SeriesRows
-    ) -> tuple[np.ndarray | None, np.ndarray | None]:
+    def _calibrate(self, attributes: np.ndarray | None, rows: SeriesRows) -> Calibration:
         """`calibration` from the decoded calibration sample ``attributes``, ``rows``."""
         texture, marginals = self.encoder.texture, self.encoder.marginals
         value_classes = None
@@ -236,13 +246,16 @@ class Sampler:
             own = marginals.quantiles(filtered, value_classes)
             return marginals.apply(filtered, value_classes, own)
 
-        kernels = None
+        kernels = holds = None
         if texture is not None:
             classes = self.encoder.class_of(attributes, texture.attribute)
             kernels = texture.kernels(rows, classes, None if marginals is None else value_map)
             rows = texture.apply(rows, classes, kernels)
+            if marginals is not None:  # its values are final: hold as the training ones
+                holds = texture.hold_thresholds(rows, classes, value_map, marginals.features)
+                rows = texture.hold(rows, classes, holds)
         quantiles = None if marginals is None else marginals.quantiles(rows, value_classes)
-        return kernels, quantiles
+        return Calibration(kernels, holds, quantiles)
 
     def generate_encoded(
         self,

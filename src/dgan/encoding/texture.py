@@ -11,9 +11,17 @@ calibration sample of the generator's own series (`dgan.sampling`) it designs on
 zero-phase filter per feature and class whose gain is the square root of the ratio of the
 two spectra (real over generated) that those autocorrelations imply, and filters each
 generated series with it, keeping the series' mean and standard deviation: the texture
-moves towards the class's, the level and spread stay as generated. A second-order
-correction, linear and fixed per model: what a filter cannot make (holds at a value, a
-jump at switch-on) it leaves to the value map and the generator.
+moves towards the class's, the level and spread stay as generated.
+
+What a linear filter cannot make is a sensor's holds: real readings on a grid (whole
+hPa, 0.1 degrees) repeat for hours, generated ones flicker between neighbouring values or
+move at every step. The texture also keeps each class's share of steps at which a
+series holds its value (`hold_shares`), and where the value map decides the final values
+(`dgan.encoding.marginals`) the calibration finds, per class, the dead band (in units of
+each series' own spread) within which a generated series keeps its last value so that
+the share comes out as in training (`SeriesTexture.hold_thresholds`). A class that
+already holds as often as the real one, or more, is left as it is. Both corrections are
+fixed per model; a jump at switch-on is left to the generator.
 """
 
 from __future__ import annotations
@@ -38,6 +46,10 @@ _FREQUENCIES = np.linspace(0.0, np.pi, 512)
 IDENTITY = np.eye(1, 2 * LAGS + 1, LAGS).ravel()
 """The all-pass filter: a series as it is."""
 _PAD_ELEMENTS = 1 << 22  # padded values per chunk when filtering
+MAX_HOLD = 1.0
+"""The widest dead band, in units of a series' standard deviation."""
+HOLD_ROUNDS = 12
+"""Rounds of bisection for each class's dead band (to 1/4096 of `MAX_HOLD`)."""
 
 
 def matches_texture(setting: bool | str, max_sequence_len: int, long_series: int) -> bool:
@@ -100,6 +112,36 @@ def _series_autocorrelations(rows: SeriesRows, feature: int) -> tuple[np.ndarray
     return out, varying & np.isfinite(out).all(axis=1)
 
 
+def hold_shares(
+    rows: SeriesRows, feature: int, classes: np.ndarray | None, n_classes: int
+) -> np.ndarray:
+    """(n_classes,) the share of each class's steps at which feature ``feature`` holds
+    its value (equals the value one step before), over all of the class's series; NaN for
+    a class without steps. As in `autocorrelations`, a class of fewer than `MIN_SERIES`
+    series with steps gets the share over all series.
+
+    Example:
+        >>> rows = SeriesRows.from_list([np.array([[1.0], [1.0], [2.0], [2.0], [2.0]])])
+        >>> hold_shares(rows, 0, None, 1).tolist()  # 3 of 4 steps hold
+        [0.75]
+    """
+    classes = np.zeros(len(rows), np.int64) if classes is None else np.asarray(classes)
+    values = np.asarray(rows.rows[:, feature], dtype=np.float64)
+    series = rows.example_of_row()
+    step = (series[1:] == series[:-1]) & np.isfinite(values[1:]) & np.isfinite(values[:-1])
+    held = step & (values[1:] == values[:-1])
+    of_class = classes[series[1:]]
+    steps = np.bincount(of_class[step], minlength=n_classes).astype(np.float64)
+    holds = np.bincount(of_class[held], minlength=n_classes).astype(np.float64)
+    counted = np.bincount(classes[rows.lengths > 1], minlength=n_classes)
+    out = np.full(n_classes, np.nan)
+    enough = (counted >= MIN_SERIES) & (steps > 0)
+    out[enough] = holds[enough] / steps[enough]
+    if steps.sum() > 0:
+        out[~enough & (steps > 0)] = holds.sum() / steps.sum()
+    return out
+
+
 def spectrum(autocorrelation: np.ndarray) -> np.ndarray:
     """The power spectrum at `_FREQUENCIES` that ``autocorrelation`` (lags 0..`LAGS`)
     implies, through a Bartlett lag window, kept above 1e-4 of its peak."""
@@ -131,7 +173,8 @@ class SeriesTexture(PerClassTable):
     ``features``: indices of the filtered (continuous) features; ``attribute``: index of
     the discrete attribute whose categories are the classes, or None for one class;
     ``real``: (len(features), classes, `LAGS` + 1) the training series' autocorrelations
-    (`autocorrelations`), NaN for a class without them.
+    (`autocorrelations`), NaN for a class without them; ``holds``: (len(features),
+    classes) their `hold_shares`, or None (files from before holds were matched).
 
     Example:
         >>> rng = np.random.default_rng(0)
@@ -151,6 +194,16 @@ class SeriesTexture(PerClassTable):
 
     WIDTH = LAGS + 1
 
+    def __init__(
+        self,
+        features: list[int],
+        attribute: int | None,
+        real: np.ndarray,
+        holds: np.ndarray | None = None,
+    ):
+        super().__init__(features, attribute, real)
+        self.holds = None if holds is None else np.asarray(holds, dtype=np.float64)
+
     @classmethod
     def fit(
         cls,
@@ -163,7 +216,8 @@ class SeriesTexture(PerClassTable):
         """The autocorrelations of ``rows`` (training series, in their own units);
         ``classes``: each series' category index of ``attribute`` (None: one class)."""
         real = np.stack([autocorrelations(rows, i, classes, n_classes) for i in features])
-        return cls(features, attribute, real)
+        holds = np.stack([hold_shares(rows, i, classes, n_classes) for i in features])
+        return cls(features, attribute, real, holds)
 
     def kernels(
         self,
@@ -192,12 +246,82 @@ class SeriesTexture(PerClassTable):
                         kernels[k, c] = kernel_of(gains[k, c])
         return kernels
 
+    def hold_thresholds(
+        self,
+        filtered: SeriesRows,
+        classes: np.ndarray | None,
+        decode: Callable[[SeriesRows], SeriesRows],
+        exact: list[int],
+    ) -> np.ndarray:
+        """(len(features), classes) the dead bands (`hold`) for series like ``filtered``
+        (a calibration sample, filtered by `kernels`) after which ``decode`` (the value
+        map) gives each class the training share of held steps (`hold_shares`), found by
+        bisection between 0 and `MAX_HOLD`. Only features in ``exact`` (those whose
+        decoded values are final; values rounded later hold more on their own) and
+        classes that hold less often than in training get a band; the rest 0."""
+        n_classes = self.n_classes
+        bands = np.zeros((len(self.features), n_classes))
+        if self.holds is None:
+            return bands
+
+        def shares(trial: np.ndarray) -> np.ndarray:
+            decoded = decode(self.hold(filtered, classes, trial))
+            return np.stack([hold_shares(decoded, i, classes, n_classes) for i in self.features])
+
+        target = self.holds
+        mapped = np.isin(self.features, exact)[:, None]
+        with np.errstate(invalid="ignore"):
+            need = mapped & np.isfinite(target) & (shares(bands) < target)
+        low, high = bands.copy(), np.where(need, MAX_HOLD, 0.0)
+        for _ in range(HOLD_ROUNDS if need.any() else 0):
+            middle = np.where(need, (low + high) / 2, 0.0)
+            with np.errstate(invalid="ignore"):
+                short = shares(middle) < target
+            low = np.where(need & short, middle, low)
+            high = np.where(need & ~short, middle, high)
+        return high
+
+    def hold(self, rows: SeriesRows, classes: np.ndarray | None, bands: np.ndarray) -> SeriesRows:
+        """``rows`` with each feature's series held at a value until it moves more than
+        its class's dead band (``bands``: (len(features), classes), in units of the
+        series' standard deviation) away from it; a new `SeriesRows`. A band of 0 leaves
+        a series as it is.
+
+        Example:
+            >>> texture = SeriesTexture([0], None, np.ones((1, 1, LAGS + 1)))
+            >>> rows = SeriesRows.from_list([np.array([[0.0], [0.1], [0.05], [2.0], [2.1]])])
+            >>> texture.hold(rows, None, np.array([[0.2]])).rows.ravel().tolist()
+            [0.0, 0.0, 0.0, 2.0, 2.0]
+        """
+        out = rows.rows.copy()
+        row_classes = np.zeros(len(rows), np.int64) if classes is None else np.asarray(classes)
+        longest = int(rows.lengths.max()) if len(rows) else 0
+        step = max(1, _PAD_ELEMENTS // max(longest, 1))
+        for k, i in enumerate(self.features):
+            band = bands[k][row_classes]
+            for first in range(0, len(rows), step):
+                part = slice(first, min(first + step, len(rows)))
+                if (band[part] > 0).any():
+                    out[:, i] = _hold_part(out[:, i], rows, part, band[part])
+        return rows.with_rows(out)
+
     def apply(
-        self, rows: SeriesRows, classes: np.ndarray | None, kernels: np.ndarray
+        self,
+        rows: SeriesRows,
+        classes: np.ndarray | None,
+        kernels: np.ndarray,
+        bands: np.ndarray | None = None,
     ) -> SeriesRows:
         """``rows`` with each mapped feature's series filtered by its class's kernel
-        (`kernels`), each keeping its mean and standard deviation; a new `SeriesRows`.
+        (`kernels`), each keeping its mean and standard deviation, then held within its
+        class's dead band (`hold`; ``bands`` None: not held); a new `SeriesRows`.
         Series are mirrored at their ends, so a filter does not pull them towards 0."""
+        filtered = self._filter(rows, classes, kernels)
+        return filtered if bands is None else self.hold(filtered, classes, bands)
+
+    def _filter(
+        self, rows: SeriesRows, classes: np.ndarray | None, kernels: np.ndarray
+    ) -> SeriesRows:
         out = rows.rows.copy()
         row_classes = np.zeros(len(rows), np.int64) if classes is None else np.asarray(classes)
         longest = int(rows.lengths.max()) if len(rows) else 0
@@ -245,4 +369,48 @@ class SeriesTexture(PerClassTable):
         return column
 
     def to_json(self) -> dict[str, Any]:
-        return {**super().to_json(), "lags": LAGS}
+        holds = None
+        if self.holds is not None:  # NaN (a class without steps) as null
+            holds = [[None if np.isnan(h) else float(h) for h in per] for per in self.holds]
+        return {**super().to_json(), "lags": LAGS, "holds": holds}
+
+    @classmethod
+    def from_json(cls, state: dict[str, Any]) -> SeriesTexture:
+        texture = super().from_json(state)
+        if state.get("holds") is not None:  # files from before holds were matched: none
+            texture.holds = np.array(
+                [[np.nan if h is None else h for h in per] for per in state["holds"]], float
+            )
+        return texture
+
+
+def _hold_part(column: np.ndarray, rows: SeriesRows, part: slice, band: np.ndarray) -> np.ndarray:
+    """``column`` with the series of ``part`` held within ``band`` (one a series, in
+    units of the series' standard deviation): a step that stays within it of the value
+    held so far repeats that value exactly."""
+    lengths, starts = rows.lengths[part], rows.starts[part]
+    longest = int(lengths.max())
+    if longest < 2:
+        return column
+    inside = np.arange(longest)[None, :] < lengths[:, None]
+    at = np.minimum(starts[:, None] + np.arange(longest)[None, :], len(column) - 1)
+    values = np.where(inside, np.asarray(column, dtype=np.float64)[at], np.nan)
+    finite = np.isfinite(values)
+    count = np.maximum(finite.sum(axis=1), 1)
+    mean = np.where(finite, values, 0.0).sum(axis=1) / count
+    spread = np.sqrt(np.where(finite, (values - mean[:, None]) ** 2, 0.0).sum(axis=1) / count)
+    width = band * spread
+    held = values.copy()
+    last = values[:, 0]
+    for t in range(1, longest):
+        now = values[:, t]
+        with np.errstate(invalid="ignore"):
+            keep = np.abs(now - last) <= width
+        last = np.where(keep, last, now)
+        held[:, t] = last
+    write = inside & (width > 0)[:, None] & np.isfinite(values)
+    column = column.copy()
+    column[(starts[:, None] + np.arange(longest)[None, :])[write]] = held[write].astype(
+        column.dtype, copy=False
+    )
+    return column

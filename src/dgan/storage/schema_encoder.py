@@ -84,12 +84,26 @@ def _marginals(p: list[str], data: Any, features: list | None, attributes: Any) 
 def _texture(p: list[str], data: Any, features: list | None, attributes: Any) -> None:
     """The training series' autocorrelations (`dgan.encoding.texture`): continuous
     features, a discrete attribute or none, and per feature and class `LAGS` + 1 numbers
-    in [-1, 1], the first 1 (null for a class without them)."""
+    in [-1, 1], the first 1 (null for a class without them); their hold shares, if any,
+    one number in [0, 1] (or null) per feature and class."""
     where = "encoder.texture"
     if is_dict(p, data, where) and required(p, data, "lags", where):
         check(p, data["lags"] == LAGS, f"{where}.lags", str(LAGS), data["lags"])
     expected = f"{LAGS + 1} numbers in [-1, 1], the first 1"
     _per_class(p, data, where, features, attributes, _autocorrelation, expected)
+    holds, real = data.get("holds") if isinstance(data, dict) else None, data.get("real")
+    if holds is not None and isinstance(real, list):  # files from before holds: none
+        ok = (
+            isinstance(holds, list)
+            and len(holds) == len(real)
+            and all(
+                isinstance(h, list) and isinstance(r, list) and len(h) == len(r)
+                for h, r in zip(holds, real, strict=True)
+            )
+            and all(v is None or (is_number(v) and 0 <= v <= 1) for h in holds for v in h)
+        )
+        expected = "null or, per feature and class as in real, null or a share in [0, 1]"
+        check(p, ok, f"{where}.holds", expected, holds)
 
 
 def _per_class(
