@@ -33,7 +33,8 @@ from dgan.cli.main import main
 from dgan.cli.summary import metrics_table, training_summary
 from dgan.errors import DataError
 from dgan.storage.checkpoint import list_checkpoints
-from dgan.tabular.lengths import choose_sample_len
+from dgan.tabular.columns import Columns
+from dgan.tabular.lengths import choose_sample_len, infer_lengths
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 ENV = {
@@ -338,6 +339,41 @@ def test_inferred_sample_len_divides_and_keeps_the_lstm_short():
         # About 10 steps, unless the length has no divisor giving 4..25 steps.
         has_moderate = any(length % d == 0 and 4 <= length // d <= 25 for d in range(1, length + 1))
         assert 4 <= steps <= 25 or not has_moderate, (length, steps)
+
+
+def _lengths_frame(lengths: list[int]) -> pd.DataFrame:
+    ids = np.repeat(np.arange(len(lengths)), lengths)
+    return pd.DataFrame({"id": ids, "x": np.arange(len(ids), dtype=float)})
+
+
+def test_a_prime_longest_series_gets_room_not_one_lstm_step():
+    columns = Columns(example_id_column="id", df_style="long")
+    # 797 steps is a prime: its divisors give 1 LSTM step or 797. Lengths vary, so the
+    # inferred max_sequence_len is rounded up to 10 steps of 80.
+    settings = {}
+    notes = infer_lengths(_lengths_frame([797, 500, 120]), columns, settings)
+    assert settings == {"max_sequence_len": 800, "sample_len": 80}
+    assert notes == [
+        "max_sequence_len=800 (the longest example, 797, rounded up to a multiple of "
+        "sample_len: no divisor of 797 gives 4 to 25 LSTM steps)",
+        "sample_len=80 (10 LSTM steps)",
+    ]
+    # A length with a good divisor keeps it; series of one length are never padded; what
+    # the user set is kept.
+    settings = {}
+    infer_lengths(_lengths_frame([799, 500]), columns, settings)
+    assert settings == {"max_sequence_len": 799, "sample_len": 47}
+    settings = {}
+    infer_lengths(_lengths_frame([797, 797]), columns, settings)
+    assert settings["max_sequence_len"] == 797
+    settings = {"sample_len": 1}
+    assert infer_lengths(_lengths_frame([797, 500]), columns, settings) == [
+        "max_sequence_len=797 (the longest example)"
+    ]
+    assert settings == {"sample_len": 1, "max_sequence_len": 797}
+    settings = {"max_sequence_len": 797}
+    infer_lengths(_lengths_frame([797, 500]), columns, settings)
+    assert settings == {"max_sequence_len": 797, "sample_len": 797}
 
 
 @pytest.mark.parametrize("command", [None, "train", "generate", "evaluate", "demo"])

@@ -4,7 +4,12 @@
 WIDE: the number of feature columns), found with `dgan.tabular.frames.series_lengths` without
 converting the frame. ``sample_len`` is the divisor of ``max_sequence_len`` that brings
 the number of LSTM steps (``max_sequence_len / sample_len``) closest to
-`TARGET_LSTM_STEPS` on a log scale, ties going to the smaller ``sample_len``.
+`TARGET_LSTM_STEPS` on a log scale, ties going to the smaller ``sample_len``. Where the
+series vary in length and the longest has no divisor giving `STEPS_BAND` steps (797
+steps, a prime: one LSTM step of 797 or 797 of one), the inferred ``max_sequence_len``
+is rounded up to a multiple of a ``sample_len`` that does (800 = 10 x 80): generated
+series end at their own lengths, so a few steps of room cost nothing, where one LSTM
+step for a whole series costs most of what the LSTM is for.
 
 Example:
     >>> import pandas as pd
@@ -29,6 +34,9 @@ from dgan.tabular.frames import series_lengths
 
 TARGET_LSTM_STEPS = 10
 """`choose_sample_len` aims for about this many LSTM steps per series."""
+STEPS_BAND = (4, 25)
+"""LSTM steps an inferred ``sample_len`` may give before variable-length series get a
+rounded-up ``max_sequence_len`` instead (`padded_lengths`)."""
 
 
 def choose_sample_len(max_sequence_len: int, target_steps: int = TARGET_LSTM_STEPS) -> int:
@@ -43,6 +51,23 @@ def choose_sample_len(max_sequence_len: int, target_steps: int = TARGET_LSTM_STE
     """
     divisors = _divisors(max_sequence_len)
     return min(divisors, key=lambda d: (abs(math.log(max_sequence_len / d / target_steps)), d))
+
+
+def padded_lengths(longest: int, target_steps: int = TARGET_LSTM_STEPS) -> tuple[int, int]:
+    """``(max_sequence_len, sample_len)`` for series of up to ``longest`` steps whose
+    lengths vary: ``longest`` itself with `choose_sample_len` where that gives
+    `STEPS_BAND` LSTM steps, else ``longest`` rounded up to a multiple of the
+    ``sample_len`` that gives about ``target_steps``.
+
+    Example:
+        >>> padded_lengths(799), padded_lengths(797), padded_lengths(113)
+        ((799, 47), (800, 80), (120, 12))
+    """
+    sample_len = choose_sample_len(longest, target_steps)
+    if STEPS_BAND[0] <= longest // sample_len <= STEPS_BAND[1]:
+        return longest, sample_len
+    sample_len = max(1, math.ceil(longest / target_steps))
+    return math.ceil(longest / sample_len) * sample_len, sample_len
 
 
 def _divisors(n: int) -> list[int]:
@@ -61,13 +86,24 @@ def infer_lengths(df: pd.DataFrame, columns: Columns, settings: dict[str, Any]) 
         ParameterError: a LONG frame without example ids and no ``max_sequence_len``.
     """
     notes = []
+    infer_sample_len = settings.get("sample_len") is None
     if settings.get("max_sequence_len") is None:
         lengths = series_lengths(df, columns)
-        settings["max_sequence_len"] = max(int(lengths.max()) if lengths.size else 1, 1)
+        longest = max(int(lengths.max()) if lengths.size else 1, 1)
         why = "the longest example" if columns.is_long else "the number of feature columns"
+        settings["max_sequence_len"] = longest
+        if infer_sample_len and lengths.size and lengths.min() < longest:
+            settings["max_sequence_len"], settings["sample_len"] = padded_lengths(longest)
+            if settings["max_sequence_len"] != longest:
+                low, high = STEPS_BAND
+                why = (
+                    f"the longest example, {longest}, rounded up to a multiple of sample_len: "
+                    f"no divisor of {longest} gives {low} to {high} LSTM steps"
+                )
         notes.append(f"max_sequence_len={settings['max_sequence_len']} ({why})")
-    if settings.get("sample_len") is None:
-        settings["sample_len"] = choose_sample_len(settings["max_sequence_len"])
+    if infer_sample_len:
+        if settings.get("sample_len") is None:
+            settings["sample_len"] = choose_sample_len(settings["max_sequence_len"])
         steps = settings["max_sequence_len"] // settings["sample_len"]
         notes.append(f"sample_len={settings['sample_len']} ({steps} LSTM steps)")
     return notes
