@@ -140,7 +140,10 @@ def test_plan_lists_columns_batches_precision_and_an_estimate():
         "id": ("example id", ""),
         "step": ("time", "orders each series"),
     }
-    assert next(c for c in plan.columns if c.name == "kind").detail == "2 categories"
+    assert next(c for c in plan.columns if c.name == "kind").detail == (
+        "2 categories; each class generated at its share of the training series "
+        "(match_class_shares)"
+    )
     assert next(c for c in plan.columns if c.name == "level").detail.startswith("range -")
     assert (plan.n_examples, plan.lengths, plan.steps_per_epoch, plan.epochs) == (24, (6, 6), 3, 3)
     assert plan.precision == "fp32" and "default" in plan.precision_reason
@@ -159,7 +162,8 @@ def test_plan_says_which_classes_get_levels_of_their_own():
     plan = DGAN(small_config()).plan(df, df_style="long", warm_up_steps=0, **LONG)
     kind = next(c for c in plan.columns if c.name == "kind")
     assert kind.detail.endswith(
-        "each class gets its own range of series levels (per_class_scaling)"
+        "; each class gets its own range of series levels (per_class_scaling)"
+        "; each class generated at its share of the training series (match_class_shares)"
     )
     level = next(c for c in plan.columns if c.name == "level").detail
     assert "log scale (log_scale)" in level  # 0.1 to 1,000: filled (`fill_series_range`)
@@ -170,7 +174,10 @@ def test_plan_says_which_classes_get_levels_of_their_own():
     flow = next(c for c in plan.columns if c.name == "flow").detail
     assert "fill_series_range" not in flow and "match_marginals" not in flow
     same = DGAN(small_config()).plan(long_frame(), df_style="long", warm_up_steps=0, **LONG)
-    assert next(c for c in same.columns if c.name == "kind").detail == "2 categories"
+    assert next(c for c in same.columns if c.name == "kind").detail == (
+        "2 categories; each class generated at its share of the training series "
+        "(match_class_shares)"
+    )
     with pytest.raises(ParameterError, match="per_class_scaling='site' names no discrete"):
         DGAN(small_config(per_class_scaling="site")).plan(  # the error training would raise
             df, df_style="long", warm_up_steps=0, **LONG
@@ -303,7 +310,8 @@ def test_cli_reads_attributes_of_a_few_whole_numbers_as_classes(tmp_path, capsys
                 *flags]) == 0  # fmt: skip
     out = capsys.readouterr().out
     assert re.search(
-        r"\n  kind +attribute +discrete, 4 categories; whole numbers read as classes "
+        r"\n  kind +attribute +discrete, 4 categories; each class generated at its share of "
+        r"the training series \(match_class_shares\); whole numbers read as classes "
         r"\(--continuous kind reads them as numbers\)\n",
         out,
     ), out

@@ -255,7 +255,7 @@ def make_plan(
     )
     plan.privacy = privacy_plan(config, checked, budget.steps)  # "" without privacy
     repaired, plan.missing_values = repair_missing(arrays, config)  # as training will
-    _note_per_class_scaling(plan.columns, config, repaired)
+    _note_classes(plan.columns, config, repaired)
     in_epochs = config.training_steps is None  # the budget: epochs, not optimizer steps
     plan.warnings = _warnings(plan, arrays, layout, checked.frame, in_epochs)
     if warm_up_steps > 0:
@@ -356,19 +356,26 @@ def _columns(
     return columns
 
 
-def _note_per_class_scaling(
-    columns: list[ColumnPlan], config: DGANConfig, arrays: TrainingArrays
-) -> None:
-    """Say which attribute's classes get levels of their own, as the encoder's fit does."""
-    setting = config.per_class_scaling
+def _note_classes(columns: list[ColumnPlan], config: DGANConfig, arrays: TrainingArrays) -> None:
+    """Say which attribute's classes get levels of their own and which one's shares are
+    kept, as the encoder's fit decides them."""
     discrete = OutputType.DISCRETE in (arrays.attribute_types or [])
-    off = config.dp_target_epsilon is not None or setting is False
-    if off or (setting == "auto" and not discrete):
+    scaling, shares = config.per_class_scaling, config.match_class_shares
+    scaled = scaling is True or (scaling == "auto" and discrete)
+    if config.dp_target_epsilon is not None or not (scaled or (discrete and shares)):
         return
-    groups = fit_encoder(config, arrays).groups
-    if groups is not None:
-        line = [c for c in columns if c.role == "attribute"][groups.attribute]
-        line.detail += "; each class gets its own range of series levels (per_class_scaling)"
+    encoder = fit_encoder(config, arrays)
+    lines = [c for c in columns if c.role == "attribute"]
+    if encoder.groups is not None:
+        lines[
+            encoder.groups.attribute
+        ].detail += "; each class gets its own range of series levels (per_class_scaling)"
+    if encoder.class_shares is not None:
+        lines[
+            encoder.class_shares.attribute
+        ].detail += (
+            "; each class generated at its share of the training series (match_class_shares)"
+        )
 
 
 def _column(

@@ -17,6 +17,7 @@ import torch
 
 from dgan.config import MAX_SEED, DGANConfig, short_repr
 from dgan.config.checks import is_int
+from dgan.encoding.class_shares import POOL
 from dgan.encoding.encoder import ContinuousEncoder, DataEncoder, EncodedData
 from dgan.errors import DataError, DGANError, ParameterError, raise_all
 from dgan.networks import Generator
@@ -153,7 +154,10 @@ class Sampler:
                 f"batch_size must be None (the default, {GENERATION_BATCH} series at most, "
                 f"fewer for long series) or a positive integer, got {short_repr(batch_size)}."
             )
-        attribute_noise, feature_noise = self._check_noise(n, attribute_noise, feature_noise)
+        at_shares = self.encoder.class_shares is not None and condition is None
+        attribute_noise, feature_noise = self._check_noise(
+            n, attribute_noise, feature_noise, at_shares
+        )
         policy = PrecisionPolicy(self.device, resolve_precision(precision or "fp32", self.device))
         encoded = self.generate_encoded(
             attribute_noise, feature_noise, condition, policy, batch_size
@@ -333,8 +337,12 @@ class Sampler:
         encoded = self.encoder.transform_attributes(values, len(values))
         return values, torch.from_numpy(encoded).to(self.device)
 
-    def _check_noise(self, n, attribute_noise, feature_noise) -> tuple[torch.Tensor, ...]:
-        """The noise to generate from: the given arrays (checked) or fresh draws."""
+    def _check_noise(
+        self, n, attribute_noise, feature_noise, at_class_shares: bool = False
+    ) -> tuple[torch.Tensor, ...]:
+        """The noise to generate from: the given arrays (checked) or fresh draws; with
+        ``at_class_shares`` and neither given, attribute noise chosen so the classes come
+        out at the encoder's `ClassShares` (`_attribute_noise_at_shares`)."""
         shapes = noise_shapes(self.config)
         given = {"attribute_noise": attribute_noise, "feature_noise": feature_noise}
         counts = {n} if n is not None else set()
@@ -375,10 +383,33 @@ class Sampler:
             raise ParameterError(f"n must be a positive integer, got {count!r}.")
         missing = any(v is None for v in given.values())
         fresh = self.noise(count) if missing else (None, None)
+        if at_class_shares and all(v is None for v in given.values()):
+            fresh = (self._attribute_noise_at_shares(count), self.feature_noise(count))
         return tuple(
             value if value is not None else default
             for value, default in zip(given.values(), fresh, strict=True)
         )
+
+    def _attribute_noise_at_shares(self, n: int) -> torch.Tensor:
+        """(n, attribute_noise_dim) attribute noise whose series come out at the training
+        classes' shares: `POOL` x n draws, the attribute generator's class of each, and
+        `ClassShares.choose` among them."""
+        shares = self.encoder.class_shares
+        pool = self.attribute_noise(POOL * n)
+        generator, batch = self.generator, GENERATION_BATCH * POOL
+        was_training = generator.training
+        generator.eval()
+        try:
+            with torch.inference_mode():
+                parts = [pool[i : i + batch] for i in range(0, len(pool), batch)]
+                encoded = torch.cat([generator.attribute_net(part) for part in parts])
+        finally:
+            generator.train(was_training)
+        where = self.encoder.attribute_slices[shares.attribute]
+        columns = encoded[:, where.start : where.start + where.width].float().cpu().numpy()
+        encoder = self.encoder.attribute_encoders[shares.attribute]
+        chosen = shares.choose(encoder.codes(encoder.inverse(columns)), n)
+        return pool[torch.from_numpy(chosen).to(pool.device)]
 
     def state_dict(self) -> dict[str, torch.Tensor]:
         """The sampler's RNG state (saved with the model so generation continues exactly)."""

@@ -354,6 +354,12 @@ def privacy_problems(config: Any) -> list[str]:
             "which a private run does not read from the data; set match_texture='auto' (off "
             "under privacy) or False."
         )
+    if config.match_class_shares is True:
+        problems.append(
+            "match_class_shares=True generates each class at its share of the training "
+            "series, which a private run does not read from the data; set "
+            "match_class_shares='auto' (off under privacy) or False."
+        )
     return problems
 
 

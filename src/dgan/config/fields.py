@@ -136,6 +136,10 @@ class DGANConfig:
     match_texture: bool | str = setting("auto", OneOf((True, False, "auto")))
     """Filter generated series to each class's step-to-step texture in the training data
     (`dgan.encoding.texture`; "auto": series of 100 steps or more)."""
+    match_class_shares: bool | str = setting("auto", OneOf((True, False, "auto")))
+    """Generate each class (a discrete attribute's category) at its share of the training
+    series (`dgan.encoding.class_shares`; "auto" and True: where there is a discrete
+    attribute)."""
     log_scale: bool | str = setting("auto", OneOf((True, False, "auto")))
     """Scale continuous variables on a signed log scale, sign(x) * log10(1 + |x| / floor):
     "auto" for those whose typical non-zero magnitudes span more than three orders of
@@ -414,6 +418,7 @@ class DGANConfig:
             fill_series_range=False,
             match_marginals=False,
             match_texture=False,
+            match_class_shares=False,
             gradient_penalty_norm="batch",
             generator_ema_decay=None,
             reuse_fakes=True,

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from dgan.config import Normalization, OutputType
+from dgan.encoding.class_shares import ClassShares
 from dgan.encoding.encoded import (  # series_ends: this module's API
     EncodedData,
     encode_lengths,
@@ -98,6 +99,7 @@ class DataEncoder:
         marginals: ValueMarginals | None = None,
         length_attribute: bool = False,
         texture: SeriesTexture | None = None,
+        class_shares: ClassShares | None = None,
     ):
         self.attribute_encoders = attribute_encoders
         self.feature_encoders = feature_encoders
@@ -113,6 +115,8 @@ class DataEncoder:
         self.marginals = marginals
         # The training series' texture that generated series are filtered to, or None.
         self.texture = texture
+        # The training classes' shares that generation keeps, or None.
+        self.class_shares = class_shares
         # Whether each series' length is the last additional attribute (variable length only).
         self.length_attribute = length_attribute and variable_length
         self.continuous_features = [
@@ -251,7 +255,7 @@ class DataEncoder:
                 config.normalization,
             )
         group = None if encoder.groups is None else encoder.groups.attribute
-        encoder.marginals, encoder.texture = fit_training_maps(
+        encoder.marginals, encoder.texture, encoder.class_shares = fit_training_maps(
             config, features, attributes, attribute_encoders, feature_encoders, group
         )
         return encoder
@@ -468,12 +472,16 @@ class DataEncoder:
             "marginals": None if self.marginals is None else self.marginals.to_json(),
             "length_attribute": self.length_attribute,
             "texture": None if self.texture is None else self.texture.to_json(),
+            "class_shares": None if self.class_shares is None else self.class_shares.to_json(),
         }
 
     @classmethod
     def from_json(cls, state: dict[str, Any]) -> DataEncoder:
         def many(key):
             return None if state[key] is None else [encoder_from_json(s) for s in state[key]]
+
+        def optional(key, kind):  # files from before `key` existed: none, decoded as then
+            return None if state.get(key) is None else kind.from_json(state[key])
 
         return cls(
             many("attribute_encoders"),
@@ -482,18 +490,10 @@ class DataEncoder:
             state["max_sequence_len"],
             state["variable_length"],
             Normalization[state["normalization"]],
-            # Files from before per-class scaling hold no "groups": there was none.
-            None if state.get("groups") is None else GroupRanges.from_json(state["groups"]),
-            # Files from before decoded each series as generated: they keep doing so.
-            fill_range=state.get("fill_range", False),
-            # Files from before decoded values as generated: they keep doing so.
-            marginals=None
-            if state.get("marginals") is None
-            else ValueMarginals.from_json(state["marginals"]),
-            # Files from before ended series by the generation flag alone.
-            length_attribute=state.get("length_attribute", False),
-            # Files from before filtered generated series: they keep their texture.
-            texture=None
-            if state.get("texture") is None
-            else SeriesTexture.from_json(state["texture"]),
+            optional("groups", GroupRanges),  # before per-class scaling
+            fill_range=state.get("fill_range", False),  # series decoded as generated
+            marginals=optional("marginals", ValueMarginals),  # values as generated
+            length_attribute=state.get("length_attribute", False),  # ended by the flag
+            texture=optional("texture", SeriesTexture),  # series as generated
+            class_shares=optional("class_shares", ClassShares),  # classes as generated
         )

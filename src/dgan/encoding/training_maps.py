@@ -1,6 +1,7 @@
-"""What decoding matches to the training data, fitted with the encoder: the value map
+"""What generation matches to the training data, fitted with the encoder: the value map
 (`ValueMarginals`, `match_marginals`) and the texture filter (`SeriesTexture`,
-`match_texture`), each per class of one discrete attribute."""
+`match_texture`), each per class of one discrete attribute, and the classes' shares
+(`ClassShares`, `match_class_shares`)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from dgan.config.sizing import LONG_SERIES
+from dgan.encoding.class_shares import ClassShares, matches_class_shares
 from dgan.encoding.marginals import ValueMarginals, matches_marginals, one_distribution
 from dgan.encoding.texture import SeriesTexture, matches_texture
 from dgan.encoding.variables import ContinuousEncoder, DiscreteEncoder, VariableEncoder
@@ -22,11 +24,11 @@ def fit_training_maps(
     attribute_encoders: list[VariableEncoder] | None,
     feature_encoders: list[VariableEncoder],
     group: int | None,
-) -> tuple[ValueMarginals | None, SeriesTexture | None]:
-    """The value map and the texture of the training ``features`` where ``config`` asks
-    for them, else None. The value map's classes are those of the per-class ranges'
-    attribute ``group`` (None: one class); the texture's those of ``group``, else of the
-    first discrete attribute.
+) -> tuple[ValueMarginals | None, SeriesTexture | None, ClassShares | None]:
+    """The value map, the texture and the class shares of the training ``features`` and
+    ``attributes`` where ``config`` asks for them, else None. The value map's classes are
+    those of the per-class ranges' attribute ``group`` (None: one class); the texture's
+    and the shares' those of ``group``, else of the first discrete attribute.
 
     Example:
         >>> from dgan import DGANConfig, OutputType
@@ -36,9 +38,9 @@ def fit_training_maps(
         ...                 binary_encoder_cutoff=150, log_scale=False)
         >>> encoders = fit_variables([OutputType.CONTINUOUS], ["x"], rows.rows, settings)
         >>> config = DGANConfig(max_sequence_len=120, sample_len=10)
-        >>> marginals, texture = fit_training_maps(config, rows, None, None, encoders, None)
-        >>> marginals, texture.n_classes
-        (None, 1)
+        >>> marginals, texture, shares = fit_training_maps(config, rows, None, None, encoders, None)
+        >>> marginals, texture.n_classes, shares  # no discrete attribute: no shares
+        (None, 1, None)
     """
     continuous = [i for i, e in enumerate(feature_encoders) if isinstance(e, ContinuousEncoder)]
     discrete = [j for j, e in enumerate(attribute_encoders or []) if isinstance(e, DiscreteEncoder)]
@@ -56,10 +58,12 @@ def fit_training_maps(
         for i in continuous
         if matches_marginals(setting, feature_encoders[i].log_floor is not None, whole)
     ]
-    marginals = texture = None
+    marginals = texture = shares = None
+    attribute = group if group is not None else (discrete[0] if discrete else None)
     if mapped:
         marginals = ValueMarginals.fit(features, mapped, group, *classes(group))
     if continuous and matches_texture(config.match_texture, config.max_sequence_len, LONG_SERIES):
-        attribute = group if group is not None else (discrete[0] if discrete else None)
         texture = SeriesTexture.fit(features, continuous, attribute, *classes(attribute))
-    return marginals, texture
+    if attribute is not None and matches_class_shares(config.match_class_shares, True):
+        shares = ClassShares.fit(attribute, *classes(attribute))
+    return marginals, texture, shares

@@ -71,6 +71,8 @@ def encoder_problems(p: list[str], data: Any, config: DGANConfig | None) -> None
     for key, problems in (("marginals", _marginals), ("texture", _texture)):
         if data.get(key) is not None:
             problems(p, data[key], lists.get("feature_encoders"), data.get("attribute_encoders"))
+    if data.get("class_shares") is not None:
+        _class_shares(p, data["class_shares"], data.get("attribute_encoders"))
 
 
 def _marginals(p: list[str], data: Any, features: list | None, attributes: Any) -> None:
@@ -162,6 +164,29 @@ def _ascending(values: Any) -> bool:
         and all(is_number(v) and math.isfinite(v) for v in values)
         and all(a <= b for a, b in itertools.pairwise(values))
     )
+
+
+def _class_shares(p: list[str], data: Any, attributes: Any) -> None:
+    """The training classes' shares (`dgan.encoding.class_shares`): a discrete
+    attribute's index and one share in [0, 1] per category, summing to 1."""
+    where = "encoder.class_shares"
+    if not is_dict(p, data, where):
+        return
+    if not all([required(p, data, k, where) for k in ("attribute", "shares")]):
+        return
+    categories = _discrete_categories(attributes, data["attribute"])
+    expected = "a discrete attribute's index"
+    if not check(p, categories is not None, f"{where}.attribute", expected, data["attribute"]):
+        return
+    shares = data["shares"]
+    ok = (
+        isinstance(shares, list)
+        and len(shares) == len(categories)
+        and all(is_number(v) and 0 <= v <= 1 for v in shares)
+        and abs(sum(shares) - 1) < 1e-6
+    )
+    expected = f"{len(categories)} shares in [0, 1] summing to 1"
+    check(p, ok, f"{where}.shares", expected, shares)
 
 
 def _discrete_categories(attributes: Any, index: Any) -> list | None:
