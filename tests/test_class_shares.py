@@ -66,16 +66,21 @@ def test_generated_classes_take_the_training_shares(trained):
     assert model.encoder.class_shares.attribute == 0
     assert np.allclose(model.encoder.class_shares.shares, SHARES)
     model.sampler.reseed(1)
-    attributes, _ = model.generate_numpy(50)
+    attributes, series = model.generate_numpy(50)
     counts = np.bincount(attributes[:, 0].astype(int), minlength=3)
-    # What the pool offered: the same draws, the attribute generator's class of each.
+    quotas = ClassShares(0, SHARES).quotas(50)
+    assert counts.tolist() == quotas.tolist()
+    # The draws: a pool of attribute noise, then the feature noise of the 50 kept; the
+    # kept ones are the first of each class in the pool, generated as given noise is.
     model.sampler.reseed(1)
     pool = model.sampler.attribute_noise(POOL * 50)
-    with_pool = model.generate_numpy(attribute_noise=pool)[0][:, 0].astype(int)
-    offered = np.bincount(with_pool, minlength=3)
-    quotas = ClassShares(0, SHARES).quotas(50)
-    assert np.all(offered >= quotas)  # this generator offers every class enough
-    assert counts.tolist() == quotas.tolist()
+    feature_noise = model.sampler.feature_noise(50)
+    pool_classes = model.generate_numpy(attribute_noise=pool)[0][:, 0].astype(int)
+    assert np.all(np.bincount(pool_classes, minlength=3) >= quotas)  # enough of each
+    kept = model.encoder.class_shares.choose(pool_classes, 50)
+    again = model.generate_numpy(attribute_noise=pool[kept], feature_noise=feature_noise)
+    assert np.array_equal(again[0], attributes)
+    assert np.array_equal(np.stack(again[1]), np.stack(series))
     # Without the shares, the same model draws its own.
     shares, model.encoder.class_shares = model.encoder.class_shares, None
     try:

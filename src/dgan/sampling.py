@@ -4,7 +4,9 @@ requested precision, in batches of its own size (`generation_batch_size`, not tr
 without gradients a generator call holds far less, and few large calls are much faster
 than many small ones), and puts the generator back as it found it; its noise comes from
 `dgan.noise` (RNG stream 1 of the config's seed), drawn for all series at once, so the
-batch size never changes what is generated.
+batch size never changes what is generated. Where the encoder keeps the training classes'
+shares (`dgan.encoding.class_shares`), fresh attribute noise is chosen from a pool of
+draws so that each class comes out at its share.
 """
 
 from __future__ import annotations
@@ -381,10 +383,11 @@ class Sampler:
         count = counts.pop()
         if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 1:
             raise ParameterError(f"n must be a positive integer, got {count!r}.")
-        missing = any(v is None for v in given.values())
-        fresh = self.noise(count) if missing else (None, None)
         if at_class_shares and all(v is None for v in given.values()):
             fresh = (self._attribute_noise_at_shares(count), self.feature_noise(count))
+        else:
+            missing = any(v is None for v in given.values())
+            fresh = self.noise(count) if missing else (None, None)
         return tuple(
             value if value is not None else default
             for value, default in zip(given.values(), fresh, strict=True)
