@@ -1,9 +1,8 @@
 """Generated series drawn at each class's share of the training series.
 
 The attribute generator learns the classes' shares only roughly, and a rare class is
-what it gets least right: 10 aerosol series of 284 came out at 4 of 284 in two seeds of
-the long sensors, and an appliance class of 13 in 537 at none (docs/quality.md).
-`ClassShares` keeps each class's share of the training series (the categories of one
+what it gets least right: it can come out at a fraction of its share, or not at all
+(docs/quality.md, "Class shares kept"). `ClassShares` keeps each class's share of the training series (the categories of one
 discrete attribute); generation draws attribute noise for `POOL` times the series asked
 for, reads the class the attribute generator makes of each, and keeps, in the order
 drawn, the first ones of each class up to its quota (`quotas`: the shares of the series
