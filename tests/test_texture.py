@@ -333,3 +333,12 @@ def test_generated_series_hold_as_often_as_the_training_ones():
         model.sampler._calibration = None
     gap, gap_plain = np.abs(matched - holds[0]), np.abs(plain - holds[0])
     assert gap.max() < 0.05 and gap.sum() < gap_plain.sum()
+
+
+def test_a_texture_that_is_not_an_object_is_named(trained, tmp_path):
+    path = trained.save(tmp_path / "m.dgan")
+    tensors, state = read_model_file(path)
+    state["encoder"]["texture"] = 5
+    write_model_file(path, tensors, state)
+    with pytest.raises(SerializationError, match=r"encoder\.texture must be an object, got 5"):
+        DGAN.load(path)

@@ -356,6 +356,12 @@ def _columns(
     return columns
 
 
+OWN_RANGES = "each class gets its own range of series levels (per_class_scaling)"
+KEPT_SHARES = "each class generated at its share of the training series (match_class_shares)"
+"""What the plan says on the line of the attribute whose classes get levels of their own,
+and of the one whose shares generation keeps."""
+
+
 def _note_classes(columns: list[ColumnPlan], config: DGANConfig, arrays: TrainingArrays) -> None:
     """Say which attribute's classes get levels of their own and which one's shares are
     kept, as the encoder's fit decides them."""
@@ -367,15 +373,9 @@ def _note_classes(columns: list[ColumnPlan], config: DGANConfig, arrays: Trainin
     encoder = fit_encoder(config, arrays)
     lines = [c for c in columns if c.role == "attribute"]
     if encoder.groups is not None:
-        lines[
-            encoder.groups.attribute
-        ].detail += "; each class gets its own range of series levels (per_class_scaling)"
+        lines[encoder.groups.attribute].detail += f"; {OWN_RANGES}"
     if encoder.class_shares is not None:
-        lines[
-            encoder.class_shares.attribute
-        ].detail += (
-            "; each class generated at its share of the training series (match_class_shares)"
-        )
+        lines[encoder.class_shares.attribute].detail += f"; {KEPT_SHARES}"
 
 
 def _column(

@@ -2,14 +2,14 @@
 
 The attribute generator learns the classes' shares only roughly, and a rare class is
 what it gets least right: it can come out at a fraction of its share, or not at all
-(docs/quality.md, "Class shares kept"). `ClassShares` keeps each class's share of the training series (the categories of one
-discrete attribute); generation draws attribute noise for `POOL` times the series asked
-for, reads the class the attribute generator makes of each, and keeps, in the order
-drawn, the first ones of each class up to its quota (`quotas`: the shares of the series
-asked for, rounded by largest remainder). Each kept series is what the generator makes
-of its noise, so within a class nothing changes but how many; a class the generator
-makes too rarely to fill its quota from the pool keeps what the pool has, and the
-places left go to the next series drawn.
+(docs/quality.md, "Class shares kept"). `ClassShares` keeps each class's share of the
+training series (the categories of one discrete attribute); generation draws attribute
+noise for `POOL` times the series asked for, reads the class the attribute generator
+makes of each, and keeps, in the order drawn, the first ones of each class up to its
+quota (`quotas`: the shares of the series asked for, rounded by largest remainder). Each
+kept series is what the generator makes of its noise, so within a class nothing changes
+but how many; a class the generator makes too rarely to fill its quota from the pool
+keeps what the pool has, and the places left go to the next series drawn.
 """
 
 from __future__ import annotations

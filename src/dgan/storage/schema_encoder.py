@@ -93,7 +93,9 @@ def _texture(p: list[str], data: Any, features: list | None, attributes: Any) ->
         check(p, data["lags"] == LAGS, f"{where}.lags", str(LAGS), data["lags"])
     expected = f"{LAGS + 1} numbers in [-1, 1], the first 1"
     _per_class(p, data, where, features, attributes, _autocorrelation, expected)
-    holds, real = data.get("holds") if isinstance(data, dict) else None, data.get("real")
+    if not isinstance(data, dict):
+        return
+    holds, real = data.get("holds"), data.get("real")
     if holds is not None and isinstance(real, list):  # files from before holds: none
         ok = (
             isinstance(holds, list)
