@@ -350,23 +350,12 @@ class SeriesTexture(PerClassTable):
         for tap in range(2 * LAGS + 1):
             filtered += kernels[:, tap, None] * values[:, tap : tap + longest]
         inside = np.arange(longest)[None, :] < lengths[:, None]
-        original = values[:, LAGS : LAGS + longest]
-        count = np.maximum(lengths, 1)
-
-        def moments(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # over each series
-            mean = np.where(inside, x, 0).sum(1) / count
-            return mean, np.sqrt(np.where(inside, (x - mean[:, None]) ** 2, 0).sum(1) / count)
-
-        mean, spread = moments(original)
-        new_mean, new_spread = moments(filtered)
+        mean, spread = _moments(values[:, LAGS : LAGS + longest], inside)
+        new_mean, new_spread = _moments(filtered, inside)
         scale = np.where(new_spread > 0, spread / np.where(new_spread > 0, new_spread, 1), 1.0)
         result = mean[:, None] + (filtered - new_mean[:, None]) * scale[:, None]
         changed = (lengths > 1) & ~(kernels == IDENTITY).all(axis=1)  # all-pass: exactly
-        keep = changed[:, None] & inside & np.isfinite(result)
-        rows_index = (starts[:, None] + np.arange(longest)[None, :])[keep]
-        column = column.copy()
-        column[rows_index] = result[keep].astype(column.dtype, copy=False)
-        return column
+        return _written(column, starts, result, changed[:, None] & inside & np.isfinite(result))
 
     def to_json(self) -> dict[str, Any]:
         holds = None
@@ -395,11 +384,7 @@ def _hold_part(column: np.ndarray, rows: SeriesRows, part: slice, band: np.ndarr
     inside = np.arange(longest)[None, :] < lengths[:, None]
     at = np.minimum(starts[:, None] + np.arange(longest)[None, :], len(column) - 1)
     values = np.where(inside, np.asarray(column, dtype=np.float64)[at], np.nan)
-    finite = np.isfinite(values)
-    count = np.maximum(finite.sum(axis=1), 1)
-    mean = np.where(finite, values, 0.0).sum(axis=1) / count
-    spread = np.sqrt(np.where(finite, (values - mean[:, None]) ** 2, 0.0).sum(axis=1) / count)
-    width = band * spread
+    width = band * _moments(values, np.isfinite(values))[1]
     held = values.copy()
     last = values[:, 0]
     for t in range(1, longest):
@@ -408,9 +393,20 @@ def _hold_part(column: np.ndarray, rows: SeriesRows, part: slice, band: np.ndarr
             keep = np.abs(now - last) <= width
         last = np.where(keep, last, now)
         held[:, t] = last
-    write = inside & (width > 0)[:, None] & np.isfinite(values)
+    return _written(column, starts, held, inside & (width > 0)[:, None] & np.isfinite(values))
+
+
+def _moments(padded: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each padded series' mean and standard deviation over its ``mask``ed steps."""
+    count = np.maximum(mask.sum(axis=1), 1)
+    mean = np.where(mask, padded, 0.0).sum(axis=1) / count
+    return mean, np.sqrt(np.where(mask, (padded - mean[:, None]) ** 2, 0.0).sum(axis=1) / count)
+
+
+def _written(column: np.ndarray, starts: np.ndarray, padded: np.ndarray, mask: np.ndarray):
+    """A copy of ``column`` with the ``mask``ed steps of the padded series (series i's
+    first step at row ``starts[i]``) written back in its dtype."""
+    rows = (starts[:, None] + np.arange(padded.shape[1])[None, :])[mask]
     column = column.copy()
-    column[(starts[:, None] + np.arange(longest)[None, :])[write]] = held[write].astype(
-        column.dtype, copy=False
-    )
+    column[rows] = padded[mask].astype(column.dtype, copy=False)
     return column
