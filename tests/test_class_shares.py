@@ -7,7 +7,7 @@ import pytest
 from dgan import DGAN, DGANConfig, OutputType
 from dgan.encoding.class_shares import POOL, ClassShares
 from dgan.errors import ParameterError, SerializationError
-from dgan.storage.format import read_model_file, write_model_file
+from model_files import rewritten
 from tiny import tiny_config
 
 SHARES = np.array([0.6, 0.3, 0.1])
@@ -126,9 +126,8 @@ def test_the_same_seed_gives_the_same_series_and_the_file_keeps_the_shares(train
     assert np.array_equal(loaded.generate_numpy(30)[0], first[0])
     # A file from before the shares were kept generates as the model draws them.
     path = model.save(tmp_path / "old.dgan")
-    tensors, state = read_model_file(path)
-    del state["encoder"]["class_shares"]
-    write_model_file(path, tensors, state)
+    with rewritten(path) as (_, state):
+        del state["encoder"]["class_shares"]
     assert DGAN.load(path).encoder.class_shares is None
 
 
@@ -142,9 +141,8 @@ def test_the_same_seed_gives_the_same_series_and_the_file_keeps_the_shares(train
 )
 def test_broken_shares_in_a_file_are_named(trained, tmp_path, where, value, message):
     path = trained.save(tmp_path / "m.dgan")
-    tensors, state = read_model_file(path)
-    state["encoder"]["class_shares"][where] = value
-    write_model_file(path, tensors, state)
+    with rewritten(path) as (_, state):
+        state["encoder"]["class_shares"][where] = value
     with pytest.raises(SerializationError, match=rf"invalid header: .*encoder\.{message}"):
         DGAN.load(path)
 

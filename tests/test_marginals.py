@@ -12,7 +12,7 @@ from dgan.encoding.encoder import DataEncoder
 from dgan.encoding.marginals import MIN_SERIES_ONE_MAP, QUANTILES, ValueMarginals
 from dgan.errors import ParameterError, SerializationError
 from dgan.series import SeriesRows
-from dgan.storage.format import read_model_file, write_model_file
+from model_files import rewritten
 from tiny import tiny_config
 
 
@@ -175,9 +175,8 @@ def test_the_quantiles_are_saved_checked_and_loaded(trained, tmp_path):
 def test_a_broken_quantile_table_in_a_file_is_named(trained, tmp_path, where, value, message):
     model, _ = trained
     path = model.save(tmp_path / "m.dgan")
-    tensors, state = read_model_file(path)
-    state["encoder"]["marginals"][where] = value
-    write_model_file(path, tensors, state)
+    with rewritten(path) as (_, state):
+        state["encoder"]["marginals"][where] = value
     with pytest.raises(SerializationError, match=rf"invalid header: .*encoder\.{message}"):
         DGAN.load(path)
 

@@ -27,6 +27,7 @@ from dgan.storage.format import (
     tensors_digest,
     write_model_file,
 )
+from model_files import rewritten
 from tiny import tiny_config
 
 
@@ -68,17 +69,6 @@ def trained() -> tuple[DGAN, list, np.ndarray]:
 def saved(trained, tmp_path):
     model = trained[0]
     return model, model.save(tmp_path / "model.dgan")
-
-
-def _rewrite(path, edit_state=None, edit_tensors=None):
-    """Rewrite a model file after editing its JSON state or its tensors (keeps the checksum
-    valid, as if a different dgan or a different machine had written it)."""
-    tensors, state = read_model_file(path)
-    if edit_state:
-        edit_state(state)
-    if edit_tensors:
-        edit_tensors(tensors)
-    write_model_file(path, tensors, state)
 
 
 def _write_raw(path, tensors, header, digest=True):
@@ -336,7 +326,8 @@ def test_other_safetensors_files_and_missing_files_are_clear_errors(tmp_path):
 
 def test_inconsistent_contents_are_a_serialization_error(saved):
     path = saved[1]
-    _rewrite(path, edit_tensors=lambda t: t.pop(next(k for k in t if k.startswith("generator."))))
+    with rewritten(path) as (tensors, _):
+        tensors.pop(next(k for k in tensors if k.startswith("generator.")))
     with pytest.raises(SerializationError, match=r"incomplete or inconsistent.*save it again"):
         DGAN.load(path)
 
@@ -385,7 +376,9 @@ def _cuda_rng_states(tensors):
 def test_a_cuda_trained_file_loads_and_trains_on_cpu(trained, tmp_path):
     model, features, attributes = trained
     path = model.save(tmp_path / "cuda.dgan")
-    _rewrite(path, edit_state=_cuda_state, edit_tensors=_cuda_rng_states)
+    with rewritten(path) as (tensors, state):
+        _cuda_state(state)
+        _cuda_rng_states(tensors)
 
     loaded = DGAN.load(path, map_location="cpu" if torch.cuda.is_available() else None)
     assert loaded.device.type == "cpu" and loaded.config.cuda

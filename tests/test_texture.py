@@ -20,8 +20,8 @@ from dgan.encoding.texture import (
 from dgan.errors import ParameterError, SerializationError
 from dgan.privacy.public import public_encoder
 from dgan.series import SeriesRows
-from dgan.storage.format import read_model_file, write_model_file
 from dgan.tabular.arrays import validate_training_arrays
+from model_files import rewritten
 from tiny import tiny_config
 
 
@@ -190,9 +190,8 @@ def test_the_texture_is_saved_checked_and_loaded(trained, tmp_path):
 )
 def test_a_broken_texture_in_a_file_is_named(trained, tmp_path, where, value, message):
     path = trained.save(tmp_path / "m.dgan")
-    tensors, state = read_model_file(path)
-    state["encoder"]["texture"][where] = value
-    write_model_file(path, tensors, state)
+    with rewritten(path) as (_, state):
+        state["encoder"]["texture"][where] = value
     with pytest.raises(SerializationError, match=rf"invalid header: .*encoder\.{message}"):
         DGAN.load(path)
 
@@ -337,8 +336,7 @@ def test_generated_series_hold_as_often_as_the_training_ones():
 
 def test_a_texture_that_is_not_an_object_is_named(trained, tmp_path):
     path = trained.save(tmp_path / "m.dgan")
-    tensors, state = read_model_file(path)
-    state["encoder"]["texture"] = 5
-    write_model_file(path, tensors, state)
+    with rewritten(path) as (_, state):
+        state["encoder"]["texture"] = 5
     with pytest.raises(SerializationError, match=r"encoder\.texture must be an object, got 5"):
         DGAN.load(path)

@@ -1,0 +1,33 @@
+"""Editing a saved model file in tests: what another dgan version, another machine or a
+hand-edited file would hold, written back with a valid checksum."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+
+from dgan.storage.format import read_model_file, write_model_file
+
+
+@contextlib.contextmanager
+def rewritten(path: Path) -> Iterator[tuple[dict, dict]]:
+    """``(tensors, header state)`` of the model file at ``path`` to edit in place; the
+    file is written back, checksum and all, when the block ends.
+
+    Example:
+        >>> import tempfile
+        >>> import numpy as np
+        >>> from dgan import DGAN
+        >>> from tiny import tiny_config
+        >>> model = DGAN(tiny_config())
+        >>> model.train_numpy(np.zeros((8, 6, 1)), progress_bar=False)
+        >>> path = model.save(Path(tempfile.mkdtemp()) / "m.dgan")
+        >>> with rewritten(path) as (_, state):
+        ...     state["steps_done"] = 99
+        >>> read_model_file(path)[1]["steps_done"]
+        99
+    """
+    tensors, state = read_model_file(path)
+    yield tensors, state
+    write_model_file(path, tensors, state)
