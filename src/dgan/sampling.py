@@ -11,7 +11,9 @@ draws so that each class comes out at its share.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+from collections.abc import Iterator
 from typing import NamedTuple
 
 import numpy as np
@@ -21,6 +23,7 @@ from dgan.config import MAX_SEED, DGANConfig, short_repr
 from dgan.config.checks import is_int
 from dgan.encoding.class_shares import POOL
 from dgan.encoding.encoder import ContinuousEncoder, DataEncoder, EncodedData
+from dgan.encoding.variables import inverse_columns
 from dgan.errors import DataError, DGANError, ParameterError, raise_all
 from dgan.networks import Generator
 from dgan.noise import draw_noise_part, make_rng, noise_shapes
@@ -40,6 +43,18 @@ class Calibration(NamedTuple):
     kernels: np.ndarray | None
     holds: np.ndarray | None
     quantiles: np.ndarray | None
+
+
+@contextlib.contextmanager
+def evaluating(module: torch.nn.Module) -> Iterator[torch.nn.Module]:
+    """``module`` in eval mode for the block (BatchNorm reads its running statistics),
+    then back in the mode it was in."""
+    was_training = module.training
+    module.eval()
+    try:
+        yield module
+    finally:
+        module.train(was_training)
 
 
 GENERATION_BATCH = 4096
@@ -274,23 +289,20 @@ class Sampler:
         """Run the generator in eval mode under ``policy``, ``batch_size`` series per call
         (None: `generation_batch_size`); restore its state."""
         generator = self.generator
-        was_training = generator.training
-        generator.eval()
-        training_lstm = policy.configure(generator)
         parts: list[list[torch.Tensor | None]] = [[], [], []]
         batch = batch_size or generation_batch_size(self.config, self.encoder)
-        try:
-            with torch.inference_mode(), policy.autocast():
-                for start in range(0, len(attribute_noise), batch):
-                    stop = start + batch
-                    given = None if condition is None else condition[start:stop]
-                    out = generator(attribute_noise[start:stop], feature_noise[start:stop], given)
-                    for store, tensor in zip(parts, out, strict=True):
-                        store.append(tensor)
-        finally:
-            generator.train(was_training)
-            # back to the training policy's choice
-            generator.lstm_in_fp32, generator.lstm_even_input = training_lstm
+        with evaluating(generator):
+            training_lstm = policy.configure(generator)
+            try:
+                with torch.inference_mode(), policy.autocast():
+                    for start in range(0, len(attribute_noise), batch):
+                        stop = start + batch
+                        given = None if condition is None else condition[start:stop]
+                        noise = attribute_noise[start:stop], feature_noise[start:stop]
+                        for store, tensor in zip(parts, generator(*noise, given), strict=True):
+                            store.append(tensor)
+            finally:  # back to the training policy's choice
+                generator.lstm_in_fp32, generator.lstm_even_input = training_lstm
 
         def gather(store):
             if store[0] is None:
@@ -397,21 +409,17 @@ class Sampler:
         """(n, attribute_noise_dim) attribute noise whose series come out at the training
         classes' shares: `POOL` x n draws, the attribute generator's class of each, and
         `ClassShares.choose` among them."""
-        shares = self.encoder.class_shares
+        shares, encoder = self.encoder.class_shares, self.encoder
         pool = self.attribute_noise(POOL * n)
-        generator, batch = self.generator, GENERATION_BATCH * POOL
-        was_training = generator.training
-        generator.eval()
-        try:
-            with torch.inference_mode():
-                parts = [pool[i : i + batch] for i in range(0, len(pool), batch)]
-                encoded = torch.cat([generator.attribute_net(part) for part in parts])
-        finally:
-            generator.train(was_training)
-        where = self.encoder.attribute_slices[shares.attribute]
-        columns = encoded[:, where.start : where.start + where.width].float().cpu().numpy()
-        encoder = self.encoder.attribute_encoders[shares.attribute]
-        chosen = shares.choose(encoder.codes(encoder.inverse(columns)), n)
+        batch = GENERATION_BATCH * POOL
+        with evaluating(self.generator), torch.inference_mode():
+            parts = [pool[i : i + batch] for i in range(0, len(pool), batch)]
+            encoded = torch.cat([self.generator.attribute_net(part) for part in parts])
+        encoded = encoded.float().cpu().numpy()
+        attributes = inverse_columns(
+            encoder.attribute_encoders, encoder.attribute_slices, encoded, (len(pool),)
+        )
+        chosen = shares.choose(encoder.class_of(attributes, shares.attribute), n)
         return pool[torch.from_numpy(chosen).to(pool.device)]
 
     def state_dict(self) -> dict[str, torch.Tensor]:
