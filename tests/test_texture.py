@@ -199,6 +199,7 @@ def test_a_broken_texture_in_a_file_is_named(trained, tmp_path, where, value, me
 def test_a_private_run_refuses_true_and_reads_no_texture_at_auto():
     with pytest.raises(ParameterError, match="match_texture=True filters generated series"):
         DGANConfig(max_sequence_len=120, sample_len=10, dp_epsilon=5.0, match_texture=True)
+    pytest.importorskip("opacus")  # the plan of a private run asks for it (the GPU image lacks it)
     features, attributes = _series(np.random.default_rng(6), n=16)
     public = {"feature 0": [-100, 100], "attribute 0": [0.0, 1.0]}
     config = DGANConfig(
