@@ -123,23 +123,30 @@ def make_config(config_cls, base: dict[str, Any], overrides: dict[str, Any]):
     return config_cls(**kwargs), sorted((set(base) | set(overrides)) - fields)
 
 
+def column_types(system, data: Dataset) -> dict[str, Any]:
+    """The arguments beside the features that ``train_numpy`` takes for ``data``: every
+    feature continuous, the attributes (if any) discrete or continuous as the data says."""
+    output_type = system[2]
+    n_features = np.shape(data.features[0])[-1]
+    kwargs: dict[str, Any] = {"feature_types": [output_type.CONTINUOUS] * n_features}
+    if data.attributes is not None:
+        kind = output_type.DISCRETE if data.discrete_attributes else output_type.CONTINUOUS
+        kwargs["attributes"] = data.attributes
+        kwargs["attribute_types"] = [kind] * data.attributes.shape[1]
+    return kwargs
+
+
 def train_and_generate(
     system, config, data: Dataset, seed: int, curve: Curve | None = None
 ) -> tuple[Any, float, Any]:
     """Train a fresh model, then generate as many series as the real data has. With a
     ``curve``, the model is scored every ``curve.every`` steps while it trains (the time
     that takes is not counted as training time)."""
-    dgan_cls, _, output_type, _ = system
+    dgan_cls = system[0]
     torch.manual_seed(seed)
     np.random.seed(seed)  # noqa: NPY002  (a library may draw from the global RNG)
     model = dgan_cls(config)
-    kwargs: dict[str, Any] = {"features": data.features}
-    n_features = np.shape(data.features[0])[-1]
-    kwargs["feature_types"] = [output_type.CONTINUOUS] * n_features
-    if data.attributes is not None:
-        kwargs["attributes"] = data.attributes
-        kind = output_type.DISCRETE if data.discrete_attributes else output_type.CONTINUOUS
-        kwargs["attribute_types"] = [kind] * data.attributes.shape[1]
+    kwargs: dict[str, Any] = {"features": data.features, **column_types(system, data)}
     if "progress_bar" in model.train_numpy.__code__.co_varnames:
         kwargs["progress_bar"] = False
     if curve is not None:
