@@ -10,10 +10,10 @@ import pytest
 from dgan import DGAN, DGANConfig, OutputType
 from dgan.encoding.encoder import DataEncoder
 from dgan.encoding.texture import (
-    IDENTITY,
     LAGS,
     MAX_HOLD,
     SeriesTexture,
+    all_pass,
     autocorrelations,
     hold_shares,
 )
@@ -73,7 +73,7 @@ def test_a_class_missing_on_either_side_passes_through_and_the_state_round_trips
     assert np.isnan(texture.real[0, 1]).all() and texture.real[0, 0, 0] == pytest.approx(1.0)
     classes = np.arange(12) % 2
     kernels = texture.kernels(real, classes)
-    assert np.array_equal(kernels[0, 1], IDENTITY)
+    assert np.array_equal(kernels[0, 1], all_pass())
     out = texture.apply(real, classes, kernels)
     ones = np.repeat(classes == 1, real.lengths)
     assert np.array_equal(out.rows[ones], real.rows[ones])
@@ -151,7 +151,7 @@ def test_generation_filters_with_the_calibrated_kernels(trained):
     _, series = model.generate_numpy(30)
     kernels = model.sampler.calibration().kernels
     assert kernels.shape == (1, 2, 2 * LAGS + 1)
-    assert not np.allclose(kernels, IDENTITY)  # an untrained generator's texture is not real
+    assert not np.allclose(kernels, all_pass())  # an untrained generator's texture is not real
     # The same noise decoded without the texture gives other series.
     texture, model.encoder.texture = model.encoder.texture, None
     model.sampler._calibration = None
@@ -183,7 +183,8 @@ def test_the_texture_is_saved_checked_and_loaded(trained, tmp_path):
         ("real", [[[0.5] * (LAGS + 1), None]], r"texture\.real must be a 1 x 2 list"),
         ("features", [7], r"texture\.features must be indices of continuous features"),
         ("attribute", 3, r"texture\.attribute must be null or a discrete attribute's index"),
-        ("lags", 8, rf"texture\.lags must be {LAGS}"),
+        ("lags", 0, r"texture\.lags must be a whole number of lags from 1 to 1024"),
+        ("lags", 8, r"texture\.real must be a 1 x 2 list of null or 9 numbers"),
         ("holds", [[0.5, 1.5]], r"texture\.holds must be null or, per feature and class"),
         ("holds", [[0.5]], r"texture\.holds must be null or, per feature and class"),
     ],
@@ -194,6 +195,60 @@ def test_a_broken_texture_in_a_file_is_named(trained, tmp_path, where, value, me
         state["encoder"]["texture"][where] = value
     with pytest.raises(SerializationError, match=rf"invalid header: .*encoder\.{message}"):
         DGAN.load(path)
+
+
+def test_a_file_written_with_32_lags_keeps_them(trained, tmp_path):
+    """Files from before the texture kept `LAGS` lags load with their own 32 and
+    generate as such a texture does."""
+    model = trained
+    texture = model.encoder.texture
+    path = model.save(tmp_path / "m.dgan")
+    with rewritten(path) as (_, state):
+        saved = state["encoder"]["texture"]
+        saved["lags"] = 32
+        saved["real"] = [[None if q is None else q[:33] for q in per] for per in saved["real"]]
+    loaded = DGAN.load(path)
+    assert loaded.encoder.texture.lags == 32 and texture.lags == LAGS
+    assert loaded.sampler.calibration().kernels.shape == (1, 2, 65)
+    model.encoder.texture = SeriesTexture(
+        texture.features, texture.attribute, texture.real[..., :33], texture.holds
+    )
+    model.sampler._calibration = None
+    try:
+        model.sampler.reseed(5)
+        loaded.sampler.reseed(5)
+        ours, theirs = model.generate_numpy(6)[1], loaded.generate_numpy(6)[1]
+    finally:
+        model.encoder.texture = texture
+        model.sampler._calibration = None
+    assert np.array_equal(np.stack(ours), np.stack(theirs))
+
+
+def _daily(rng, n, t, drift):
+    """Hourly series with a daily cycle and noise; its phase wanders by ``drift`` radians
+    an hour (0: every day alike)."""
+    hours = np.arange(t)
+    phase = rng.uniform(0, 2 * np.pi, (n, 1)) + np.cumsum(rng.normal(0, drift, (n, t)), axis=1)
+    return SeriesRows.from_padded(
+        (np.sin(2 * np.pi * hours / 24 + phase) + 0.3 * rng.normal(size=(n, t)))[..., None]
+    )
+
+
+def test_four_days_of_lags_keep_generated_days_as_alike_as_real_ones():
+    """Generated days whose cycle wanders are filtered towards training days that repeat:
+    `LAGS` lags close more than twice as much of the gap in the autocorrelation one and
+    three days apart as the 32 kept before (which cannot see past a day and a third)."""
+    rng = np.random.default_rng(8)
+    real, generated = _daily(rng, 60, 480, 0.0), _daily(rng, 60, 480, 0.15)
+    days = [24, 72]
+    target = autocorrelations(real, 0, None, 1)[0, days]
+    gap = np.abs(autocorrelations(generated, 0, None, 1)[0, days] - target)
+    closed = {}
+    for lags in (32, LAGS):
+        texture = SeriesTexture([0], None, autocorrelations(real, 0, None, 1, lags)[None])
+        filtered = texture.apply(generated, None, texture.kernels(generated, None))
+        closed[lags] = gap - np.abs(autocorrelations(filtered, 0, None, 1)[0, days] - target)
+    assert (closed[32] > 0).all() and (closed[LAGS] > 2 * closed[32]).all()
 
 
 def test_a_private_run_refuses_true_and_reads_no_texture_at_auto():

@@ -239,7 +239,7 @@ class Sampler:
             >>> model.train_numpy(np.random.default_rng(0).random((8, 4, 1)), progress_bar=False)
             >>> kernels, holds, quantiles = model.sampler.calibration()
             >>> kernels.shape, holds, quantiles  # features, classes, taps; no value map
-            ((1, 1, 65), None, None)
+            ((1, 1, 193), None, None)
         """
         tensors = [*self.generator.parameters(), *self.generator.buffers()]
         key = (id(self.generator), self.encoder.fill_range, *(t._version for t in tensors))

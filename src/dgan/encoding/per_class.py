@@ -46,9 +46,11 @@ class PerClassTable:
         }
 
     @classmethod
-    def from_json(cls, state: dict[str, Any]):
+    def from_json(cls, state: dict[str, Any], width: int | None = None):
+        """The table ``to_json`` wrote; ``width``: numbers per entry, if not `WIDTH`."""
+        width = cls.WIDTH if width is None else width
         real = [
-            [np.full(cls.WIDTH, np.nan) if q is None else np.asarray(q, float) for q in per]
+            [np.full(width, np.nan) if q is None else np.asarray(q, float) for q in per]
             for per in state["real"]
         ]
         return cls(state["features"], state["attribute"], np.asarray(real, dtype=np.float64))

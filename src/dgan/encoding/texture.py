@@ -34,8 +34,12 @@ import numpy as np
 from dgan.encoding.per_class import PerClassTable
 from dgan.series import SeriesRows
 
-LAGS = 32
-"""Autocorrelation lags kept per feature and class; the filters are 2 * LAGS + 1 taps."""
+LAGS = 96
+"""Autocorrelation lags a new texture keeps per feature and class; its filters are
+2 * LAGS + 1 taps. Four days of hourly data: a daily cycle's spectral line is only as
+narrow as the lags read, and at 32 the filters could not keep generated days as alike as
+real ones (docs/quality.md, "Four days of lags"). A texture read from a file keeps the
+count it was saved with."""
 ITERATIONS = 3
 """Rounds of design: each measures what the filter so far (and decoding after it) left."""
 MAX_GAIN = 20.0
@@ -43,8 +47,6 @@ MAX_GAIN = 20.0
 MIN_SERIES = 5
 """A class with fewer usable series than this takes the texture of all series pooled."""
 _FREQUENCIES = np.linspace(0.0, np.pi, 512)
-IDENTITY = np.eye(1, 2 * LAGS + 1, LAGS).ravel()
-"""The all-pass filter: a series as it is."""
 _PAD_ELEMENTS = 1 << 22  # padded values per chunk when filtering
 MAX_HOLD = 1.0
 """The widest dead band, in units of a series' standard deviation."""
@@ -64,10 +66,24 @@ def matches_texture(setting: bool | str, max_sequence_len: int, long_series: int
     return setting is True or (setting == "auto" and max_sequence_len >= long_series)
 
 
+def all_pass(lags: int = LAGS) -> np.ndarray:
+    """The 2 * ``lags`` + 1 taps of the filter that leaves a series as it is.
+
+    Example:
+        >>> all_pass(2).tolist()
+        [0.0, 0.0, 1.0, 0.0, 0.0]
+    """
+    return np.eye(1, 2 * lags + 1, lags).ravel()
+
+
 def autocorrelations(
-    rows: SeriesRows, feature: int, classes: np.ndarray | None, n_classes: int
+    rows: SeriesRows,
+    feature: int,
+    classes: np.ndarray | None,
+    n_classes: int,
+    lags: int = LAGS,
 ) -> np.ndarray:
-    """(n_classes, `LAGS` + 1) the mean autocorrelation of feature ``feature``'s series
+    """(n_classes, ``lags`` + 1) the mean autocorrelation of feature ``feature``'s series
     per class (``classes``: each series' class, None for one class), each series centred
     and scaled by its own mean and spread; NaN for a class without a varying series. A
     class of fewer than `MIN_SERIES` such series gets the mean over all of them. Works
@@ -76,17 +92,17 @@ def autocorrelations(
     Example:
         >>> t = np.arange(200.0)
         >>> rows = SeriesRows.from_list([np.sin(t / 5)[:, None], np.sin(t / 7)[:, None]])
-        >>> autocorrelations(rows, 0, None, 1)[0, :3].round(2).tolist()
-        [1.0, 0.98, 0.94]
+        >>> autocorrelations(rows, 0, None, 1, lags=2).round(2).tolist()
+        [[1.0, 0.98, 0.94]]
     """
     classes = np.zeros(len(rows), np.int64) if classes is None else np.asarray(classes)
-    sums, counts = np.zeros((n_classes, LAGS + 1)), np.zeros(n_classes)
+    sums, counts = np.zeros((n_classes, lags + 1)), np.zeros(n_classes)
     for first, part in rows.chunks():
-        per_series, usable = _series_autocorrelations(part, feature)
+        per_series, usable = _series_autocorrelations(part, feature, lags)
         mine = classes[first : first + len(part)][usable]
         np.add.at(sums, mine, per_series[usable])
         counts += np.bincount(mine, minlength=n_classes)
-    out = np.full((n_classes, LAGS + 1), np.nan)
+    out = np.full((n_classes, lags + 1), np.nan)
     enough = counts >= MIN_SERIES
     out[enough] = sums[enough] / counts[enough, None]
     if counts.sum() > 0:  # a class with a few series: the mean over all of them
@@ -94,8 +110,10 @@ def autocorrelations(
     return out
 
 
-def _series_autocorrelations(rows: SeriesRows, feature: int) -> tuple[np.ndarray, np.ndarray]:
-    """(N, `LAGS` + 1) each series' autocorrelation of ``feature``, and whether it varies."""
+def _series_autocorrelations(
+    rows: SeriesRows, feature: int, lags: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """(N, ``lags`` + 1) each series' autocorrelation of ``feature``, and whether it varies."""
     values = np.asarray(rows.rows[:, feature], dtype=np.float64)
     series = rows.example_of_row()
     count = np.maximum(rows.lengths, 1)
@@ -103,10 +121,11 @@ def _series_autocorrelations(rows: SeriesRows, feature: int) -> tuple[np.ndarray
     centred = values - means[series]
     power = np.bincount(series, centred * centred, minlength=len(rows))
     varying = (power > 1e-12 * np.maximum(1.0, means**2) * count) & np.isfinite(power)
-    out = np.empty((len(rows), LAGS + 1))
-    for lag in range(LAGS + 1):
-        same = series[lag:] == series[: len(series) - lag]
-        products = centred[lag:] * centred[: len(centred) - lag]
+    out = np.empty((len(rows), lags + 1))
+    for lag in range(lags + 1):
+        end = max(len(series) - lag, 0)  # fewer rows than lags: nothing that far apart
+        same = series[lag:] == series[:end]
+        products = centred[lag:] * centred[:end]
         sums = np.bincount(series[lag:][same], products[same], minlength=len(rows))
         out[:, lag] = sums / np.where(varying, power, 1.0)
     return out, varying & np.isfinite(out).all(axis=1)
@@ -143,28 +162,28 @@ def hold_shares(
 
 
 def spectrum(autocorrelation: np.ndarray) -> np.ndarray:
-    """The power spectrum at `_FREQUENCIES` that ``autocorrelation`` (lags 0..`LAGS`)
+    """The power spectrum at `_FREQUENCIES` that ``autocorrelation`` (lags 0, 1, ...)
     implies, through a Bartlett lag window, kept above 1e-4 of its peak."""
-    lags = np.arange(LAGS + 1)
-    window = 1.0 - lags / (LAGS + 1)
+    lags = np.arange(len(autocorrelation))
+    window = 1.0 - lags / len(autocorrelation)
     weights = autocorrelation * window * np.where(lags == 0, 1.0, 2.0)
     power = np.cos(np.outer(_FREQUENCIES, lags)) @ weights
     return np.maximum(power, 1e-4 * power.max())
 
 
-def kernel_of(gain: np.ndarray) -> np.ndarray:
-    """The 2 * `LAGS` + 1 taps of a symmetric (zero-phase) filter with ``gain`` at
+def kernel_of(gain: np.ndarray, lags: int = LAGS) -> np.ndarray:
+    """The 2 * ``lags`` + 1 taps of a symmetric (zero-phase) filter with ``gain`` at
     `_FREQUENCIES`, tapered by a Hann window.
 
     Example:
-        >>> all_pass = kernel_of(np.ones(512))
-        >>> bool(np.abs(all_pass - IDENTITY).max() < 1e-6)
+        >>> flat = kernel_of(np.ones(512), lags=8)
+        >>> bool(np.abs(flat - all_pass(8)).max() < 1e-6)
         True
     """
-    taps = np.arange(-LAGS, LAGS + 1)
+    taps = np.arange(-lags, lags + 1)
     waves = np.cos(np.outer(_FREQUENCIES, taps))  # (frequencies, taps)
     kernel = np.trapezoid(gain[:, None] * waves, _FREQUENCIES, axis=0)
-    return kernel / np.pi * 0.5 * (1.0 + np.cos(np.pi * taps / (LAGS + 1)))
+    return kernel / np.pi * 0.5 * (1.0 + np.cos(np.pi * taps / (lags + 1)))
 
 
 class SeriesTexture(PerClassTable):
@@ -172,9 +191,10 @@ class SeriesTexture(PerClassTable):
 
     ``features``: indices of the filtered (continuous) features; ``attribute``: index of
     the discrete attribute whose categories are the classes, or None for one class;
-    ``real``: (len(features), classes, `LAGS` + 1) the training series' autocorrelations
-    (`autocorrelations`), NaN for a class without them; ``holds``: (len(features),
-    classes) their `hold_shares`, or None (files from before holds were matched).
+    ``real``: (len(features), classes, `lags` + 1) the training series' autocorrelations
+    (`autocorrelations`; `LAGS` lags when fitted), NaN for a class without them;
+    ``holds``: (len(features), classes) their `hold_shares`, or None (files from before
+    holds were matched).
 
     Example:
         >>> rng = np.random.default_rng(0)
@@ -219,31 +239,37 @@ class SeriesTexture(PerClassTable):
         holds = np.stack([hold_shares(rows, i, classes, n_classes) for i in features])
         return cls(features, attribute, real, holds)
 
+    @property
+    def lags(self) -> int:
+        """The autocorrelation lags this texture keeps (`LAGS`, or a file's count)."""
+        return self.real.shape[-1] - 1
+
     def kernels(
         self,
         generated: SeriesRows,
         classes: np.ndarray | None,
         decode: Callable[[SeriesRows], SeriesRows] | None = None,
     ) -> np.ndarray:
-        """(len(features), classes, 2 * `LAGS` + 1) the filters for series like
+        """(len(features), classes, 2 * `lags` + 1) the filters for series like
         ``generated`` (a calibration sample of the generator's, in their own units), in
         `ITERATIONS` rounds: each filters the sample with the filters so far, passes it
         through ``decode`` (what decoding does after the filter: the value map), and
         multiplies each filter's gain by the square root of real over remaining spectrum.
         A class missing from either side gets the all-pass filter."""
         gains = np.ones((len(self.features), self.n_classes, len(_FREQUENCIES)))
-        kernels = np.broadcast_to(IDENTITY, (*gains.shape[:2], len(IDENTITY))).copy()
+        flat = all_pass(self.lags)
+        kernels = np.broadcast_to(flat, (*gains.shape[:2], len(flat))).copy()
         for _ in range(ITERATIONS):
             filtered = self.apply(generated, classes, kernels)
             if decode is not None:
                 filtered = decode(filtered)
             for k, i in enumerate(self.features):
-                own = autocorrelations(filtered, i, classes, self.n_classes)
+                own = autocorrelations(filtered, i, classes, self.n_classes, self.lags)
                 for c in range(self.n_classes):
                     if np.isfinite(self.real[k, c]).all() and np.isfinite(own[c]).all():
                         ratio = np.sqrt(spectrum(self.real[k, c]) / spectrum(own[c]))
                         gains[k, c] = np.clip(gains[k, c] * ratio, 1 / MAX_GAIN, MAX_GAIN)
-                        kernels[k, c] = kernel_of(gains[k, c])
+                        kernels[k, c] = kernel_of(gains[k, c], self.lags)
         return kernels
 
     def hold_thresholds(
@@ -325,52 +351,54 @@ class SeriesTexture(PerClassTable):
         out = rows.rows.copy()
         row_classes = np.zeros(len(rows), np.int64) if classes is None else np.asarray(classes)
         longest = int(rows.lengths.max()) if len(rows) else 0
-        step = max(1, _PAD_ELEMENTS // (longest + 2 * LAGS + 1))
+        step = max(1, _PAD_ELEMENTS // (longest + 2 * self.lags + 1))
         for first in range(0, len(rows), step):
             part = slice(first, min(first + step, len(rows)))
             for k, i in enumerate(self.features):
-                out[:, i] = self._filter_part(out[:, i], rows, part, kernels[k][row_classes[part]])
+                out[:, i] = _filter_part(out[:, i], rows, part, kernels[k][row_classes[part]])
         return rows.with_rows(out)
-
-    @staticmethod
-    def _filter_part(
-        column: np.ndarray, rows: SeriesRows, part: slice, kernels: np.ndarray
-    ) -> np.ndarray:
-        """``column`` with the series of ``part`` filtered, one kernel a series."""
-        lengths, starts = rows.lengths[part], rows.starts[part]
-        longest = int(lengths.max())
-        if longest < 2:
-            return column
-        last = np.maximum(lengths - 1, 0)[:, None]
-        positions = np.abs(np.arange(-LAGS, longest + LAGS)[None, :])
-        mirrored = np.clip(last - np.abs(last - positions), 0, last)  # reflect at both ends
-        at = np.minimum(starts[:, None] + mirrored, len(column) - 1)  # empty series: unused
-        values = np.asarray(column, dtype=np.float64)[at]
-        filtered = np.zeros((len(lengths), longest))
-        for tap in range(2 * LAGS + 1):
-            filtered += kernels[:, tap, None] * values[:, tap : tap + longest]
-        inside = np.arange(longest)[None, :] < lengths[:, None]
-        mean, spread = _moments(values[:, LAGS : LAGS + longest], inside)
-        new_mean, new_spread = _moments(filtered, inside)
-        scale = np.where(new_spread > 0, spread / np.where(new_spread > 0, new_spread, 1), 1.0)
-        result = mean[:, None] + (filtered - new_mean[:, None]) * scale[:, None]
-        changed = (lengths > 1) & ~(kernels == IDENTITY).all(axis=1)  # all-pass: exactly
-        return _written(column, starts, result, changed[:, None] & inside & np.isfinite(result))
 
     def to_json(self) -> dict[str, Any]:
         holds = None
         if self.holds is not None:  # NaN (a class without steps) as null
             holds = [[None if np.isnan(h) else float(h) for h in per] for per in self.holds]
-        return {**super().to_json(), "lags": LAGS, "holds": holds}
+        return {**super().to_json(), "lags": self.lags, "holds": holds}
 
     @classmethod
     def from_json(cls, state: dict[str, Any]) -> SeriesTexture:
-        texture = super().from_json(state)
+        texture = super().from_json(state, width=state["lags"] + 1)
         if state.get("holds") is not None:  # files from before holds were matched: none
             texture.holds = np.array(
                 [[np.nan if h is None else h for h in per] for per in state["holds"]], float
             )
         return texture
+
+
+def _filter_part(
+    column: np.ndarray, rows: SeriesRows, part: slice, kernels: np.ndarray
+) -> np.ndarray:
+    """``column`` with the series of ``part`` filtered, one kernel (2 * lags + 1 taps) a
+    series."""
+    lags = kernels.shape[1] // 2
+    lengths, starts = rows.lengths[part], rows.starts[part]
+    longest = int(lengths.max())
+    if longest < 2:
+        return column
+    last = np.maximum(lengths - 1, 0)[:, None]
+    positions = np.abs(np.arange(-lags, longest + lags)[None, :])
+    mirrored = np.clip(last - np.abs(last - positions), 0, last)  # reflect at both ends
+    at = np.minimum(starts[:, None] + mirrored, len(column) - 1)  # empty series: unused
+    values = np.asarray(column, dtype=np.float64)[at]
+    filtered = np.zeros((len(lengths), longest))
+    for tap in range(2 * lags + 1):
+        filtered += kernels[:, tap, None] * values[:, tap : tap + longest]
+    inside = np.arange(longest)[None, :] < lengths[:, None]
+    mean, spread = _moments(values[:, lags : lags + longest], inside)
+    new_mean, new_spread = _moments(filtered, inside)
+    scale = np.where(new_spread > 0, spread / np.where(new_spread > 0, new_spread, 1), 1.0)
+    result = mean[:, None] + (filtered - new_mean[:, None]) * scale[:, None]
+    changed = (lengths > 1) & ~(kernels == all_pass(lags)).all(axis=1)  # all-pass: exactly
+    return _written(column, starts, result, changed[:, None] & inside & np.isfinite(result))
 
 
 def _hold_part(column: np.ndarray, rows: SeriesRows, part: slice, band: np.ndarray) -> np.ndarray:

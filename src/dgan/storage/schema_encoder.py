@@ -21,6 +21,10 @@ from dgan.storage.header_checks import (
     required,
 )
 
+MAX_LAGS = 1024
+"""The most autocorrelation lags a file's texture may keep (dgan writes `LAGS`; earlier
+files 32): a bound on the filters a header can ask for."""
+
 
 def encoder_problems(p: list[str], data: Any, config: DGANConfig | None) -> None:
     """Check a header's ``encoder`` (`DataEncoder.to_json`), appending to ``p``."""
@@ -85,14 +89,19 @@ def _marginals(p: list[str], data: Any, features: list | None, attributes: Any) 
 
 def _texture(p: list[str], data: Any, features: list | None, attributes: Any) -> None:
     """The training series' autocorrelations (`dgan.encoding.texture`): continuous
-    features, a discrete attribute or none, and per feature and class `LAGS` + 1 numbers
-    in [-1, 1], the first 1 (null for a class without them); their hold shares, if any,
+    features, a discrete attribute or none, its count of ``lags``, and per feature and
+    class ``lags`` + 1 numbers in [-1, 1], the first 1 (null for a class without them);
+    their hold shares, if any,
     one number in [0, 1] (or null) per feature and class."""
     where = "encoder.texture"
-    if is_dict(p, data, where) and required(p, data, "lags", where):
-        check(p, data["lags"] == LAGS, f"{where}.lags", str(LAGS), data["lags"])
-    expected = f"{LAGS + 1} numbers in [-1, 1], the first 1"
-    _per_class(p, data, where, features, attributes, _autocorrelation, expected)
+    if not (is_dict(p, data, where) and required(p, data, "lags", where)):
+        return
+    lags = data["lags"]
+    expected = f"a whole number of lags from 1 to {MAX_LAGS} (dgan writes {LAGS})"
+    if not check(p, is_int(lags) and 1 <= lags <= MAX_LAGS, f"{where}.lags", expected, lags):
+        return
+    expected = f"{lags + 1} numbers in [-1, 1], the first 1"
+    _per_class(p, data, where, features, attributes, _autocorrelation(lags), expected)
     if not isinstance(data, dict):
         return
     holds, real = data.get("holds"), data.get("real")
@@ -150,13 +159,18 @@ def _per_class(
     check(p, ok, f"{where}.real", expected, real)
 
 
-def _autocorrelation(values: Any) -> bool:
-    return (
-        isinstance(values, list)
-        and len(values) == LAGS + 1
-        and all(is_number(v) and math.isfinite(v) and -1 <= v <= 1 for v in values)
-        and values[0] == 1
-    )
+def _autocorrelation(lags: int) -> Callable[[Any], bool]:
+    """Whether an entry is an autocorrelation at lags 0..``lags``."""
+
+    def valid(values: Any) -> bool:
+        return (
+            isinstance(values, list)
+            and len(values) == lags + 1
+            and all(is_number(v) and math.isfinite(v) and -1 <= v <= 1 for v in values)
+            and values[0] == 1
+        )
+
+    return valid
 
 
 def _ascending(values: Any) -> bool:
