@@ -868,6 +868,13 @@ def test_resuming_with_other_settings_names_the_flags(checkpointed, tmp_path):
     assert "resume_from" not in result.stderr, result.stderr
 
 
+def _ctrl_c_stops_it() -> None:
+    """In a child before it runs: Ctrl-C (SIGINT) interrupts it, as in a terminal. A suite
+    started in the background (`nohup`, `&` in a script) ignores SIGINT, children inherit
+    that, and an interrupted `dgan train` would train on until killed."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _interrupted(args: list, folder: Path, ready) -> subprocess.CompletedProcess:
     """Run ``dgan`` with ``args`` in ``folder``; press Ctrl-C (send SIGINT) once it has
     printed its plan and ``ready()`` is true."""
@@ -876,6 +883,7 @@ def _interrupted(args: list, folder: Path, ready) -> subprocess.CompletedProcess
     process = subprocess.Popen(
         [sys.executable, "-m", "dgan", *map(str, args), *quiet],
         cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=_ctrl_c_stops_it,
     )  # fmt: skip
     try:
         for line in process.stdout:  # the plan's last line comes just before training
@@ -1038,6 +1046,7 @@ def test_train_into_a_log_file_shows_the_plan_then_plain_progress_lines(trained,
         process = subprocess.Popen(
             [sys.executable, "-m", "dgan", *args, "--epochs", "100000", "--progress-every", "0"],
             cwd=tmp_path, env=buffered, stdout=file, stderr=subprocess.STDOUT,
+            preexec_fn=_ctrl_c_stops_it,
         )  # fmt: skip
         try:
             deadline = time.monotonic() + 240
