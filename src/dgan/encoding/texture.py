@@ -121,14 +121,31 @@ def _series_autocorrelations(
     centred = values - means[series]
     power = np.bincount(series, centred * centred, minlength=len(rows))
     varying = (power > 1e-12 * np.maximum(1.0, means**2) * count) & np.isfinite(power)
-    out = np.empty((len(rows), lags + 1))
-    for lag in range(lags + 1):
-        end = max(len(series) - lag, 0)  # fewer rows than lags: nothing that far apart
-        same = series[lag:] == series[:end]
-        products = centred[lag:] * centred[:end]
-        sums = np.bincount(series[lag:][same], products[same], minlength=len(rows))
-        out[:, lag] = sums / np.where(varying, power, 1.0)
+    # Each series' sums of lagged products through its power spectrum, zero-padded past
+    # its end so nothing wraps round: the same sums as lag by lag, at a cost that does not
+    # grow with the lags (97 passes over every row made fitting millions of series slow).
+    steps, ends = rows.step_of_row(), rows.starts + rows.lengths
+    longest = int(rows.lengths.max()) if len(rows) else 0
+    count = max(1, _PAD_ELEMENTS // _fft_size(longest, lags))  # series a pass
+    sums = np.zeros((len(rows), lags + 1))
+    for first in range(0, len(rows), count):
+        last = min(first + count, len(rows))
+        at = slice(rows.starts[first], ends[last - 1])
+        padded = np.zeros((last - first, int(rows.lengths[first:last].max())))
+        padded[series[at] - first, steps[at]] = centred[at]
+        size = _fft_size(padded.shape[1], lags)
+        spectra = np.fft.rfft(padded, size, axis=1)
+        power_spectra = spectra.real**2 + spectra.imag**2
+        sums[first:last] = np.fft.irfft(power_spectra, size, axis=1)[:, : lags + 1]
+        sums[first:last, padded.shape[1] :] = 0.0  # fewer steps than lags: none that far
+    out = sums / np.where(varying, power, 1.0)[:, None]
     return out, varying & np.isfinite(out).all(axis=1)
+
+
+def _fft_size(steps: int, lags: int) -> int:
+    """The power of two at which series of ``steps`` steps, zero-padded, give their lagged
+    sums up to ``lags`` without wrapping round."""
+    return 1 << int(np.ceil(np.log2(max(steps + lags + 1, 2))))
 
 
 def hold_shares(
