@@ -23,6 +23,7 @@ scoring included, is recorded as ``skipped_time_budget``.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import os
@@ -118,7 +119,7 @@ def run(context: PartContext) -> None:
                 if entry.get("status") == "scored":
                     continue
                 config = _config(system, data, overrides, seed, context.device)
-                plan = lambda config=config: planned_seconds(system, config, data)  # noqa: E731
+                plan = functools.partial(planned_seconds, system, config, data)
                 estimate = workers.estimate(runs, variant, plan)
                 if estimate > context.seconds_left():
                     entry |= {"status": "skipped_time_budget", "estimate_s": estimate}

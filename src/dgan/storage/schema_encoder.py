@@ -91,8 +91,7 @@ def _texture(p: list[str], data: Any, features: list | None, attributes: Any) ->
     """The training series' autocorrelations (`dgan.encoding.texture`): continuous
     features, a discrete attribute or none, its count of ``lags``, and per feature and
     class ``lags`` + 1 numbers in [-1, 1], the first 1 (null for a class without them);
-    their hold shares, if any,
-    one number in [0, 1] (or null) per feature and class."""
+    their hold shares, if any, one number in [0, 1] (or null) per feature and class."""
     where = "encoder.texture"
     if not (is_dict(p, data, where) and required(p, data, "lags", where)):
         return
@@ -102,8 +101,6 @@ def _texture(p: list[str], data: Any, features: list | None, attributes: Any) ->
         return
     expected = f"{lags + 1} numbers in [-1, 1], the first 1"
     _per_class(p, data, where, features, attributes, _autocorrelation(lags), expected)
-    if not isinstance(data, dict):
-        return
     holds, real = data.get("holds"), data.get("real")
     if holds is not None and isinstance(real, list):  # files from before holds: none
         ok = (
