@@ -138,7 +138,8 @@ def _series_autocorrelations(
         power_spectra = spectra.real**2 + spectra.imag**2
         sums[first:last] = np.fft.irfft(power_spectra, size, axis=1)[:, : lags + 1]
         sums[first:last, padded.shape[1] :] = 0.0  # fewer steps than lags: none that far
-    out = sums / np.where(varying, power, 1.0)[:, None]
+    sums[:, 0] = power  # exactly: lag 0 is 1 (the file's check), not 1 +- 1e-16
+    out = np.clip(sums / np.where(varying, power, 1.0)[:, None], -1.0, 1.0)
     return out, varying & np.isfinite(out).all(axis=1)
 
 
