@@ -2,6 +2,7 @@
 per class (dgan.encoding.texture), calibrated on the generator's own output together with
 the value map (dgan.sampling)."""
 
+import contextlib
 import json
 
 import numpy as np
@@ -144,6 +145,19 @@ def trained():
     return model
 
 
+@contextlib.contextmanager
+def _texture_swapped(model, texture):
+    """``model`` decoding with ``texture`` (None: without one) for the block, calibrated
+    afresh; its own texture back after it."""
+    own, model.encoder.texture = model.encoder.texture, texture
+    model.sampler._calibration = None
+    try:
+        yield model
+    finally:
+        model.encoder.texture = own
+        model.sampler._calibration = None
+
+
 def test_generation_filters_with_the_calibrated_kernels(trained):
     model = trained
     assert model.encoder.texture is not None
@@ -153,14 +167,9 @@ def test_generation_filters_with_the_calibrated_kernels(trained):
     assert kernels.shape == (1, 2, 2 * LAGS + 1)
     assert not np.allclose(kernels, all_pass())  # an untrained generator's texture is not real
     # The same noise decoded without the texture gives other series.
-    texture, model.encoder.texture = model.encoder.texture, None
-    model.sampler._calibration = None
-    try:
+    with _texture_swapped(model, None):
         model.sampler.reseed(1)
         _, plain = model.generate_numpy(30)
-    finally:
-        model.encoder.texture = texture
-        model.sampler._calibration = None
     assert not np.allclose(np.stack(series), np.stack(plain))
     assert np.allclose([s.mean() for s in series], [s.mean() for s in plain], atol=1e-4)
 
@@ -221,17 +230,13 @@ def test_a_file_written_with_32_lags_keeps_them(trained, tmp_path):
     loaded = DGAN.load(path)
     assert loaded.encoder.texture.lags == 32 and texture.lags == LAGS
     assert loaded.sampler.calibration().kernels.shape == (1, 2, 65)
-    model.encoder.texture = SeriesTexture(
+    short = SeriesTexture(
         texture.features, texture.attribute, texture.real[..., :33], texture.holds
     )
-    model.sampler._calibration = None
-    try:
+    with _texture_swapped(model, short):
         model.sampler.reseed(5)
         loaded.sampler.reseed(5)
         ours, theirs = model.generate_numpy(6)[1], loaded.generate_numpy(6)[1]
-    finally:
-        model.encoder.texture = texture
-        model.sampler._calibration = None
     assert np.array_equal(np.stack(ours), np.stack(theirs))
 
 
