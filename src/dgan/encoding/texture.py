@@ -126,10 +126,10 @@ def _series_autocorrelations(
     # grow with the lags (97 passes over every row made fitting millions of series slow).
     steps, ends = rows.step_of_row(), rows.starts + rows.lengths
     longest = int(rows.lengths.max()) if len(rows) else 0
-    count = max(1, _PAD_ELEMENTS // _fft_size(longest, lags))  # series a pass
+    per_pass = max(1, _PAD_ELEMENTS // _fft_size(longest, lags))  # series a pass
     sums = np.zeros((len(rows), lags + 1))
-    for first in range(0, len(rows), count):
-        last = min(first + count, len(rows))
+    for first in range(0, len(rows), per_pass):
+        last = min(first + per_pass, len(rows))
         at = slice(rows.starts[first], ends[last - 1])
         padded = np.zeros((last - first, int(rows.lengths[first:last].max())))
         padded[series[at] - first, steps[at]] = centred[at]
