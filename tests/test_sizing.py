@@ -96,6 +96,37 @@ def test_long_series_get_the_spectral_critic_unless_you_say_otherwise(rng):
     assert model.config.spectral_critic and model.critic.spectrum
 
 
+def test_long_series_get_a_noise_number_per_emitted_step_unless_you_say_otherwise(rng):
+    """From 100 steps on the rule gives each LSTM step as many numbers of feature noise as
+    it emits steps (``sample_len``, at least gretel's 10), and the plan says so; shorter
+    series, gretel's settings and a value you set keep theirs."""
+    picked = {
+        (length, sample_len): _untouched_config(max_sequence_len=length, sample_len=sample_len)
+        .resolved_for(256)
+        .feature_noise_dim
+        for length, sample_len in ((24, 12), (99, 33), (100, 4), (100, 25), (799, 47))
+    }
+    assert picked == {(24, 12): 10, (99, 33): 10, (100, 4): 10, (100, 25): 25, (799, 47): 47}
+    forced = DGANConfig.for_large_data(max_sequence_len=100, sample_len=25).resolved_for(256)
+    assert forced.feature_noise_dim == 25
+    gretels = _untouched_config(max_sequence_len=100, sample_len=25, large_data=False)
+    assert gretels.resolved_for(256).feature_noise_dim == 10
+    mine = _untouched_config(max_sequence_len=100, sample_len=25, feature_noise_dim=10)
+    assert mine.resolved_for(256).feature_noise_dim == 10
+    assert (
+        "yours: feature_noise_dim"
+        in DGAN(mine).plan(rng.random((64, 100, 1)), warm_up_steps=0).settings_reason
+    )
+    plan = DGAN(_untouched_config(max_sequence_len=100, sample_len=25)).plan(
+        rng.random((64, 100, 1)), warm_up_steps=0
+    )
+    assert "25 numbers of feature noise per LSTM step" in plan.settings_reason
+    model = DGAN(_untouched_config(max_sequence_len=100, sample_len=25, epochs=1))
+    model.train_numpy(rng.random((64, 100, 1)), progress_bar=False)
+    assert model.config.feature_noise_dim == 25
+    assert model.generate_numpy(3)[1][0].shape == (100, 1)
+
+
 def test_long_series_of_varied_lengths_generate_their_length_unless_you_say_otherwise(rng):
     """From 100 steps on the rule also asks for the length as a generated attribute; the
     encoder uses it where lengths vary, and the plan says so there; a value you set is

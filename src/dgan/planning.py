@@ -30,6 +30,7 @@ import torch
 
 from dgan.config import DfStyle, DGANConfig, OutputType
 from dgan.config.sizing import (
+    FEATURE_NOISE_DIM,
     LONG_SERIES,
     SMALL_DATA,
     STEPS_PER_EPOCH_WANTED,
@@ -282,7 +283,7 @@ def _settings_reason(asked: DGANConfig, config: DGANConfig, lengths: np.ndarray)
         return ""
     n, varied = len(lengths), varies_in_length(lengths, config.max_sequence_len)
     how = "picked for" if asked.large_data == "auto" else "large_data=True for"
-    rule = length_settings(config.max_sequence_len)
+    rule = length_settings(config.max_sequence_len, config.sample_len)
     picked = [name for name in rule if name not in asked.fields_set]
     rates = [name for name in picked if name.endswith("learning_rate")]
     words = [f"learning rates {config.generator_learning_rate:g}"] if len(rates) == 3 else []
@@ -292,6 +293,12 @@ def _settings_reason(asked: DGANConfig, config: DGANConfig, lengths: np.ndarray)
         "feature_feedback": f"feature feedback {'on' if config.feature_feedback else 'off'}",
         "spectral_critic": f"a critic of spectra too (series of {LONG_SERIES}+ steps)",
         "length_attribute": "each series' length generated as an attribute" if varied else "",
+        "feature_noise_dim": (
+            f"{config.feature_noise_dim} numbers of feature noise per LSTM step (one per step "
+            "it emits)"
+            if config.feature_noise_dim > FEATURE_NOISE_DIM
+            else ""
+        ),
     }
     words += [word for name, word in said.items() if name in picked and word]
     mine = sorted(asked.fields_set & {"batch_size", *rule})

@@ -8,7 +8,8 @@ feature feedback, for a budget of optimizer steps chosen from the data's size:
   `MIN_BATCH` and `MAX_BATCH` (8 or more steps per epoch; 16 for 64 series, 32 for 256,
   128 from 1,024 on);
 * learning rates 1e-4, ``generator_ema_decay=0.999``, ``feature_feedback=True``, and for
-  series of `LONG_SERIES` steps or more ``spectral_critic`` and ``length_attribute``;
+  series of `LONG_SERIES` steps or more ``spectral_critic``, ``length_attribute`` and a
+  ``feature_noise_dim`` of ``sample_len`` (`long_series_settings`);
 * ``training_steps``: what `DEFAULT_EPOCHS` epochs take at that batch size, but at least
   `MIN_STEPS` and at most `MAX_STEPS` optimizer steps: small data gets more passes, large
   data fewer than 400 (a million series would otherwise train for days); long series get
@@ -30,6 +31,8 @@ Example:
     11600
     >>> size_settings(256, length=427)["training_steps"]  # long series: four times as many
     40000
+    >>> size_settings(256, length=427, sample_len=61)["feature_noise_dim"]
+    61
 """
 
 from __future__ import annotations
@@ -66,11 +69,14 @@ SIZE_SETTINGS: dict[str, Any] = {
 }
 """The settings the rule picks at every size (beside the batch size and the budget)."""
 LONG_SERIES_SETTINGS: dict[str, Any] = {"spectral_critic": True, "length_attribute": True}
-"""What the rule adds for series of `LONG_SERIES` steps or more: a critic that also reads
-each feature's spectrum (on the long sensors every class came out with the same daily
-cycle without it; docs/quality.md, "A critic that sees periods"), and, where lengths vary,
-each series' length as a generated attribute (without it generated sensors ran long and
-faded toward their end; docs/quality.md, "Where generated long series end")."""
+"""What the rule adds for series of `LONG_SERIES` steps or more, beside the feature noise
+(`long_series_settings`): a critic that also reads each feature's spectrum (on the long
+sensors every class came out with the same daily cycle without it; docs/quality.md, "A
+critic that sees periods"), and, where lengths vary, each series' length as a generated
+attribute (without it generated sensors ran long and faded toward their end;
+docs/quality.md, "Where generated long series end")."""
+FEATURE_NOISE_DIM = 10
+"""gretel's (and `DGANConfig`'s) ``feature_noise_dim``: the least the rule gives."""
 LARGE_DATA_SETTINGS: dict[str, Any] = {"batch_size": MAX_BATCH, **SIZE_SETTINGS}
 """``large_data=True`` (`DGANConfig.for_large_data`): the rule's settings at its largest
 batch, at any size, trained for ``epochs``."""
@@ -151,17 +157,19 @@ def budget_words(length: int) -> str:
     )
 
 
-def size_settings(n_series: int, length: int = 0) -> dict[str, Any]:
-    """Every setting the rule picks for ``n_series`` series of ``length`` steps (see the
-    module docstring)."""
+def size_settings(n_series: int, length: int = 0, sample_len: int = 1) -> dict[str, Any]:
+    """Every setting the rule picks for ``n_series`` series of ``length`` steps generated
+    ``sample_len`` steps at a time (see the module docstring)."""
     batch = size_batch(n_series)
     steps = size_steps(n_series, batch, length)
-    return {"batch_size": batch, **length_settings(length), "training_steps": steps}
+    rule = length_settings(length, sample_len)
+    return {"batch_size": batch, **rule, "training_steps": steps}
 
 
-def length_settings(length: int) -> dict[str, Any]:
+def length_settings(length: int, sample_len: int = 1) -> dict[str, Any]:
     """The settings the rule picks beside the batch size and budget, for series of
-    ``length`` steps: `SIZE_SETTINGS`, and `LONG_SERIES_SETTINGS` from `LONG_SERIES` on.
+    ``length`` steps generated ``sample_len`` steps at a time: `SIZE_SETTINGS`, and
+    `long_series_settings` from `LONG_SERIES` on.
 
     Example:
         >>> "spectral_critic" in length_settings(24), length_settings(427)["spectral_critic"]
@@ -169,7 +177,23 @@ def length_settings(length: int) -> dict[str, Any]:
         >>> length_settings(427)["length_attribute"]  # used where lengths vary
         True
     """
-    return {**SIZE_SETTINGS, **(LONG_SERIES_SETTINGS if length >= LONG_SERIES else {})}
+    if length < LONG_SERIES:
+        return dict(SIZE_SETTINGS)
+    return {**SIZE_SETTINGS, **long_series_settings(sample_len)}
+
+
+def long_series_settings(sample_len: int) -> dict[str, Any]:
+    """`LONG_SERIES_SETTINGS`, and one number of feature noise for each step an LSTM step
+    emits (``sample_len``, at least `FEATURE_NOISE_DIM`). With gretel's 10, the 47 values
+    an LSTM step emits on the long sensors varied as 10 numbers do: generated wind fell
+    into calm, smooth stretches and generated pressure faded toward its end
+    (docs/quality.md, "Feature noise per value").
+
+    Example:
+        >>> [long_series_settings(n)["feature_noise_dim"] for n in (47, 4)]
+        [47, 10]
+    """
+    return {**LONG_SERIES_SETTINGS, "feature_noise_dim": max(FEATURE_NOISE_DIM, sample_len)}
 
 
 def resolve(config: Config, n_series: int) -> Config:
@@ -189,7 +213,10 @@ def resolve(config: Config, n_series: int) -> Config:
     if config.large_data != "auto":
         return apply_large_data(config, bool(config.large_data))
     chosen = config.fields_set
-    rule = {"batch_size": size_batch(n_series), **length_settings(config.max_sequence_len)}
+    rule = {
+        "batch_size": size_batch(n_series),
+        **length_settings(config.max_sequence_len, config.sample_len),
+    }
     picked = {name: value for name, value in rule.items() if name not in chosen}
     if not chosen & {"epochs", "training_steps"}:  # the length is the user's when set
         batch = picked.get("batch_size", config.batch_size)
@@ -210,7 +237,8 @@ def apply_large_data(config: Config, use: bool) -> Config:
     changes: dict[str, Any] = {"large_data": use}
     if use:
         chosen = config.fields_set
-        rule = {**LARGE_DATA_SETTINGS, **length_settings(config.max_sequence_len)}
+        lengths = length_settings(config.max_sequence_len, config.sample_len)
+        rule = {**LARGE_DATA_SETTINGS, **lengths}
         changes |= {k: v for k, v in rule.items() if k not in chosen}
     return settled(config, **changes)
 
