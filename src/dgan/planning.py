@@ -294,8 +294,8 @@ def _settings_reason(asked: DGANConfig, config: DGANConfig, lengths: np.ndarray)
         "spectral_critic": f"a critic of spectra too (series of {LONG_SERIES}+ steps)",
         "length_attribute": "each series' length generated as an attribute" if varied else "",
         "feature_noise_dim": (
-            f"{config.feature_noise_dim} numbers of feature noise per LSTM step (one per step "
-            "it emits)"
+            f"{config.feature_noise_dim} numbers of feature noise per LSTM step (one per time "
+            "step it generates)"
             if config.feature_noise_dim > FEATURE_NOISE_DIM
             else ""
         ),

@@ -183,10 +183,10 @@ def length_settings(length: int, sample_len: int = 1) -> dict[str, Any]:
 
 
 def long_series_settings(sample_len: int) -> dict[str, Any]:
-    """`LONG_SERIES_SETTINGS`, and one number of feature noise for each step an LSTM step
-    emits (``sample_len``, at least `FEATURE_NOISE_DIM`). With gretel's 10, the 47 values
-    an LSTM step emits on the long sensors varied as 10 numbers do: generated wind fell
-    into calm, smooth stretches and generated pressure faded toward its end
+    """`LONG_SERIES_SETTINGS`, and one number of feature noise for each time step an LSTM
+    step generates (``sample_len``, at least `FEATURE_NOISE_DIM`). With gretel's 10, the 47
+    values an LSTM step generates on the long sensors varied as 10 numbers do: generated
+    wind fell into calm, smooth stretches and pressure faded toward its end
     (docs/quality.md, "Feature noise per value").
 
     Example:
