@@ -23,10 +23,15 @@ import pandas as pd
 import torch
 
 from dgan import DGAN
+from dgan.encoding.variables import DiscreteEncoder
 
 
 def class_swap(model: DGAN, table: pd.DataFrame, shuffles: int, seed: int) -> dict:
     encoder, layout = model.encoder, model.data_frame_layout
+    encoders = encoder.attribute_encoders or []
+    discrete = [i for i, e in enumerate(encoders) if isinstance(e, DiscreteEncoder)]
+    if not discrete:
+        raise SystemExit("The model has no discrete attribute: no class to swap.")
     table = table.sort_values([layout.example_id_column, layout.time_column])
     groups = table.groupby(layout.example_id_column, sort=True)
     series = [g[list(layout.feature_columns)].to_numpy(np.float64) for _, g in groups]
@@ -36,10 +41,8 @@ def class_swap(model: DGAN, table: pd.DataFrame, shuffles: int, seed: int) -> di
         None if part is None else torch.from_numpy(part)
         for part in (data.attributes, data.additional_attributes, data.features)
     ]
-    shares, texture = encoder.class_shares, encoder.texture
-    attribute = shares.attribute if shares is not None else getattr(texture, "attribute", None)
-    if attribute is None:
-        raise SystemExit("The model has no discrete attribute: no class to swap.")
+    shares = encoder.class_shares
+    attribute = shares.attribute if shares is not None else discrete[0]
     classes = encoder.class_of(attributes, attribute)
     columns = encoder.attribute_slices[attribute]
     one_hot = slice(columns.start, columns.start + columns.width)

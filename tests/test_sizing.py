@@ -98,7 +98,7 @@ def test_long_series_get_the_spectral_critic_unless_you_say_otherwise(rng):
 
 def test_long_series_get_a_noise_number_per_emitted_step_unless_you_say_otherwise(rng):
     """From 100 steps on the rule gives each LSTM step as many numbers of feature noise as
-    it emits steps (``sample_len``, at least gretel's 10), and the plan says so; shorter
+    it generates time steps (``sample_len``, at least gretel's 10), and the plan says so; shorter
     series, gretel's settings and a value you set keep theirs."""
     picked = {
         (length, sample_len): _untouched_config(max_sequence_len=length, sample_len=sample_len)
