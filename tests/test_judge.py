@@ -14,7 +14,7 @@ from dgan.cli.summary import metrics_table
 from dgan.metrics import SeriesData, evaluate
 from dgan.metrics.distances import class_shares, comparison_scale, marginal_distances
 from dgan.metrics.features import CONTINUOUS_FEATURES, feature_tables
-from dgan.metrics.judge import detection_score, forest_tstr
+from dgan.metrics.judge import class_shapes, detection_score, forest_tstr
 from dgan.metrics.verdict import CLOSE, FAR, NOT_MEASURED, judge, not_measured
 
 CLASSES = {"fan": 0.01, "lamp": 1.0, "heater": 10.0}  # amplitude of each class
@@ -107,6 +107,44 @@ def test_a_tstr_whose_real_trained_classifier_cannot_beat_the_majority_is_not_me
     assert judge(entry, None, "tstr") == CLOSE
     entry.update(skill=0.2)
     assert judge(entry, None, "tstr") == FAR
+
+
+def periodic(rng, periods, n=150):
+    """Classes told apart by their period alone (at levels 1000x apart, as in
+    `appliances`), each series at a random phase."""
+    labels = rng.choice(list(CLASSES), size=n)
+    series = []
+    for label in labels:
+        t = np.arange(int(rng.integers(100, 300)))
+        wave = np.sin(2 * np.pi * t / periods[label] + rng.uniform(0, 2 * np.pi))
+        series.append(((wave + 2 + 0.1 * rng.normal(size=len(t))) * CLASSES[label])[:, None])
+    return SeriesData.from_arrays(series, labels[:, None].astype(object),
+                                  attribute_names=["kind"], attribute_discrete=[True])  # fmt: skip
+
+
+def test_class_shapes_name_a_series_drawn_with_another_class_shape(rng):
+    """Synthetic series at their class's level but with another class's period: the class
+    shares are right and the levels tell the classes apart, but a forest that learned each
+    class's shape from real series names them wrong (sensors: humidity drawn like
+    irradiance)."""
+    periods = {"fan": 6, "lamp": 15, "heater": 40}
+    real = periodic(rng, periods)
+    held_out = class_shapes(real, periodic(rng, periods), "kind", n_seeds=2)
+    assert held_out["real_accuracy"] > 0.9 and held_out["skill"] > 0.8
+    assert judge(held_out, None, "class_shapes") == CLOSE
+    swapped = {"fan": 40, "lamp": 6, "heater": 15}
+    wrong = class_shapes(real, periodic(rng, swapped), "kind", n_seeds=2)
+    assert wrong["synthetic_accuracy"] < 0.2 and wrong["skill"] < 0
+    assert judge(wrong, None, "class_shapes") == FAR
+    assert {c["class"] for c in wrong["per_class"]["classes"]} == set(CLASSES)
+    assert max(c["synthetic_accuracy"] for c in wrong["per_class"]["classes"]) < 0.2
+    assert min(c["real_accuracy"] for c in wrong["per_class"]["classes"]) > 0.8
+    table = metrics_table({"class_shapes": {**wrong, "verdict": FAR}})
+    assert "named right least often against real" in table and "held-out real ones" in table
+    # Classes told apart by their level alone have no shape to name: measured nothing.
+    scale_only = class_shapes(appliances(rng), appliances(rng), "kind", n_seeds=2)
+    assert judge(scale_only, None, "class_shapes") == NOT_MEASURED
+    assert "have their class's shape" in not_measured("class_shapes", scale_only)
 
 
 def test_a_classifier_below_chance_is_not_measured_never_close():

@@ -186,6 +186,8 @@ def _details(name: str, entry: dict[str, Any]) -> list[str]:
             worst = ", ".join(f"{c['class']} {c['auc']:.2f}" for c in per_class[:3])
             lines.append(f"detection: hardest hit {entry['per_class']['attribute']}: {worst}")
         return lines
+    if name == "class_shapes":
+        return _shape_lines(entry)
     if name == "tstr" and entry.get("task") == "classification":
         return [
             f"tstr: accuracy predicting {entry.get('target')!r} of real series: trained on "
@@ -198,6 +200,28 @@ def _details(name: str, entry: dict[str, Any]) -> list[str]:
     if name == "classes":
         return _class_lines(entry)
     return []
+
+
+def _shape_lines(entry: dict[str, Any]) -> list[str]:
+    """The class-shape classifier's accuracies, and the classes whose synthetic series it
+    names wrong most often."""
+    if entry.get("synthetic_accuracy") is None:
+        return []
+    lines = [
+        f"class_shapes: a forest trained on real series' shapes names {entry.get('target')!r} "
+        f"right for {_short(entry['synthetic_accuracy'])} of the synthetic series, "
+        f"{_short(entry.get('real_accuracy'))} of held-out real ones (always the most common "
+        f"class {_short(entry.get('majority_class_accuracy'))})"
+    ]
+    per_class = (entry.get("per_class") or {}).get("classes") or []
+    if per_class and entry.get("verdict") not in ("close to real", None):
+        worst = "; ".join(
+            f"{c['class']} {c['synthetic_accuracy']:.2f}"
+            + (f" (real {c['real_accuracy']:.2f})" if c.get("real_accuracy") is not None else "")
+            for c in per_class[:3]
+        )
+        lines.append(f"class_shapes: the classes named right least often against real: {worst}")
+    return lines
 
 
 def _class_lines(entry: dict[str, Any]) -> list[str]:

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from dgan.metrics._common import _check_count, _number
+from dgan.metrics._common import _check_count, _number, _skipped
 from dgan.metrics.data import SeriesData, check_same_columns
 from dgan.metrics.distances import (
     attribute_feature_relation,
@@ -19,7 +19,7 @@ from dgan.metrics.distances import (
     feature_correlation_distance,
     marginal_distances,
 )
-from dgan.metrics.judge import detection_score, forest_tstr
+from dgan.metrics.judge import class_shapes, detection_score, forest_tstr
 from dgan.metrics.learned import (
     _choose_target,
     _sample_rows,
@@ -63,6 +63,14 @@ METRIC_DESCRIPTIONS: dict[str, str] = {
         "ones (1 means every class at its real share, 0 a class never generated); higher "
         "is better."
     ),
+    "class_shapes": (
+        "Whether each synthetic series has its class's shape: a random forest trained on "
+        "real series, each standardised (its level and scale removed), names a discrete "
+        "attribute of held-out real series and of the synthetic ones; its accuracy on "
+        "synthetic series over that on real ones (both beside always guessing the most "
+        "common class). 1 means synthetic series are named as surely as real ones; higher "
+        "is better."
+    ),
     "autocorrelation": (
         "Mean squared difference between the real and synthetic mean autocorrelation curves "
         "of each continuous feature: whether trends, cycles and memory over time are kept; "
@@ -88,8 +96,8 @@ METRIC_DESCRIPTIONS: dict[str, str] = {
 }
 _WITH_BASELINE = ("detection", "discriminative", "autocorrelation", "marginals",
                   "attribute_feature_relation", "feature_correlation")  # fmt: skip
-"""The metrics read against two halves of the real data (TSTR and the class shares are
-read against what they measure: see `dgan.metrics.verdict`)."""
+"""The metrics read against two halves of the real data (TSTR, the class shares and the
+class shapes are read against what they measure: see `dgan.metrics.verdict`)."""
 
 Progress = Callable[[str, float], None]
 """``progress(what, fraction_done)``: told before each step of `evaluate`."""
@@ -110,7 +118,7 @@ def evaluate(
 
     Keys of the result: ``info`` (counts, seed), one entry per metric, named as in
     `METRIC_DESCRIPTIONS` (``detection``, ``discriminative``, ``tstr``, ``classes``,
-    ``autocorrelation``, ``marginals``, ``attribute_feature_relation``,
+    ``class_shapes``, ``autocorrelation``, ``marginals``, ``attribute_feature_relation``,
     ``feature_correlation``), ``verdict`` (`dgan.metrics.verdict.overall_verdict`, plus
     ``n_seeds``) and ``memorisation`` (`dgan.metrics.memorisation.memorisation` of the
     real series, which should be the training data, beside its real-vs-real baseline,
@@ -119,11 +127,11 @@ def evaluate(
     ``seed + 1``, ...), with ``std`` and ``per_seed`` (None with a ``reason`` when the
     metric does not apply), ``better`` ("lower" or "higher"), its details (see each
     metric's function), ``baseline``: the same metric between two random halves of the
-    real data (``score``, ``std``, ``per_seed``; None with ``baseline=False`` and for TSTR
-    and the class shares), a ``verdict`` (`dgan.metrics.verdict.judge`), ``not_measured``
-    (why, when its classifier learned nothing) and, where the data is too small for the
-    metric to mean anything, a ``warning`` (the metric is then left out of the overall
-    verdict). At most ``max_examples`` series per side, drawn at random with ``seed``,
+    real data (``score``, ``std``, ``per_seed``; None with ``baseline=False`` and for TSTR,
+    the class shares and the class shapes), a ``verdict`` (`dgan.metrics.verdict.judge`),
+    ``not_measured`` (why, when its classifier learned nothing) and, where the data is too
+    small for the metric to mean anything, a ``warning`` (the metric is then left out of
+    the overall verdict). At most ``max_examples`` series per side, drawn at random with ``seed``,
     are compared (None: all of them); the copy check searches all the real series.
     ``progress(what, fraction_done)`` is called before each step ("detection, 3 seeds",
     "discriminative, seed 2 of 3", "real vs real: discriminative, seed 1 of 3",
@@ -156,7 +164,8 @@ def evaluate(
     synthetic = synthetic.subset(_sample_rows(synthetic.n_examples, max_examples, rng))
     seeds = [seed + k for k in range(n_seeds)]
     halves = [_halves(real, s) for s in seeds] if baseline and real.n_examples >= 4 else []
-    tell = _Progress(progress, real.n_examples + synthetic.n_examples, n_seeds, bool(halves))
+    heavy = [n for n in _HEAVY if n != "class_shapes" or target is not None]
+    tell = _Progress(progress, real.n_examples + synthetic.n_examples, n_seeds, bool(halves), heavy)
     result: dict[str, Any] = {
         "info": {
             "n_real": real.n_examples,
@@ -187,20 +196,28 @@ def evaluate(
     return result
 
 
-_HEAVY = ("detection", "discriminative", "tstr")
+_HEAVY = ("detection", "discriminative", "tstr", "class_shapes")
 """The metrics that fit classifiers: nearly all of evaluate's time, in proportion to the
-series they read; the distances take a moment."""
+series they read; the distances take a moment. The class shapes run only with a discrete
+attribute to name."""
+
+
+_CLASS_FORESTS = {"tstr": forest_tstr, "class_shapes": class_shapes}
+"""The feature judge's classifiers of a discrete attribute (`dgan.metrics.judge`): each
+loops over the seeds itself, reusing the features, like its detection."""
 
 
 class _Progress:
     """Tells ``progress`` what evaluate does next and the share of the work done, counted
     in the series the classifiers read."""
 
-    def __init__(self, progress: Progress | None, size: int, n_seeds: int, halves: bool):
+    def __init__(
+        self, progress: Progress | None, size: int, n_seeds: int, halves: bool, heavy: list[str]
+    ):
         per_metric = n_seeds * size
         self.total = sum(
             per_metric * (1 + 0.5 * (halves and name in _WITH_BASELINE))
-            for name in _HEAVY
+            for name in heavy
         )  # fmt: skip
         self.progress, self.done, self.size = progress, 0.0, size
 
@@ -214,11 +231,15 @@ def _metric(name: str, real: SeriesData, synthetic: SeriesData, seeds, target, t
     """One metric over the seeds: the first seed's details, with the scores' mean, std and
     per-seed values (the forest metrics loop over the seeds themselves, reusing features)."""
     n, size = len(seeds), real.n_examples + synthetic.n_examples
-    if name == "detection" or (name == "tstr" and target is not None):
+    if name == "class_shapes" and target is None:
+        return _skipped("There is no discrete attribute to name.", better="higher")
+    if name == "detection" or (name in _CLASS_FORESTS and target is not None):
         tell(f"{name}, {n} seed{'s' if n > 1 else ''}", n * size)
         if name == "detection":
             return detection_score(real, synthetic, seed=seeds[0], n_seeds=n, max_examples=None)
-        return forest_tstr(real, synthetic, target, seed=seeds[0], n_seeds=n, max_examples=None)
+        return _CLASS_FORESTS[name](
+            real, synthetic, target, seed=seeds[0], n_seeds=n, max_examples=None
+        )
     entries = []
     for k, s in enumerate(seeds):
         tell(f"{name}, seed {k + 1} of {n}", size if name in _HEAVY else 0)

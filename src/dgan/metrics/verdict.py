@@ -16,17 +16,20 @@ The rule, for each metric, with ``gap`` = how much worse the score is than the b
 * noticeably different: in between.
 
 ``close`` and ``far`` are per metric, in its units (`THRESHOLDS`, stated in the project's
-docs/metrics.md). Two metrics are read against what they measure rather than against
+docs/metrics.md). Three metrics are read against what they measure rather than against
 halves of the real data: TSTR against the real data's own usefulness (the gap is the
 share of what a classifier learns from real series beyond the majority class that it
 does not learn from synthetic ones; for next-step prediction, 1 - the ratio of errors),
-and the class shares against every class at its real share (the gap is 1 - the smallest
-ratio of generated to real share).
+the class shapes against held-out real series (the gap is the share of a real-trained
+classifier's skill beyond the majority class that it loses on synthetic series), and the
+class shares against every class at its real share (the gap is 1 - the smallest ratio of
+generated to real share).
 
 **A classifier that learned nothing measured nothing** (`not_measured`): a detection
 forest or GRU scoring below chance on held-out series (it learned the sides the wrong way
-round, as when synthetic series copy real ones), or a TSTR classifier trained on *real*
-series that does not beat always guessing the most common class, gives "not measured",
+round, as when synthetic series copy real ones), or a TSTR or class-shape classifier
+trained on *real* series that does not beat always guessing the most common class on
+held-out real series, gives "not measured",
 never "close to real"; it is left out of the overall verdict with its reason.
 
 A metric whose held-out test set has fewer than `MIN_TEST_SERIES` series (or whose sides
@@ -59,11 +62,17 @@ THRESHOLDS: dict[str, tuple[float, float]] = {
     "discriminative": (0.05, 0.20),  # |accuracy - 0.5|
     "tstr": (0.25, 0.60),  # share of the real data's skill (beyond the majority) lost
     "classes": (0.50, 0.80),  # 1 - smallest generated/real share of a class
+    "class_shapes": (0.25, 0.60),  # share of the real shapes' skill (beyond the majority) lost
     "autocorrelation": (0.01, 0.05),  # mean squared difference of autocorrelations
     "marginals": (0.05, 0.25),  # W1 in real standard deviations / total variation
     "attribute_feature_relation": (0.05, 0.25),  # W1 in real standard deviations
     "feature_correlation": (0.05, 0.20),  # mean absolute difference of correlations
 }
+_TRAINED_ON_ONE_SIDE = ("tstr", "class_shapes")
+"""Classifiers of an attribute trained on one side and scored on both: read by their skill
+beyond the majority class."""
+
+
 NEXT_STEP_THRESHOLDS = (0.10, 0.30)
 """TSTR by next-step prediction: (close, far) margins on 1 - real error / synthetic error."""
 BELOW_CHANCE = {"detection": 0.10, "discriminative": 0.05}
@@ -89,7 +98,7 @@ def judge(entry: dict[str, Any], baseline: dict[str, Any] | None, name: str) -> 
     if not_measured(name, entry, baseline) is not None:
         return NOT_MEASURED
     close, far = THRESHOLDS[name]
-    if name == "tstr":
+    if name in _TRAINED_ON_ONE_SIDE:
         gap, noise = _tstr_gap(entry)
         if entry.get("task") != "classification":
             close, far = NEXT_STEP_THRESHOLDS
@@ -109,7 +118,8 @@ def judge(entry: dict[str, Any], baseline: dict[str, Any] | None, name: str) -> 
 
 
 def _tstr_gap(entry: dict[str, Any]) -> tuple[float, float]:
-    """What synthetic training loses against real training, and its noise."""
+    """What the synthetic series lose against real ones (as training data for TSTR, as test
+    data for the class shapes), and its noise."""
     if entry.get("task") == "classification" and entry.get("skill") is not None:
         return 1.0 - entry["skill"], 2 * (entry.get("skill_std") or 0.0)
     return 1.0 - entry["score"], 2 * (entry.get("std") or 0.0)
@@ -140,7 +150,7 @@ def not_measured(
                 "memorisation), so its score says nothing about how close they are"
             )
         return None
-    if name == "tstr" and entry.get("task") == "classification":
+    if name in _TRAINED_ON_ONE_SIDE and entry.get("task") == "classification":
         real, majority = entry.get("real_accuracy"), entry.get("majority_class_accuracy")
         n_test = entry.get("n_test") or 1
         if real is None or majority is None:
@@ -151,7 +161,12 @@ def not_measured(
             return (
                 f"the classifier trained on real series does not beat the majority class: "
                 f"{real:.2f} against {majority:.2f} for always guessing the most common "
-                f"{entry.get('target')!r}, so what the synthetic series teach cannot be told"
+                f"{entry.get('target')!r}, so "
+                + (
+                    "what the synthetic series teach cannot be told"
+                    if name == "tstr"
+                    else "whether the synthetic series have their class's shape cannot be told"
+                )
             )
     return None
 
@@ -180,7 +195,7 @@ def too_small(name: str, n_real: int, n_synthetic: int) -> str | None:
                 "too few to mean anything"
             )
         return None
-    if name == "tstr":
+    if name in _TRAINED_ON_ONE_SIDE:
         test = n_real - round(0.7 * n_real)
         if test < MIN_TEST_SERIES:
             return (
