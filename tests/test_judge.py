@@ -141,6 +141,10 @@ def test_class_shapes_name_a_series_drawn_with_another_class_shape(rng):
     assert min(c["real_accuracy"] for c in wrong["per_class"]["classes"]) > 0.8
     table = metrics_table({"class_shapes": {**wrong, "verdict": FAR}})
     assert "named right least often against real" in table and "held-out real ones" in table
+    one_class_lost = {**held_out, "verdict": CLOSE, "per_class": {"classes": [
+        {"class": "fan", "synthetic_accuracy": 0.3, "real_accuracy": 0.9}]}}  # fmt: skip
+    assert "fan 0.30 (real 0.90)" in metrics_table({"class_shapes": one_class_lost})
+    assert "least often" not in metrics_table({"class_shapes": {**held_out, "verdict": CLOSE}})
     # Classes told apart by their level alone have no shape to name: measured nothing.
     scale_only = class_shapes(appliances(rng), appliances(rng), "kind", n_seeds=2)
     assert judge(scale_only, None, "class_shapes") == NOT_MEASURED

@@ -204,7 +204,9 @@ def _details(name: str, entry: dict[str, Any]) -> list[str]:
 
 def _shape_lines(entry: dict[str, Any]) -> list[str]:
     """The class-shape classifier's accuracies, and the classes whose synthetic series it
-    names wrong most often."""
+    names wrong most often: when the metric is not close to real, or a class is named right
+    less than half as often as its real series (humidity drawn like irradiance hides in a
+    skill that is close overall)."""
     if entry.get("synthetic_accuracy") is None:
         return []
     lines = [
@@ -214,7 +216,11 @@ def _shape_lines(entry: dict[str, Any]) -> list[str]:
         f"class {_short(entry.get('majority_class_accuracy'))})"
     ]
     per_class = (entry.get("per_class") or {}).get("classes") or []
-    if per_class and entry.get("verdict") not in ("close to real", None):
+    halved = [
+        c for c in per_class
+        if c.get("real_accuracy") and c["synthetic_accuracy"] < c["real_accuracy"] / 2
+    ]  # fmt: skip
+    if halved or (per_class and entry.get("verdict") not in ("close to real", None)):
         worst = "; ".join(
             f"{c['class']} {c['synthetic_accuracy']:.2f}"
             + (f" (real {c['real_accuracy']:.2f})" if c.get("real_accuracy") is not None else "")
