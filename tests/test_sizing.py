@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from dgan import DGAN, DGANConfig
+from dgan import DGAN, DGANConfig, OutputType
 from dgan.config.sizing import MAX_STEPS, MIN_STEPS, SIZE_SETTINGS, size_steps
 from dgan.errors import ParameterError
 from dgan.storage.schema import saved_config
@@ -125,6 +125,38 @@ def test_long_series_get_a_noise_number_per_emitted_step_unless_you_say_otherwis
     model.train_numpy(rng.random((64, 100, 1)), progress_bar=False)
     assert model.config.feature_noise_dim == 25
     assert model.generate_numpy(3)[1][0].shape == (100, 1)
+
+
+def test_long_series_get_a_critic_that_reads_the_class_unless_you_say_otherwise(rng):
+    """From 100 steps on the rule turns on the projection critic; the plan says so where a
+    discrete attribute gives it a class to read, and a model trained with one projects it;
+    shorter series, gretel's settings and a value you set keep the plain critic."""
+    at = {n: _untouched_config(max_sequence_len=n, sample_len=1) for n in (24, 99, 100, 427)}
+    assert {n: c.resolved_for(256).projection_critic for n, c in at.items()} == {
+        24: False, 99: False, 100: True, 427: True
+    }  # fmt: skip
+    gretels = _untouched_config(max_sequence_len=100, sample_len=4, large_data=False)
+    assert not gretels.resolved_for(256).projection_critic
+    mine = _untouched_config(max_sequence_len=100, sample_len=4, projection_critic=False)
+    assert not mine.resolved_for(256).projection_critic
+    features = rng.random((64, 100, 1))
+    classes = {"attributes": rng.integers(0, 2, (64, 1)).astype(float),
+               "attribute_types": [OutputType.DISCRETE]}  # fmt: skip
+    said = {}
+    for name, how in {"classes": classes, "none": {}}.items():
+        model = DGAN(_untouched_config(max_sequence_len=100, sample_len=4, epochs=1))
+        said[name] = (
+            "a critic that reads the discrete attributes"
+            in model.plan(features, warm_up_steps=0, **how).settings_reason
+        )
+        model.train_numpy(features, progress_bar=False, **how)
+        assert model.config.projection_critic
+        assert (model.critic.projection is not None) == bool(how)
+    assert said == {"classes": True, "none": False}
+    model = DGAN(_untouched_config(max_sequence_len=100, sample_len=4, epochs=1,
+                                   projection_critic=False))  # fmt: skip
+    model.train_numpy(features, progress_bar=False, **classes)
+    assert model.critic.projection is None
 
 
 def test_long_series_of_varied_lengths_generate_their_length_unless_you_say_otherwise(rng):

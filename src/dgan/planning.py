@@ -249,7 +249,12 @@ def make_plan(
         device=torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
         threads=torch.get_num_threads(),
         large_data=bool(config.large_data),
-        settings_reason=_settings_reason(asked, config, arrays.features.lengths),
+        settings_reason=_settings_reason(
+            asked,
+            config,
+            arrays.features.lengths,
+            OutputType.DISCRETE in (arrays.attribute_types or []),
+        ),
         small_data=_small_data(n),
         minutes=config.training_minutes,
         processes=world_size(),
@@ -277,8 +282,11 @@ def _budget_reason(asked: DGANConfig, config: DGANConfig, n: int) -> str:
     return why
 
 
-def _settings_reason(asked: DGANConfig, config: DGANConfig, lengths: np.ndarray) -> str:
-    """Which settings follow the data's size (large_data), or "" when none do."""
+def _settings_reason(
+    asked: DGANConfig, config: DGANConfig, lengths: np.ndarray, classed: bool
+) -> str:
+    """Which settings follow the data's size (large_data), or "" when none do; ``classed``:
+    the data has a discrete attribute (the projection critic reads nothing else)."""
     if not config.large_data:
         return ""
     n, varied = len(lengths), varies_in_length(lengths, config.max_sequence_len)
@@ -293,6 +301,7 @@ def _settings_reason(asked: DGANConfig, config: DGANConfig, lengths: np.ndarray)
         "feature_feedback": f"feature feedback {'on' if config.feature_feedback else 'off'}",
         "spectral_critic": f"a critic of spectra too (series of {LONG_SERIES}+ steps)",
         "length_attribute": "each series' length generated as an attribute" if varied else "",
+        "projection_critic": "a critic that reads the discrete attributes" if classed else "",
         "feature_noise_dim": (
             f"{config.feature_noise_dim} numbers of feature noise per LSTM step (one per time "
             "step it generates)"

@@ -8,8 +8,9 @@ feature feedback, for a budget of optimizer steps chosen from the data's size:
   `MIN_BATCH` and `MAX_BATCH` (8 or more steps per epoch; 16 for 64 series, 32 for 256,
   128 from 1,024 on);
 * learning rates 1e-4, ``generator_ema_decay=0.999``, ``feature_feedback=True``, and for
-  series of `LONG_SERIES` steps or more ``spectral_critic``, ``length_attribute`` and a
-  ``feature_noise_dim`` of ``sample_len`` (`long_series_settings`);
+  series of `LONG_SERIES` steps or more ``spectral_critic``, ``length_attribute``,
+  ``projection_critic`` and a ``feature_noise_dim`` of ``sample_len``
+  (`long_series_settings`);
 * ``training_steps``: what `DEFAULT_EPOCHS` epochs take at that batch size, but at least
   `MIN_STEPS` and at most `MAX_STEPS` optimizer steps: small data gets more passes, large
   data fewer than 400 (a million series would otherwise train for days); long series get
@@ -68,13 +69,21 @@ SIZE_SETTINGS: dict[str, Any] = {
     "feature_feedback": True,
 }
 """The settings the rule picks at every size (beside the batch size and the budget)."""
-LONG_SERIES_SETTINGS: dict[str, Any] = {"spectral_critic": True, "length_attribute": True}
+LONG_SERIES_SETTINGS: dict[str, Any] = {
+    "spectral_critic": True,
+    "length_attribute": True,
+    "projection_critic": True,
+}
 """What the rule adds for series of `LONG_SERIES` steps or more, beside the feature noise
 (`long_series_settings`): a critic that also reads each feature's spectrum (on the long
 sensors every class came out with the same daily cycle without it; docs/quality.md, "A
-critic that sees periods"), and, where lengths vary, each series' length as a generated
+critic that sees periods"), where lengths vary each series' length as a generated
 attribute (without it generated sensors ran long and faded toward their end;
-docs/quality.md, "Where generated long series end")."""
+docs/quality.md, "Where generated long series end"), and a critic whose score reads the
+discrete attributes through a projection (without it a real series scored with another
+class's label lost little score, and generated series took other classes' shapes;
+docs/quality.md, "A critic that reads the class"; nothing changes without a discrete
+attribute)."""
 FEATURE_NOISE_DIM = 10
 """gretel's (and `DGANConfig`'s) ``feature_noise_dim``: the least the rule gives."""
 LARGE_DATA_SETTINGS: dict[str, Any] = {"batch_size": MAX_BATCH, **SIZE_SETTINGS}
