@@ -295,7 +295,7 @@ def class_shapes(
         "real_accuracy": _number(np.mean(real_acc)),
         "majority_class_accuracy": _number(np.mean(majority_acc)),
         "real_accuracy_std": _number(np.std(real_acc)),
-        "n_test": int(len(real_y) - round(0.7 * len(real_y))),
+        "n_test": len(test),
         "n_classes": len(labels),
         "per_class": {"attribute": target, "classes": per_class},
         "better": "higher",
