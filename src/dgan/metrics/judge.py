@@ -117,17 +117,9 @@ def forest_tstr(
     """
     check_same_columns(real, synthetic)
     _check_count(n_seeds, "n_seeds", minimum=1)
-    if min(real.n_examples, synthetic.n_examples) < _MIN_SERIES:
-        return _skipped(
-            f"It needs at least {_MIN_SERIES} series on each side, got "
-            f"{min(real.n_examples, synthetic.n_examples)}.",
-            better="higher",
-        )
-    rng = np.random.default_rng(seed)
-    real = real.subset(np.sort(rng.permutation(real.n_examples)[: max_examples or None]))
-    synthetic = synthetic.subset(
-        np.sort(rng.permutation(synthetic.n_examples)[: max_examples or None])
-    )
+    if (too_few := _too_few(real, synthetic)) is not None:
+        return too_few
+    real, synthetic = _drawn(real, synthetic, seed, max_examples)
     real_table, synth_table = feature_tables(real, synthetic, catch22=catch22)
     real_table = real_table.without(f"attribute {target}: ")
     synth_table = synth_table.without(f"attribute {target}: ")
@@ -152,18 +144,11 @@ def forest_tstr(
     synthetic_acc = [float(np.mean(s == t)) for s, _, _, t in runs]
     real_acc = [float(np.mean(r == t)) for _, r, _, t in runs]
     majority_acc = [float(np.mean(m)) for _, _, m, _ in runs]
-    skills = [
-        (s - m) / (r - m) if r > m else None
-        for s, r, m in zip(synthetic_acc, real_acc, majority_acc, strict=True)
-    ]
     result = {
         "task": "classification",
         "target": target,
         "classifier": "random forest on series features",
-        "synthetic_accuracy": _number(np.mean(synthetic_acc)),
-        "real_accuracy": _number(np.mean(real_acc)),
-        "majority_class_accuracy": _number(np.mean(majority_acc)),
-        "real_accuracy_std": _number(np.std(real_acc)),
+        **_accuracies(synthetic_acc, real_acc, majority_acc),
         "n_test": len(runs[0][3]),
         "n_classes": len(labels),
         "better": "higher",
@@ -183,8 +168,6 @@ def forest_tstr(
             "no baseline to compare with"
             + (f"; choose another target_attribute ({', '.join(others)})." if others else ".")
         )
-    if all(s is not None for s in skills):
-        result.update(skill=_number(np.mean(skills)), skill_std=_number(np.std(skills)))
     return result
 
 
@@ -238,17 +221,9 @@ def class_shapes(
         return _skipped(
             "It reads the shapes of continuous features, and the data has none.", "higher"
         )
-    if min(real.n_examples, synthetic.n_examples) < _MIN_SERIES:
-        return _skipped(
-            f"It needs at least {_MIN_SERIES} series on each side, got "
-            f"{min(real.n_examples, synthetic.n_examples)}.",
-            better="higher",
-        )
-    rng = np.random.default_rng(seed)
-    real = real.subset(np.sort(rng.permutation(real.n_examples)[: max_examples or None]))
-    synthetic = synthetic.subset(
-        np.sort(rng.permutation(synthetic.n_examples)[: max_examples or None])
-    )
+    if (too_few := _too_few(real, synthetic)) is not None:
+        return too_few
+    real, synthetic = _drawn(real, synthetic, seed, max_examples)
     real_table, synth_table = feature_tables(
         _standardised(real), _standardised(synthetic), catch22=catch22
     )
@@ -283,18 +258,11 @@ def class_shapes(
     # Most lost first: a rare class the forest cannot name on real series either is no news.
     per_class.sort(key=lambda e: e["synthetic_accuracy"] - (e["real_accuracy"] or 0.0))
     ratios = [s / r if r > 0 else None for s, r in zip(synthetic_acc, real_acc, strict=True)]
-    skills = [
-        (s - m) / (r - m) if r > m else None
-        for s, r, m in zip(synthetic_acc, real_acc, majority_acc, strict=True)
-    ]
     result: dict[str, Any] = {
         "task": "classification",
         "target": target,
         "classifier": "random forest on the features of standardised series",
-        "synthetic_accuracy": _number(np.mean(synthetic_acc)),
-        "real_accuracy": _number(np.mean(real_acc)),
-        "majority_class_accuracy": _number(np.mean(majority_acc)),
-        "real_accuracy_std": _number(np.std(real_acc)),
+        **_accuracies(synthetic_acc, real_acc, majority_acc),
         "n_test": len(test),
         "n_classes": len(labels),
         "per_class": {"attribute": target, "classes": per_class},
@@ -310,9 +278,45 @@ def class_shapes(
             f"The forest trained on real series' shapes names no held-out real {target!r} "
             "right: no baseline to compare with."
         )
-    if all(s is not None for s in skills):
-        result.update(skill=_number(np.mean(skills)), skill_std=_number(np.std(skills)))
     return result
+
+
+def _too_few(real: SeriesData, synthetic: SeriesData) -> dict[str, Any] | None:
+    """The entry of a classifier of an attribute that cannot run on so few series, or None."""
+    n = min(real.n_examples, synthetic.n_examples)
+    if n >= _MIN_SERIES:
+        return None
+    return _skipped(f"It needs at least {_MIN_SERIES} series on each side, got {n}.", "higher")
+
+
+def _drawn(
+    real: SeriesData, synthetic: SeriesData, seed: int, max_examples: int | None
+) -> tuple[SeriesData, SeriesData]:
+    """At most ``max_examples`` series of each side, drawn with ``seed``, in their order."""
+    rng = np.random.default_rng(seed)
+    return tuple(
+        side.subset(np.sort(rng.permutation(side.n_examples)[: max_examples or None]))
+        for side in (real, synthetic)
+    )  # type: ignore[return-value]
+
+
+def _accuracies(synthetic: list[float], real: list[float], majority: list[float]) -> dict:
+    """The mean accuracies over the seeds of a classifier's two sides and of always guessing
+    the most common class, and its skill beyond that guess where real series beat it in
+    every seed: (synthetic - majority) / (real - majority)."""
+    skills = [
+        (s - m) / (r - m) if r > m else None
+        for s, r, m in zip(synthetic, real, majority, strict=True)
+    ]
+    entry = {
+        "synthetic_accuracy": _number(np.mean(synthetic)),
+        "real_accuracy": _number(np.mean(real)),
+        "majority_class_accuracy": _number(np.mean(majority)),
+        "real_accuracy_std": _number(np.std(real)),
+    }
+    if all(s is not None for s in skills):
+        entry.update(skill=_number(np.mean(skills)), skill_std=_number(np.std(skills)))
+    return entry
 
 
 _MIN_PER_CLASS = 5
