@@ -361,3 +361,64 @@ def test_projection_critic_without_discrete_attributes_is_the_mlp_critic(rng):
     model = DGAN(tiny_config(epochs=1, projection_critic=True))
     model.train_numpy(rng.normal(size=(20, 6, 2)), progress_bar=False)
     assert model.critic.projection is None
+
+
+# ----- seams bridged ------------------------------------------------------------------------
+def _seamed_generators(feedback: bool) -> tuple[Generator, Generator]:
+    """Two generators with the same weights, the second bridging its seams: 4 LSTM steps
+    of 5 values of a tanh column, a sigmoid column and a two-way softmax."""
+    from dgan.encoding.variables import OutputSlice
+
+    def build(bridge: bool) -> Generator:
+        torch.manual_seed(0)
+        generator = Generator(
+            attribute_slices=None, additional_slices=None,
+            feature_slices=[OutputSlice(0, 1, "tanh"), OutputSlice(1, 1, "sigmoid"),
+                            OutputSlice(2, 2, "softmax")],
+            max_sequence_len=20, sample_len=5, attribute_noise_dim=3, feature_noise_dim=3,
+            attribute_num_layers=1, attribute_num_units=8, feature_num_layers=1,
+            feature_num_units=8, forget_bias=True, generation_flag_column=None,
+            feature_feedback=feedback, bridge_seams=bridge,
+        )  # fmt: skip
+        with torch.no_grad():  # away from saturation, where logits are read back exactly
+            generator.head.weight.mul_(0.2)
+        return generator.eval()
+
+    return build(False), build(True)
+
+
+@pytest.mark.parametrize("feedback", [False, True])
+def test_bridged_seams_continue_the_step_before(feedback):
+    """Across each seam the logits change as at the step before's last change; each step's
+    last two values and the discrete columns stay as generated; no saved tensor is added."""
+    plain, bridged = _seamed_generators(feedback)
+    assert plain.state_dict().keys() == bridged.state_dict().keys()
+    noise = (torch.randn(6, 3), torch.randn(6, 4, 3))
+    with torch.no_grad():
+        a, b = plain(*noise)[2], bridged(*noise)[2]
+
+    def logits(x):  # the continuous columns before their activations
+        return torch.stack([torch.atanh(x[..., 0]), torch.logit(x[..., 1])], dim=-1).double()
+
+    for features, joined in ((b, True), (a, False)):
+        change = logits(features).diff(dim=1)  # (B, 19, 2); seams at changes 4, 9, 14
+        across, before = change[:, 4::5], change[:, 3:-1:5]
+        assert bool(torch.allclose(across, before, atol=1e-4)) == joined
+    torch.testing.assert_close(b[:, :5], a[:, :5])  # the first step has nothing to join
+    if not feedback:  # the same LSTM outputs: only the bridge differs
+        ends = [i for i in range(20) if i % 5 >= 3]  # each step's last two values
+        torch.testing.assert_close(b[:, ends], a[:, ends])
+        torch.testing.assert_close(b[..., 2:], a[..., 2:])  # the softmax as generated
+
+
+def test_bridged_model_trains_saves_and_generates_the_same(rng, tmp_path):
+    model = _train(rng, bridge_seams=True)
+    assert model.trainer.generator.bridge is not None
+    loaded = DGAN.load(model.save(tmp_path / "m.dgan"))
+    assert loaded.config.bridge_seams and loaded.trainer.generator.bridge is not None
+    noise = {"attribute_noise": torch.zeros(3, 10), "feature_noise": torch.randn(3, 2, 10)}
+    np.testing.assert_array_equal(
+        model.generate_numpy(**noise)[1][0], loaded.generate_numpy(**noise)[1][0]
+    )
+    one_value = _train(rng, bridge_seams=True, sample_len=1)  # every step its own: no seams
+    assert one_value.trainer.generator.bridge is None

@@ -296,6 +296,11 @@ class DGANConfig:
     projection_critic: bool = setting(False, Flag())
     """The critic's score adds an embedding of the discrete attributes times its last hidden
     layer (a projection critic: what looks real can differ per class)."""
+    bridge_seams: bool = setting(False, Flag())
+    """Each LSTM step's continuous values start where the step before left off (its last
+    value plus its last change), through an offset that fades out over the ``sample_len``
+    values it generates; without it, series can jump every ``sample_len`` steps. No
+    effect with a ``sample_len`` of 1."""
 
     # --- Checkpoints (see dgan.storage.checkpoint) ---
     checkpoint_dir: str | None = setting(None, Custom(checkpoint_dir_problem, optional=True))

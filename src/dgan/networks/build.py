@@ -1,0 +1,73 @@
+"""The networks of a model, built from its config and fitted encoder."""
+
+from __future__ import annotations
+
+from dgan.encoding.encoder import SOFTMAX
+from dgan.networks.critics import Critic, TemporalCritic
+from dgan.networks.generator import Generator
+
+
+def build_networks(config, encoder) -> tuple[Generator, Critic, Critic | None]:
+    """The generator, critic and (if used) attribute critic for a fitted `DataEncoder`.
+
+    Initialisation draws from torch's global RNG: seed it (under ``fork_rng``) first for
+    reproducible weights. The critic sees attributes, additional attributes and the whole
+    flattened series; the attribute critic only the (additional) attributes.
+
+    Example:
+        >>> import numpy as np
+        >>> from dgan import DGANConfig, OutputType
+        >>> from dgan.encoding.encoder import DataEncoder
+        >>> config = DGANConfig(max_sequence_len=4, sample_len=2)
+        >>> encoder = DataEncoder.fit(config, [np.zeros((4, 1))] * 2, [OutputType.CONTINUOUS],
+        ...                           None, None)
+        >>> generator, critic, attribute_critic = build_networks(config, encoder)
+        >>> attribute_critic is not None  # example scaling makes additional attributes
+        True
+    """
+    c, enc = config, encoder
+    generator = Generator(
+        attribute_slices=enc.attribute_slices,
+        additional_slices=enc.additional_slices,
+        feature_slices=enc.feature_slices,
+        max_sequence_len=c.max_sequence_len,
+        sample_len=c.sample_len,
+        attribute_noise_dim=c.attribute_noise_dim,
+        feature_noise_dim=c.feature_noise_dim,
+        attribute_num_layers=c.attribute_num_layers,
+        attribute_num_units=c.attribute_num_units,
+        feature_num_layers=c.feature_num_layers,
+        feature_num_units=c.feature_num_units,
+        forget_bias=c.forget_bias,
+        generation_flag_column=enc.generation_flag_column,
+        feature_feedback=c.feature_feedback,
+        length_column=enc.length_column,
+        bridge_seams=c.bridge_seams,
+    )
+    attribute_dim = enc.attribute_dim + enc.additional_dim
+    critic_dim = attribute_dim + c.max_sequence_len * enc.feature_dim
+    if c.spectral_critic:
+        critic_dim += (c.max_sequence_len // 2 + 1) * enc.feature_dim
+    projected = [  # the discrete attributes' one-hot columns come first in the input
+        i for s in enc.attribute_slices or [] if s.activation == SOFTMAX
+        for i in range(s.start, s.start + s.width)
+    ]  # fmt: skip
+    critic = Critic(
+        critic_dim,
+        c.discriminator_num_layers,
+        c.discriminator_num_units,
+        c.spectral_critic,
+        projected if c.projection_critic else None,
+    )
+    attribute_critic = None
+    if c.use_attribute_discriminator and attribute_dim > 0:
+        attribute_critic = Critic(
+            attribute_dim, c.discriminator_num_layers, c.discriminator_num_units
+        )
+    return generator, critic, attribute_critic
+
+
+def build_temporal_critic(config, encoder) -> TemporalCritic:
+    """The optional temporal critic (``config.temporal_critic``) for a fitted encoder."""
+    attribute_dim = encoder.attribute_dim + encoder.additional_dim
+    return TemporalCritic(encoder.feature_dim, attribute_dim, config.temporal_critic_num_units)

@@ -1,0 +1,259 @@
+"""DoppelGANger's generator.
+
+The generator has three parts (Lin et al., IMC 2020, and gretel-synthetics' port):
+
+1. an attribute MLP: attribute noise -> attributes;
+2. an additional-attribute MLP: (detached attributes, attribute noise) -> per-example
+   midpoint/half-range of each continuous feature;
+3. an LSTM that, per cell, reads all attributes (detached) and a feature-noise vector and
+   emits ``sample_len`` time steps through ONE fused Linear head. Activations are applied
+   per variable slice (sigmoid/tanh, softmax per one-hot group, sigmoid per binary bit)
+   with index tensors computed once, so the number of kernels does not grow with the
+   number of variables.
+
+For variable-length data the last two feature columns are a generation flag
+(continues / ends); every step after the first "ends" is zeroed, as in the paper, or,
+with a length attribute, every step after the generated length.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from dgan.encoding.encoded import lengths_from_unit
+from dgan.encoding.encoder import SIGMOID, TANH, OutputSlice, series_ends
+from dgan.networks.layers import OutputActivation, mlp
+
+
+class Generator(nn.Module):
+    """DoppelGANger generator.
+
+    ``forward`` returns ``(attributes, additional_attributes, features)``; the first two
+    are None when the model has none. Shapes: attributes (B, A), additional (B, AA),
+    features (B, T, F). Variable-length series end where the generated end-of-series flag
+    says (``generation_flag_column``), or, given ``length_column``, at the length that
+    additional attribute encodes (`lengths_from_unit`), with the flags set to match.
+    """
+
+    def __init__(
+        self,
+        *,
+        attribute_slices: list[OutputSlice] | None,
+        additional_slices: list[OutputSlice] | None,
+        feature_slices: list[OutputSlice],
+        max_sequence_len: int,
+        sample_len: int,
+        attribute_noise_dim: int,
+        feature_noise_dim: int,
+        attribute_num_layers: int,
+        attribute_num_units: int,
+        feature_num_layers: int,
+        feature_num_units: int,
+        forget_bias: bool,
+        generation_flag_column: int | None,
+        feature_feedback: bool = False,
+        length_column: int | None = None,
+        bridge_seams: bool = False,
+    ):
+        super().__init__()
+        self.length_column = length_column
+        # The length's output range: [0, 1] from a sigmoid, else [-1, 1] from a tanh.
+        self.length_zero_one = length_column is not None and any(
+            x.start == length_column and x.activation == SIGMOID for x in additional_slices
+        )
+        self.feature_feedback = feature_feedback
+        self.sample_len = sample_len
+        self.max_sequence_len = max_sequence_len
+        self.generation_flag_column = generation_flag_column
+        attribute_dim = sum(s.width for s in attribute_slices or [])
+        additional_dim = sum(s.width for s in additional_slices or [])
+        self.feature_dim = sum(s.width for s in feature_slices)
+
+        self.attribute_net = None
+        if attribute_slices is not None:
+            self.attribute_net = nn.Sequential(
+                mlp(
+                    attribute_noise_dim,
+                    attribute_num_units,
+                    attribute_num_layers,
+                    attribute_dim,
+                    batch_norm=True,
+                ),
+                OutputActivation(attribute_slices),
+            )
+        self.additional_net = None
+        if additional_slices is not None:
+            self.additional_net = nn.Sequential(
+                mlp(
+                    attribute_dim + attribute_noise_dim,
+                    attribute_num_units,
+                    attribute_num_layers,
+                    additional_dim,
+                    batch_norm=True,
+                ),
+                OutputActivation(additional_slices),
+            )
+        # With feedback, each LSTM step also reads the S values generated at the step
+        # before (zeros at the first), as DoppelGANger's original generator does.
+        feedback_dim = sample_len * self.feature_dim if feature_feedback else 0
+        self.lstm = nn.LSTM(
+            attribute_dim + additional_dim + feature_noise_dim + feedback_dim,
+            feature_num_units,
+            num_layers=feature_num_layers,
+            batch_first=True,
+        )
+        if forget_bias:
+            with torch.no_grad():
+                for name, param in self.lstm.named_parameters():
+                    if name.startswith("bias_ih"):  # gates are (input, forget, cell, output)
+                        param[feature_num_units : 2 * feature_num_units].fill_(1.0)
+                    elif name.startswith("bias_hh"):
+                        param[feature_num_units : 2 * feature_num_units].fill_(0.0)
+        # Set by the precision policy where the device cannot run the LSTM safely in the
+        # reduced precision (see precision.py): then it runs in fp32 inside autocast.
+        self.lstm_in_fp32 = False
+        # Set by the policy in 16 bits on a CPU: an odd number of inputs gets a zero one.
+        self.lstm_even_input = False
+        self.head = nn.Linear(feature_num_units, sample_len * self.feature_dim)
+        self.feature_activation = OutputActivation(feature_slices)
+        # With `bridge_seams`, each LSTM step's continuous logits are shifted by an offset
+        # that falls linearly from the one that continues the step before (its last value
+        # plus its last change) at the first time step to 0 at the second-last. The last
+        # two values are untouched, so all steps' offsets follow from the raw logits at
+        # once, and the change across a seam is the step before's last one exactly.
+        bridge = None
+        if bridge_seams and sample_len >= 2:
+            continuous = torch.zeros(self.feature_dim)
+            for s in feature_slices:
+                if s.activation in (SIGMOID, TANH):
+                    continuous[s.start : s.start + s.width] = 1.0
+            # 0 from the second-last value on: the step's last change stays its own.
+            ramp = (1.0 - torch.arange(sample_len) / max(sample_len - 2, 1)).clamp(min=0.0)
+            bridge = ramp[:, None] * continuous  # (S, F)
+        # Not saved: models and checkpoints hold the same tensors with and without it.
+        self.register_buffer("bridge", bridge, persistent=False)
+
+    def forward(
+        self,
+        attribute_noise: torch.Tensor,
+        feature_noise: torch.Tensor,
+        attributes: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor | None, torch.Tensor | None, torch.Tensor]:
+        """Generate a batch; pass encoded ``attributes`` to condition on them."""
+        if attributes is None and self.attribute_net is not None:
+            attributes = self.attribute_net(attribute_noise)  # (B, A)
+        additional = None
+        if self.additional_net is not None:
+            parts = (
+                [attribute_noise] if attributes is None else [attributes.detach(), attribute_noise]
+            )
+            additional = self.additional_net(torch.cat(parts, dim=1))  # (B, AA)
+        conditioning = [t.detach() for t in (attributes, additional) if t is not None]
+        steps = feature_noise.shape[1]  # T / S cells
+        lstm_in = torch.cat(
+            [c.unsqueeze(1).expand(-1, steps, -1) for c in conditioning] + [feature_noise], dim=2
+        )  # (B, T/S, A + AA + noise)
+        if self.feature_feedback:
+            features = self._features_with_feedback(lstm_in)  # (B, T, F)
+        else:
+            hidden, _ = self._lstm(lstm_in, None)  # (B, T/S, H): all steps in one call
+            features = self._features(self._logits(hidden), None)  # (B, T, F)
+        if self.length_column is not None:
+            features = self._end_at_length(features, additional[:, self.length_column])
+        elif self.generation_flag_column is not None:
+            features = features * self._alive_mask(features)
+        return attributes, additional, features
+
+    def _lstm(self, lstm_in: torch.Tensor, state):
+        """The LSTM, in fp32 where the precision policy asks for it (`lstm_in_fp32`), with
+        an even number of inputs where it asks for that (`lstm_even_input`)."""
+        if self.lstm_in_fp32:
+            with torch.autocast(lstm_in.device.type, enabled=False):
+                return self.lstm(lstm_in.float(), state)
+        if self.lstm_even_input and lstm_in.shape[-1] % 2:
+            return even_input_lstm(self.lstm, lstm_in, state)
+        return self.lstm(lstm_in, state)
+
+    def _logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        """(B, K, H) LSTM outputs -> (B, K, S, F) feature logits."""
+        logits = self.head(hidden)  # (B, K, S*F)
+        return logits.unflatten(-1, (self.sample_len, self.feature_dim))
+
+    def _features(self, logits: torch.Tensor, before: torch.Tensor | None) -> torch.Tensor:
+        """(B, K, S, F) raw logits -> (B, K * S, F) activated features, each of the K
+        steps bridged to the one before (`bridge`); ``before`` holds the raw logits
+        (B, S, F) of the step before the first, None where the series starts."""
+        if self.bridge is not None:
+            first = 1 if before is None else 0  # the first step with a step before it
+            previous = logits[:, :-1]  # (B, K - first, S, F): the raw step before each
+            if before is not None:
+                previous = torch.cat([before.unsqueeze(1), previous], dim=1)
+            continued = 2.0 * previous[:, :, -1] - previous[:, :, -2]  # (B, K - first, F)
+            offset = (continued - logits[:, first:, 0]).unsqueeze(2) * self.bridge.to(logits.dtype)
+            logits = torch.cat([logits[:, :first], logits[:, first:] + offset], dim=1)
+        return self.feature_activation(logits.flatten(1, 2))
+
+    def _features_with_feedback(self, lstm_in: torch.Tensor) -> torch.Tensor:
+        """The LSTM one step at a time, each step reading the previous step's values.
+
+        The fed-back values keep their graph: the generator learns how each step's output
+        shapes the next (a smooth join between consecutive groups of S steps).
+        """
+        batch, steps, _ = lstm_in.shape
+        previous = lstm_in.new_zeros(batch, self.sample_len * self.feature_dim)
+        state, chunks, before = None, [], None
+        for k in range(steps):
+            step_in = torch.cat([lstm_in[:, k], previous.to(lstm_in.dtype)], dim=1)
+            hidden, state = self._lstm(step_in.unsqueeze(1), state)  # (B, 1, H)
+            logits = self._logits(hidden)  # (B, 1, S, F)
+            chunk = self._features(logits, before)  # (B, S, F)
+            chunks.append(chunk)
+            previous, before = chunk.flatten(1), logits[:, 0]
+        return torch.cat(chunks, dim=1)  # (B, T, F)
+
+    def _end_at_length(self, features: torch.Tensor, encoded: torch.Tensor) -> torch.Tensor:
+        """Zero each series after its generated length, its flags one-hot from it (the
+        flags are the last two feature columns): a hard cut, as `_alive_mask`'s."""
+        unit = encoded.detach().float()
+        length = lengths_from_unit(unit, features.shape[1], self.length_zero_one)  # (B,)
+        steps = torch.arange(features.shape[1], device=features.device)  # (T,)
+        alive = (steps < length[:, None]).unsqueeze(-1)  # (B, T, 1)
+        flags = torch.stack([steps < length[:, None] - 1, steps == length[:, None] - 1], -1)
+        values = features[..., : self.generation_flag_column] * alive.to(features.dtype)
+        return torch.cat([values, flags.to(features.dtype)], dim=-1)
+
+    def _alive_mask(self, features: torch.Tensor) -> torch.Tensor:
+        """(B, T, 1) mask: 1 up to and including the first step where `series_ends`."""
+        flag = self.generation_flag_column
+        with torch.no_grad():  # a hard, non-differentiable cut as in DoppelGANger
+            ended = series_ends(features[..., flag], features[..., flag + 1])
+            continues = (~ended).to(features.dtype)
+            alive = torch.cumprod(continues, dim=1)  # (B, T): 1 while every step so far continues
+            mask = torch.cat([torch.ones_like(alive[:, :1]), alive[:, :-1]], dim=1)
+        return mask.unsqueeze(-1)
+
+
+def even_input_lstm(lstm: nn.LSTM, inputs: torch.Tensor, state=None):
+    """``lstm(inputs, state)`` (batch first) with one more input, always zero, and a zero
+    weight column for it: the same outputs and gradients, for kernels that want an even
+    number of inputs (oneDNN's bf16 LSTM on AMX). ``lstm.weight_ih_l0`` gets its gradient
+    through the padding.
+
+    Example:
+        >>> lstm = nn.LSTM(3, 4, batch_first=True)
+        >>> x = torch.randn(2, 5, 3)
+        >>> torch.allclose(even_input_lstm(lstm, x)[0], lstm(x)[0], atol=1e-6)
+        True
+    """
+    weights = [w for layer in lstm.all_weights for w in layer]
+    weights[0] = nn.functional.pad(weights[0], (0, 1))  # (4H, I) -> (4H, I + 1)
+    inputs = nn.functional.pad(inputs, (0, 1))
+    if state is None:
+        zeros = inputs.new_zeros(lstm.num_layers, inputs.shape[0], lstm.hidden_size)
+        state = (zeros, zeros)
+    output, hidden, cell = torch.lstm(
+        inputs, state, weights, lstm.bias, lstm.num_layers, lstm.dropout, lstm.training,
+        lstm.bidirectional, True,
+    )  # fmt: skip
+    return output, (hidden, cell)
