@@ -1,0 +1,89 @@
+"""How much generated series jump where the generator's LSTM steps meet (its seams).
+
+DoppelGANger's LSTM emits ``sample_len`` values per step, so a generated series has a seam
+every ``sample_len`` steps. For each series (standardised by its own mean and spread, of
+at least three LSTM steps), the mean absolute change at each position within an LSTM step
+(position p: from value p to value p + 1 of a step, the last one across the seam) over
+the mean absolute change everywhere, averaged over the series: 1 everywhere means the
+steps' edges are invisible. Reported: the seam's (``seam``) and the largest over the
+positions, with where it is (``worst``, ``worst_position``: a jump moved one value into
+the step is as visible as one at the seam). The same is measured on the real series at
+the same positions, which have no seams (a real daily change that falls there shows in
+both):
+
+    python benchmarks/seams.py REAL.csv SYNTH.csv --sample-len 61 [--json out.json]
+
+Both tables are LONG (``example_id``, ``step``, ``value``); only ``value`` is read.
+Reads only pandas and numpy, nothing from dgan.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import numpy as np
+import pandas as pd
+
+
+def position_profile(series: list[np.ndarray], sample_len: int) -> tuple[np.ndarray, int]:
+    """(``sample_len``,) the mean absolute change at each position within an LSTM step over
+    each series' mean absolute change, averaged over the series of at least three LSTM
+    steps that vary; and how many there were.
+
+    Example:
+        >>> steps = np.r_[np.zeros(4), np.ones(4), np.zeros(4)]  # jumps only at the seams
+        >>> profile, n = position_profile([steps], 4)
+        >>> profile.round(2).tolist(), n
+        ([0.0, 0.0, 0.0, 5.5], 1)
+    """
+    sums, counts = np.zeros(sample_len), np.zeros(sample_len)
+    n = 0
+    for x in series:
+        if len(x) < 3 * sample_len or np.std(x) == 0:
+            continue
+        change = np.abs(np.diff((x - x.mean()) / x.std()))
+        if change.mean() == 0:
+            continue
+        at = np.arange(len(change)) % sample_len
+        sums += np.bincount(at, change / change.mean(), minlength=sample_len)
+        counts += np.bincount(at, minlength=sample_len)
+        n += 1
+    return sums / np.maximum(counts, 1), n
+
+
+def _series(path: str) -> list[np.ndarray]:
+    table = pd.read_csv(path).sort_values(["example_id", "step"])
+    return [g["value"].to_numpy(float) for _, g in table.groupby("example_id", sort=True)]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("real")
+    parser.add_argument("synthetic")
+    parser.add_argument("--sample-len", type=int, required=True)
+    parser.add_argument("--json", help="also write the numbers here")
+    args = parser.parse_args()
+    result = {"sample_len": args.sample_len}
+    for side, path in (("real", args.real), ("synthetic", args.synthetic)):
+        profile, n = position_profile(_series(path), args.sample_len)
+        worst = int(np.argmax(profile))
+        result[side] = {
+            "path": path,
+            "n_series": n,
+            "seam": float(profile[-1]),
+            "worst": float(profile[worst]),
+            "worst_position": worst,
+            "profile": [round(float(v), 4) for v in profile],
+        }
+        print(
+            f"{side:9s} change at the seam / mean change {profile[-1]:.2f}; largest "
+            f"{profile[worst]:.2f} at position {worst} of {args.sample_len} ({n} series)"
+        )
+    if args.json:
+        with open(args.json, "w") as out:
+            json.dump(result, out, indent=1)
+
+
+if __name__ == "__main__":
+    main()
