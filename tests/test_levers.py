@@ -390,7 +390,8 @@ def _seamed_generators(feedback: bool) -> tuple[Generator, Generator]:
 @pytest.mark.parametrize("feedback", [False, True])
 def test_bridged_seams_continue_the_step_before(feedback):
     """Across each seam the logits change as at the step before's last change; each step's
-    last two values and the discrete columns stay as generated; no saved tensor is added."""
+    last two values and the discrete columns stay as generated; no saved tensor is added.
+    The step's value 0 sets nothing: changing it changes only itself."""
     plain, bridged = _seamed_generators(feedback)
     assert plain.state_dict().keys() == bridged.state_dict().keys()
     noise = (torch.randn(6, 3), torch.randn(6, 4, 3))
@@ -405,6 +406,12 @@ def test_bridged_seams_continue_the_step_before(feedback):
         across, before = change[:, 4::5], change[:, 3:-1:5]
         assert bool(torch.allclose(across, before, atol=1e-4)) == joined
     torch.testing.assert_close(b[:, :5], a[:, :5])  # the first step has nothing to join
+    if not feedback:
+        with torch.no_grad():
+            bridged.head.bias[0] += 1.0  # value 0 of every step, the tanh column
+            moved = bridged(*noise)[2]
+        assert not torch.equal(moved[:, 0, 0], b[:, 0, 0])  # the first step's own value 0
+        torch.testing.assert_close(moved[:, 5:], b[:, 5:])  # the bridged steps: no change
     if not feedback:  # the same LSTM outputs: only the bridge differs
         ends = [i for i in range(20) if i % 5 >= 3]  # each step's last two values
         torch.testing.assert_close(b[:, ends], a[:, ends])
@@ -420,5 +427,5 @@ def test_bridged_model_trains_saves_and_generates_the_same(rng, tmp_path):
     np.testing.assert_array_equal(
         model.generate_numpy(**noise)[1][0], loaded.generate_numpy(**noise)[1][0]
     )
-    one_value = _train(rng, bridge_seams=True, sample_len=1)  # every step its own: no seams
-    assert one_value.trainer.generator.bridge is None
+    for short in (1, 2):  # under 3 values a step: no start of its own to anchor on
+        assert _train(rng, bridge_seams=True, sample_len=short).trainer.generator.bridge is None

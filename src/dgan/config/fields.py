@@ -300,7 +300,7 @@ class DGANConfig:
     """Each LSTM step's continuous values start where the step before left off (its last
     value plus its last change), through an offset that fades out over the ``sample_len``
     values it generates; without it, series can jump every ``sample_len`` steps. No
-    effect with a ``sample_len`` of 1."""
+    effect with a ``sample_len`` under 3."""
 
     # --- Checkpoints (see dgan.storage.checkpoint) ---
     checkpoint_dir: str | None = setting(None, Custom(checkpoint_dir_problem, optional=True))

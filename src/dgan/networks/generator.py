@@ -117,19 +117,22 @@ class Generator(nn.Module):
         self.lstm_even_input = False
         self.head = nn.Linear(feature_num_units, sample_len * self.feature_dim)
         self.feature_activation = OutputActivation(feature_slices)
-        # With `bridge_seams`, each LSTM step's continuous logits are shifted by an offset
-        # that falls linearly from the one that continues the step before (its last value
-        # plus its last change) at the first time step to 0 at the second-last. The last
-        # two values are untouched, so all steps' offsets follow from the raw logits at
-        # once, and the change across a seam is the step before's last one exactly.
+        # With `bridge_seams`, each LSTM step's first continuous logit is the one that
+        # continues the step before (its last value plus its last change), and the others
+        # are shifted by an offset that falls linearly from that value minus the step's own
+        # start (extrapolated from its values 1 and 2) to 0 at the second-last value. The
+        # step's value 0 sets nothing (anchored at it, the generator used it as a knob and
+        # jumped right after it), the last two values stay as generated, so all steps'
+        # offsets follow from the raw logits at once, and the change across a seam is the
+        # step before's last one exactly.
         bridge = None
-        if bridge_seams and sample_len >= 2:
+        if bridge_seams and sample_len >= 3:
             continuous = torch.zeros(self.feature_dim)
             for s in feature_slices:
                 if s.activation in (SIGMOID, TANH):
                     continuous[s.start : s.start + s.width] = 1.0
             # 0 from the second-last value on: the step's last change stays its own.
-            ramp = (1.0 - torch.arange(sample_len) / max(sample_len - 2, 1)).clamp(min=0.0)
+            ramp = (1.0 - torch.arange(sample_len) / (sample_len - 2)).clamp(min=0.0)
             bridge = ramp[:, None] * continuous  # (S, F)
         # Not saved: models and checkpoints hold the same tensors with and without it.
         self.register_buffer("bridge", bridge, persistent=False)
@@ -190,8 +193,12 @@ class Generator(nn.Module):
             if before is not None:
                 previous = torch.cat([before.unsqueeze(1), previous], dim=1)
             continued = 2.0 * previous[:, :, -1] - previous[:, :, -2]  # (B, K - first, F)
-            offset = (continued - logits[:, first:, 0]).unsqueeze(2) * self.bridge.to(logits.dtype)
-            logits = torch.cat([logits[:, :first], logits[:, first:] + offset], dim=1)
+            joined, bridge = logits[:, first:], self.bridge.to(logits.dtype)
+            anchor = 2.0 * joined[:, :, 1] - joined[:, :, 2]  # its own start, from values 1, 2
+            offset = (continued - anchor).unsqueeze(2) * bridge  # (B, K - first, S, F)
+            start = joined[:, :, :1] + (continued - joined[:, :, 0]).unsqueeze(2) * bridge[:1]
+            joined = torch.cat([start, joined[:, :, 1:] + offset[:, :, 1:]], dim=2)
+            logits = torch.cat([logits[:, :first], joined], dim=1)
         return self.feature_activation(logits.flatten(1, 2))
 
     def _features_with_feedback(self, lstm_in: torch.Tensor) -> torch.Tensor:
