@@ -406,16 +406,15 @@ def test_bridged_seams_continue_the_step_before(feedback):
         across, before = change[:, 4::5], change[:, 3:-1:5]
         assert bool(torch.allclose(across, before, atol=1e-4)) == joined
     torch.testing.assert_close(b[:, :5], a[:, :5])  # the first step has nothing to join
-    if not feedback:
+    if not feedback:  # the same LSTM outputs: only the bridge differs
+        ends = [i for i in range(20) if i % 5 >= 3]  # each step's last two values
+        torch.testing.assert_close(b[:, ends], a[:, ends])
+        torch.testing.assert_close(b[..., 2:], a[..., 2:])  # the softmax as generated
         with torch.no_grad():
             bridged.head.bias[0] += 1.0  # value 0 of every step, the tanh column
             moved = bridged(*noise)[2]
         assert not torch.equal(moved[:, 0, 0], b[:, 0, 0])  # the first step's own value 0
         torch.testing.assert_close(moved[:, 5:], b[:, 5:])  # the bridged steps: no change
-    if not feedback:  # the same LSTM outputs: only the bridge differs
-        ends = [i for i in range(20) if i % 5 >= 3]  # each step's last two values
-        torch.testing.assert_close(b[:, ends], a[:, ends])
-        torch.testing.assert_close(b[..., 2:], a[..., 2:])  # the softmax as generated
 
 
 def test_bridged_model_trains_saves_and_generates_the_same(rng, tmp_path):
