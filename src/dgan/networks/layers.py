@@ -55,7 +55,13 @@ class OutputActivation(nn.Module):
 
 def mlp(in_dim: int, hidden: int, layers: int, out_dim: int, batch_norm: bool) -> nn.Sequential:
     """``layers`` hidden ReLU layers of ``hidden`` units (each followed by batch norm with
-    ``batch_norm``) and a linear output of ``out_dim``."""
+    ``batch_norm``) and a linear output of ``out_dim``.
+
+    Example:
+        >>> net = mlp(4, 8, 2, 1, batch_norm=False)
+        >>> [type(m).__name__ for m in net], net(torch.zeros(3, 4)).shape
+        (['Linear', 'ReLU', 'Linear', 'ReLU', 'Linear'], torch.Size([3, 1]))
+    """
     blocks: list[nn.Module] = []
     for i in range(layers):
         blocks.append(nn.Linear(in_dim if i == 0 else hidden, hidden))
