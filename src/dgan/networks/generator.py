@@ -195,9 +195,9 @@ class Generator(nn.Module):
             continued = 2.0 * previous[:, :, -1] - previous[:, :, -2]  # (B, K - first, F)
             joined, bridge = logits[:, first:], self.bridge.to(logits.dtype)
             anchor = 2.0 * joined[:, :, 1] - joined[:, :, 2]  # its own start, from values 1, 2
-            offset = (continued - anchor).unsqueeze(2) * bridge  # (B, K - first, S, F)
             start = joined[:, :, :1] + (continued - joined[:, :, 0]).unsqueeze(2) * bridge[:1]
-            joined = torch.cat([start, joined[:, :, 1:] + offset[:, :, 1:]], dim=2)
+            rest = joined[:, :, 1:] + (continued - anchor).unsqueeze(2) * bridge[1:]
+            joined = torch.cat([start, rest], dim=2)
             logits = torch.cat([logits[:, :first], joined], dim=1)
         return self.feature_activation(logits.flatten(1, 2))
 
