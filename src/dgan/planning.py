@@ -249,12 +249,7 @@ def make_plan(
         device=torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
         threads=torch.get_num_threads(),
         large_data=bool(config.large_data),
-        settings_reason=_settings_reason(
-            asked,
-            config,
-            arrays.features.lengths,
-            OutputType.DISCRETE in (arrays.attribute_types or []),
-        ),
+        settings_reason=_settings_reason(asked, config, arrays.features.lengths, _classed(arrays)),
         small_data=_small_data(n),
         minutes=config.training_minutes,
         processes=world_size(),
@@ -342,13 +337,18 @@ def _names(arrays: TrainingArrays, layout: FrameLayout | None) -> tuple[list, li
     ]
 
 
+def _classed(arrays: TrainingArrays) -> bool:
+    """Whether the data has a discrete attribute (classes to scale, share and read by)."""
+    return OutputType.DISCRETE in (arrays.attribute_types or [])
+
+
 def _columns(
     arrays: TrainingArrays, layout: FrameLayout | None, config: DGANConfig
 ) -> list[ColumnPlan]:
     log_scale = config.log_scale if config.apply_feature_scaling else False
     fill = config.fill_series_range if config.apply_example_scaling else False
     match = config.match_marginals if config.dp_target_epsilon is None else False
-    classed = OutputType.DISCRETE in (arrays.attribute_types or [])
+    classed = _classed(arrays)
     texture = config.match_texture if config.dp_target_epsilon is None else False
     filtered = matches_texture(texture, config.max_sequence_len, LONG_SERIES)
     decoding = (fill, match, one_distribution(classed, len(arrays.features)), filtered)
@@ -381,7 +381,7 @@ and of the one whose shares generation keeps."""
 def _note_classes(columns: list[ColumnPlan], config: DGANConfig, arrays: TrainingArrays) -> None:
     """Say which attribute's classes get levels of their own and which one's shares are
     kept, as the encoder's fit decides them."""
-    discrete = OutputType.DISCRETE in (arrays.attribute_types or [])
+    discrete = _classed(arrays)
     scaling, shares = config.per_class_scaling, config.match_class_shares
     scaled = scaling is True or (scaling == "auto" and discrete)
     if config.dp_target_epsilon is not None or not (scaled or (discrete and shares)):
