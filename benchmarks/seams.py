@@ -13,8 +13,8 @@ both):
 
     python benchmarks/seams.py REAL.csv SYNTH.csv --sample-len 61 [--json out.json]
 
-Both tables are LONG (``example_id``, ``step``, ``value``); only ``value`` is read.
-Reads only pandas and numpy, nothing from dgan.
+Both tables are LONG (``example_id``, ``step``, ``value``), read as
+`independent_judge.read` reads them; only ``value`` is used. Nothing from dgan.
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ import argparse
 import json
 
 import numpy as np
-import pandas as pd
+
+from independent_judge import read
 
 
 def position_profile(series: list[np.ndarray], sample_len: int) -> tuple[np.ndarray, int]:
@@ -52,11 +53,6 @@ def position_profile(series: list[np.ndarray], sample_len: int) -> tuple[np.ndar
     return sums / np.maximum(counts, 1), n
 
 
-def _series(path: str) -> list[np.ndarray]:
-    table = pd.read_csv(path).sort_values(["example_id", "step"])
-    return [g["value"].to_numpy(float) for _, g in table.groupby("example_id", sort=True)]
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("real")
@@ -66,7 +62,7 @@ def main() -> None:
     args = parser.parse_args()
     result = {"sample_len": args.sample_len}
     for side, path in (("real", args.real), ("synthetic", args.synthetic)):
-        profile, n = position_profile(_series(path), args.sample_len)
+        profile, n = position_profile(read(path, None)[0], args.sample_len)
         worst = int(np.argmax(profile))
         result[side] = {
             "path": path,
