@@ -271,19 +271,28 @@ def test_reused_fakes_train_in_every_precision(rng, precision):
 
 # ----- closed-form penalty of the MLP critic ----------------------------------------------
 @pytest.mark.parametrize(
-    "spectrum,projected",
-    [(False, None), (True, None), (False, [0, 2]), (True, [0, 2])],
-    ids=["mlp", "spectrum", "projection", "both"],
+    "spectrum,projected,changes",
+    [
+        (False, None, False),
+        (True, None, False),
+        (False, [0, 2], False),
+        (True, [0, 2], False),
+        (False, None, True),
+        (True, [0, 2], True),
+    ],
+    ids=["mlp", "spectrum", "projection", "both", "changes", "all"],
 )
 @pytest.mark.parametrize("norm", ["example", "batch"])
-def test_closed_form_penalty_equals_autograds(norm, spectrum, projected):
+def test_closed_form_penalty_equals_autograds(norm, spectrum, projected, changes):
     """The MLP critic's explicit input gradient gives autograd's penalty and gradients,
-    with and without the spectrum (whose gradient is carried back to the series)."""
+    with and without the spectrum and the sorted changes (whose gradients are carried
+    back to the series)."""
     from dgan.networks import Critic
 
     torch.manual_seed(0)
     in_dim = 3 + 4 * 5 + (3 * 5 if spectrum else 0)  # 4 steps: 3 frequencies a feature
-    critic = Critic(in_dim, num_layers=3, num_units=32, spectrum=spectrum, projected=projected)
+    in_dim += 3 * 5 if changes else 0  # and 3 changes
+    critic = Critic(in_dim, 3, 32, spectrum=spectrum, projected=projected, changes=changes)
     real = (torch.rand(16, 3), None, torch.rand(16, 4, 5))
     fake = (torch.rand(16, 3), None, torch.rand(16, 4, 5))
     alpha = torch.rand(16, 1)
@@ -344,6 +353,28 @@ def test_spectral_projection_critic_reads_the_classes_and_spectrum_and_survives_
     attributes = encoder.attribute_dim + encoder.additional_dim
     assert critic.net[0].in_features == attributes + series + spectrum
     loaded = DGAN.load(model.save(tmp_path / "m.dgan"))
+    for name, weight in model.critic.state_dict().items():
+        torch.testing.assert_close(loaded.critic.state_dict()[name], weight, rtol=0, atol=0)
+
+
+def test_change_critic_reads_the_sorted_changes_and_survives_a_save(rng, tmp_path):
+    """The first layer reads (T - 1) columns a feature after the spectrum's, a jump moved
+    to another step leaves them as they were, and a saved model keeps the critic."""
+    model = _train(rng, change_critic=True, spectral_critic=True)
+    config, encoder, critic = model.config, model.encoder, model.critic
+    T, F = config.max_sequence_len, encoder.feature_dim
+    attributes = encoder.attribute_dim + encoder.additional_dim
+    assert (
+        critic.changes
+        and critic.net[0].in_features == attributes + T * F + (T // 2 + 1) * F + (T - 1) * F
+    )
+    early, late = torch.zeros(2, T, F), torch.zeros(2, T, F)
+    early[:, 1:], late[:, T - 1 :] = 1.0, 1.0  # the same jump at another step
+    a = torch.zeros(2, attributes)
+    (early_changes, late_changes) = (critic._inputs((a, None, x))[-1] for x in (early, late))
+    torch.testing.assert_close(early_changes, late_changes, rtol=0, atol=0)
+    loaded = DGAN.load(model.save(tmp_path / "m.dgan"))
+    assert loaded.critic.changes
     for name, weight in model.critic.state_dict().items():
         torch.testing.assert_close(loaded.critic.state_dict()[name], weight, rtol=0, atol=0)
 

@@ -267,13 +267,12 @@ class DGANConfig:
     DoppelGANger's original code does), so consecutive groups of ``sample_len`` steps join
     smoothly. Runs the LSTM one step at a time (slower for long series; see large_data)."""
     large_data: bool | str = setting("auto", OneOf((True, False, "auto")))
-    """How the training settings follow the data's size. "auto" (the default): each of
-    ``batch_size``, the learning rates, ``generator_ema_decay``, ``feature_feedback`` and
-    ``spectral_critic`` you did not set (a value given equal to the default counts as set),
-    and the budget unless you set ``epochs`` or ``training_steps``, is picked by one rule
-    (`dgan.config.sizing`: batch about an eighth of the series, 16 to 128, rates 1e-4, a
-    0.999 weight average, feature feedback, 10,000 to 20,000 steps, the spectral critic
-    from 100 steps on); docs/quality.md measures it. True: the rule's settings at
+    """How the training settings follow the data's size. "auto" (the default): each
+    setting of `dgan.config.sizing` you did not set (a value given equal to the default
+    counts as set: ``batch_size``, the learning rates, ``generator_ema_decay``,
+    ``feature_feedback``, the long-series critics and noise), and the budget unless you set
+    ``epochs`` or ``training_steps``, is picked by one rule from the data's size and length
+    (the plan names each pick); docs/quality.md measures it. True: the rule's settings at
     batch 128 (`LARGE_DATA_SETTINGS`) for the fields you did not set, trained for
     ``epochs``. False: gretel's settings at any size. Decided when training first sees the
     data: the trained model's config shows the settings used, with large_data True (the
@@ -293,6 +292,8 @@ class DGANConfig:
     spectral_critic: bool = setting(False, Flag())
     """The critic also reads each feature's magnitude spectrum: how strong each period is in
     a series, wherever it starts (a daily cycle where the data has none)."""
+    change_critic: bool = setting(False, Flag())
+    """The critic also reads each feature's step changes sorted by size (a jump, wherever)."""
     projection_critic: bool = setting(False, Flag())
     """The critic's score adds an embedding of the discrete attributes times its last hidden
     layer (a projection critic: what looks real can differ per class)."""

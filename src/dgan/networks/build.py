@@ -48,6 +48,8 @@ def build_networks(config, encoder) -> tuple[Generator, Critic, Critic | None]:
     critic_dim = attribute_dim + c.max_sequence_len * enc.feature_dim
     if c.spectral_critic:
         critic_dim += (c.max_sequence_len // 2 + 1) * enc.feature_dim
+    if c.change_critic:
+        critic_dim += (c.max_sequence_len - 1) * enc.feature_dim
     projected = [  # the discrete attributes' one-hot columns come first in the input
         i for s in enc.attribute_slices or [] if s.activation == SOFTMAX
         for i in range(s.start, s.start + s.width)
@@ -58,6 +60,7 @@ def build_networks(config, encoder) -> tuple[Generator, Critic, Critic | None]:
         c.discriminator_num_units,
         c.spectral_critic,
         projected if c.projection_critic else None,
+        c.change_critic,
     )
     attribute_critic = None
     if c.use_attribute_discriminator and attribute_dim > 0:

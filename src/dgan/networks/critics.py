@@ -1,11 +1,13 @@
-"""The Wasserstein critics: an MLP over the flattened series (optionally its spectrum
-too, and a projection of the discrete attributes), and one of 1-D convolutions over time."""
+"""The Wasserstein critics: an MLP over the flattened series (optionally its spectrum and its
+sorted step changes too, and a projection of the discrete attributes), and one of 1-D
+convolutions over time."""
 
 from __future__ import annotations
 
 import torch
 from torch import nn
 
+from dgan.networks.changes import sorted_changes, sorted_changes_vjp
 from dgan.networks.layers import mlp
 from dgan.spectrum import magnitude_spectrum, magnitude_spectrum_vjp
 
@@ -17,7 +19,9 @@ class Critic(nn.Module):
     features, (B, T, F)): how strong each period is in a series, wherever it starts,
     which an MLP over the flattened steps would have to learn at every offset (a daily
     cycle where the real series has none). ``in_dim`` then counts the spectrum's
-    (T // 2 + 1) * F columns.
+    (T // 2 + 1) * F columns. With ``changes=True`` it also reads each feature's step
+    changes sorted by size (`sorted_changes`: a jump where real series move evenly,
+    wherever it is), (T - 1) * F more columns, after the spectrum's.
 
     Example:
         >>> critic = Critic(in_dim=7, num_layers=2, num_units=8)
@@ -25,6 +29,10 @@ class Critic(nn.Module):
         torch.Size([3, 1])
         >>> spectral = Critic(in_dim=2 + 4 + 3, num_layers=2, num_units=8, spectrum=True)
         >>> spectral(torch.zeros(3, 2), torch.zeros(3, 4, 1)).shape
+        torch.Size([3, 1])
+        >>> both = Critic(in_dim=2 + 4 + 3 + 3, num_layers=2, num_units=8, spectrum=True,
+        ...               changes=True)
+        >>> both(torch.zeros(3, 2), torch.zeros(3, 4, 1)).shape
         torch.Size([3, 1])
     """
 
@@ -35,9 +43,20 @@ class Critic(nn.Module):
         num_units: int,
         spectrum: bool = False,
         projected: list[int] | None = None,
+        changes: bool = False,
     ):
         super().__init__()
-        self.spectrum = spectrum
+        self.spectrum, self.changes = spectrum, changes
+        # What the critic reads of the series beside its steps, each with its closed-form
+        # vector-Jacobian product (`input_gradient` carries their gradient to the steps).
+        self.summaries = [
+            pair
+            for wanted, pair in (
+                (spectrum, (magnitude_spectrum, magnitude_spectrum_vjp)),
+                (changes, (sorted_changes, sorted_changes_vjp)),
+            )
+            if wanted
+        ]
         self.net = mlp(in_dim, num_units, num_layers, 1, batch_norm=False)
         self.projection = None
         if projected:  # embeds into the last hidden layer (the input, without one)
@@ -47,8 +66,8 @@ class Critic(nn.Module):
 
     def _inputs(self, parts) -> list[torch.Tensor]:
         present = [p for p in parts if p is not None]
-        if self.spectrum:
-            present.append(magnitude_spectrum(present[-1]).to(present[-1].dtype))
+        series = present[-1]  # (B, T, F)
+        present += [summarise(series).to(series.dtype) for summarise, _ in self.summaries]
         return [p.flatten(1) for p in present]  # each (B, -1)
 
     def forward(self, *parts: torch.Tensor | None) -> torch.Tensor:
@@ -66,9 +85,10 @@ class Critic(nn.Module):
         each layer's weights, masked where that layer's ReLU was off. The result is
         differentiable with respect to the weights by an ordinary backward, so the gradient
         penalty needs no double backward (what autograd would compute, to rounding: ReLU's
-        second derivative is zero). With a spectrum, the gradient reaching its columns is
-        carried on to the features (`magnitude_spectrum_vjp`), so the penalty holds the
-        critic to slope 1 in the series themselves.
+        second derivative is zero). With a spectrum or sorted changes, the gradient reaching
+        their columns is carried on to the features (`magnitude_spectrum_vjp`,
+        `sorted_changes_vjp`), so the penalty holds the critic to slope 1 in the series
+        themselves.
 
         Example:
             >>> critic = Critic(in_dim=3 + 4 + 3, num_layers=2, num_units=4, spectrum=True)
@@ -100,14 +120,18 @@ class Critic(nn.Module):
             hidden = self.net[:-1](x)  # (B, H), with its graph: the term depends on weights
             direct = hidden @ self.projection.weight.to(hidden.dtype)  # (B, P)
             gradient = gradient.index_add(1, self.projected, direct.to(gradient.dtype))
-        if not self.spectrum:
+        if not self.summaries:
             return gradient
         features = [p for p in parts if p is not None][-1]  # (B, T, F)
-        spectral = inputs[-1].shape[1]
-        to_spectrum = gradient[:, -spectral:].reshape(features.shape[0], -1, features.shape[2])
-        through = magnitude_spectrum_vjp(features, to_spectrum).flatten(1)  # (B, T * F)
-        gradient, steps = gradient[:, :-spectral], through.shape[1]
-        series = gradient[:, -steps:] + through.to(gradient.dtype)
+        batch, features_dim = features.shape[0], features.shape[2]
+        widths = [part.shape[1] for part in inputs[-len(self.summaries) :]]
+        widths.insert(0, gradient.shape[1] - sum(widths))  # the attributes' and steps'
+        gradient, *to_summaries = gradient.split(widths, dim=1)
+        steps = features.shape[1] * features_dim
+        series = gradient[:, -steps:]
+        for (_, vjp), to_summary in zip(self.summaries, to_summaries, strict=True):
+            through = vjp(features, to_summary.reshape(batch, -1, features_dim))
+            series = series + through.flatten(1).to(series.dtype)
         return torch.cat([gradient[:, :-steps], series], dim=1)
 
 
