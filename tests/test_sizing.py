@@ -323,3 +323,24 @@ def test_one_step_epochs_are_warned_about_whenever_the_budget_is_in_epochs(rng):
     assert len(one_step_warnings(batch_size=1024, epochs=400)) == 1  # auto, epochs given
     assert one_step_warnings() == []  # auto: batch 16, 3 steps per epoch
     assert one_step_warnings(batch_size=1024) == []  # a budget in steps: 10,000 of them
+
+
+def test_long_series_get_bridged_seams_unless_you_say_otherwise(rng):
+    """From 100 steps on the rule joins each LSTM step's values to the step before's, and
+    the plan says so; shorter series, gretel's settings and a value you set keep the seams."""
+    at = {n: _untouched_config(max_sequence_len=n, sample_len=1) for n in (24, 99, 100, 427)}
+    assert {n: c.resolved_for(256).bridge_seams for n, c in at.items()} == {
+        24: False, 99: False, 100: True, 427: True
+    }  # fmt: skip
+    gretels = _untouched_config(max_sequence_len=100, sample_len=4, large_data=False)
+    assert not gretels.resolved_for(256).bridge_seams
+    features = rng.random((64, 100, 1))
+    model = DGAN(_untouched_config(max_sequence_len=100, sample_len=4, epochs=1))
+    plan = model.plan(features, warm_up_steps=0)
+    assert "no jumps where LSTM steps meet (every 4 steps)" in plan.settings_reason
+    model.train_numpy(features, progress_bar=False)
+    assert model.config.bridge_seams and model.trainer.generator.bridge is not None
+    mine = DGAN(_untouched_config(max_sequence_len=100, sample_len=4, epochs=1,
+                                  bridge_seams=False))  # fmt: skip
+    mine.train_numpy(features, progress_bar=False)
+    assert mine.trainer.generator.bridge is None

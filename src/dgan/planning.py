@@ -297,6 +297,11 @@ def _settings_reason(
         "spectral_critic": f"a critic of spectra too (series of {LONG_SERIES}+ steps)",
         "length_attribute": "each series' length generated as an attribute" if varied else "",
         "projection_critic": "a critic that reads the discrete attributes" if classed else "",
+        "bridge_seams": (
+            f"no jumps where LSTM steps meet (every {config.sample_len} steps)"
+            if config.sample_len >= 3
+            else ""
+        ),
         "feature_noise_dim": (
             f"{config.feature_noise_dim} numbers of feature noise per LSTM step (one per time "
             "step it generates)"
