@@ -64,29 +64,28 @@ def test_long_series_get_a_budget_that_grows_with_their_length(rng):
     assert plan.steps == 40_000 and "x4 for series of 400 steps" in plan.budget_reason
 
 
+def _picked_for_long_series_only(name: str) -> None:
+    """The size rule turns the flag ``name`` on from 100 steps on, and never for shorter
+    series, under gretel's settings, or where the user set it False."""
+    at = {n: _untouched_config(max_sequence_len=n, sample_len=1) for n in (24, 99, 100, 427)}
+    resolved = {n: getattr(c.resolved_for(256), name) for n, c in at.items()}
+    assert resolved == {24: False, 99: False, 100: True, 427: True}, name
+    gretels = _untouched_config(max_sequence_len=100, sample_len=4, large_data=False)
+    assert not getattr(gretels.resolved_for(256), name)
+    mine = _untouched_config(max_sequence_len=100, sample_len=4, **{name: False})
+    assert not getattr(mine.resolved_for(256), name)
+
+
 def test_long_series_get_the_spectral_critic_unless_you_say_otherwise(rng):
     """From 100 steps on the rule adds the critic that reads spectra (auto and
     large_data=True), the plan says so; shorter series, gretel's settings and a value you
     set keep the MLP critic alone."""
-    at = {n: _untouched_config(max_sequence_len=n, sample_len=1) for n in (24, 99, 100, 427)}
-    assert {n: c.resolved_for(256).spectral_critic for n, c in at.items()} == {
-        24: False,
-        99: False,
-        100: True,
-        427: True,
-    }
+    _picked_for_long_series_only("spectral_critic")
     assert (
         DGANConfig.for_large_data(max_sequence_len=100, sample_len=1)
         .resolved_for(256)
         .spectral_critic
     )
-    assert (
-        not _untouched_config(max_sequence_len=100, sample_len=1, large_data=False)
-        .resolved_for(256)
-        .spectral_critic
-    )
-    mine = _untouched_config(max_sequence_len=100, sample_len=1, spectral_critic=False)
-    assert not mine.resolved_for(256).spectral_critic
     plan = DGAN(_untouched_config(max_sequence_len=100, sample_len=4)).plan(
         rng.random((64, 100, 1)), warm_up_steps=0
     )
@@ -131,14 +130,7 @@ def test_long_series_get_a_critic_that_reads_the_class_unless_you_say_otherwise(
     """From 100 steps on the rule turns on the projection critic; the plan says so where a
     discrete attribute gives it a class to read, and a model trained with one projects it;
     shorter series, gretel's settings and a value you set keep the plain critic."""
-    at = {n: _untouched_config(max_sequence_len=n, sample_len=1) for n in (24, 99, 100, 427)}
-    assert {n: c.resolved_for(256).projection_critic for n, c in at.items()} == {
-        24: False, 99: False, 100: True, 427: True
-    }  # fmt: skip
-    gretels = _untouched_config(max_sequence_len=100, sample_len=4, large_data=False)
-    assert not gretels.resolved_for(256).projection_critic
-    mine = _untouched_config(max_sequence_len=100, sample_len=4, projection_critic=False)
-    assert not mine.resolved_for(256).projection_critic
+    _picked_for_long_series_only("projection_critic")
     features = rng.random((64, 100, 1))
     classes = {"attributes": rng.integers(0, 2, (64, 1)).astype(float),
                "attribute_types": [OutputType.DISCRETE]}  # fmt: skip
@@ -328,12 +320,7 @@ def test_one_step_epochs_are_warned_about_whenever_the_budget_is_in_epochs(rng):
 def test_long_series_get_bridged_seams_unless_you_say_otherwise(rng):
     """From 100 steps on the rule joins each LSTM step's values to the step before's, and
     the plan says so; shorter series, gretel's settings and a value you set keep the seams."""
-    at = {n: _untouched_config(max_sequence_len=n, sample_len=1) for n in (24, 99, 100, 427)}
-    assert {n: c.resolved_for(256).bridge_seams for n, c in at.items()} == {
-        24: False, 99: False, 100: True, 427: True
-    }  # fmt: skip
-    gretels = _untouched_config(max_sequence_len=100, sample_len=4, large_data=False)
-    assert not gretels.resolved_for(256).bridge_seams
+    _picked_for_long_series_only("bridge_seams")
     features = rng.random((64, 100, 1))
     model = DGAN(_untouched_config(max_sequence_len=100, sample_len=4, epochs=1))
     plan = model.plan(features, warm_up_steps=0)
