@@ -41,6 +41,7 @@ from dgan.config.sizing import (
 from dgan.encoding.encoded import varies_in_length
 from dgan.encoding.example_scaling import fills_range
 from dgan.encoding.marginals import matches_marginals, one_distribution
+from dgan.encoding.standardized import Standardized
 from dgan.encoding.texture import matches_texture
 from dgan.encoding.variables import log_floor
 from dgan.precision import precision_and_why
@@ -334,12 +335,11 @@ def _small_data(n: int) -> str:
 
 
 def _names(arrays: TrainingArrays, layout: FrameLayout | None) -> tuple[list, list]:
-    n_attributes = 0 if arrays.attributes is None else arrays.attributes.shape[1]
     if layout is not None:
         return list(layout.attribute_columns), list(layout.feature_names)
-    return [f"attribute {j}" for j in range(n_attributes)], [
-        f"feature {j}" for j in range(len(arrays.feature_types))
-    ]
+    n_attributes = 0 if arrays.attributes is None else arrays.attributes.shape[1]
+    features = range(len(arrays.feature_types))
+    return [f"attribute {j}" for j in range(n_attributes)], [f"feature {j}" for j in features]
 
 
 def _classed(arrays: TrainingArrays) -> bool:
@@ -357,16 +357,21 @@ def _columns(
     texture = config.match_texture if config.dp_target_epsilon is None else False
     filtered = matches_texture(texture, config.max_sequence_len, LONG_SERIES)
     decoding = (fill, match, one_distribution(classed, len(arrays.features)), filtered)
+    continuous = [j for j, kind in enumerate(arrays.feature_types) if kind is OutputType.CONTINUOUS]
+    standardized = None  # as the encoder finds it; private runs: none
+    if config.match_standardization and config.dp_target_epsilon is None and continuous:
+        standardized = Standardized.fit(arrays.features, continuous)
     attribute_names, feature_names = _names(arrays, layout)
     columns = []
     for j, name in enumerate(attribute_names):
-        values = arrays.attributes[:, j]
-        kind = arrays.attribute_types[j]
+        kind, values = arrays.attribute_types[j], arrays.attributes[:, j]
         columns.append(_column(str(name), "attribute", kind, values, log_scale))
     pooled = pooled_features(arrays)
     for j, name in enumerate(feature_names):
         kind = arrays.feature_types[j]
         column = _column(str(name), "feature", kind, pooled[:, j], log_scale, decoding)
+        if standardized is not None and j in standardized.moments:
+            column.detail += f"; {STANDARDIZED}"
         if layout is not None and layout.df_style is DfStyle.WIDE:
             column.detail += f"; {len(layout.feature_columns)} time-step columns"
         columns.append(column)
@@ -377,10 +382,11 @@ def _columns(
     return columns
 
 
+STANDARDIZED = "generated series standardized as every training series is (match_standardization)"
 OWN_RANGES = "each class gets its own range of series levels (per_class_scaling)"
 KEPT_SHARES = "each class generated at its share of the training series (match_class_shares)"
-"""What the plan says on the line of the attribute whose classes get levels of their own,
-and of the one whose shares generation keeps."""
+"""What the plan says on the line of a feature standardized series by series, of the
+attribute whose classes get levels of their own, and of the one whose shares are kept."""
 
 
 def _note_classes(columns: list[ColumnPlan], config: DGANConfig, arrays: TrainingArrays) -> None:

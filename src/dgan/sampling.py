@@ -195,17 +195,19 @@ class Sampler:
     def _match_training(self, attributes: np.ndarray | None, features: SeriesRows) -> SeriesRows:
         """Decoded ``features`` filtered to the training texture (`SeriesTexture`), then
         their values mapped onto the training distribution (`ValueMarginals`), each where
-        the encoder has one, from the calibration (`calibration`)."""
+        the encoder has one, from the calibration (`calibration`); last, each series given
+        the mean and deviation every training series has (`Standardized`), where they do."""
         texture, marginals = self.encoder.texture, self.encoder.marginals
-        if texture is None and marginals is None:
-            return features
-        calibration = self.calibration()
+        if texture is not None or marginals is not None:
+            calibration = self.calibration()
         if texture is not None:  # the training series' step-to-step texture and holds
             classes = self.encoder.class_of(attributes, texture.attribute)
             features = texture.apply(features, classes, calibration.kernels, calibration.holds)
         if marginals is not None:  # values onto the training values' distribution
             classes = self.encoder.class_of(attributes, marginals.attribute)
             features = marginals.apply(features, classes, calibration.quantiles)
+        if self.encoder.standardized is not None:
+            features = self.encoder.standardized.apply(features)
         return features
 
     def own_quantiles(self) -> np.ndarray:

@@ -8,14 +8,13 @@ Example:
     1024
 """
 
-from dgan.config.checks import short_repr
+from dgan.config.checks import MAX_SEED, short_repr
 from dgan.config.enums import DfStyle, Normalization, OutputType
 from dgan.config.fields import (
     FP16_MAX,
     MAX_INIT_SCALE,
     MAX_LAYERS,
     MAX_ROUNDS,
-    MAX_SEED,
     DGANConfig,
 )
 from dgan.config.sizing import LARGE_DATA_SETTINGS, size_settings

@@ -216,6 +216,25 @@ def _listed(choices: tuple[Any, ...]) -> str:
 _DIVISOR_SCAN = 64  # divisors looked for: up to this and their cofactors (bounded work)
 
 
+MAX_SEED = 2**63 - 2
+"""The largest seed: torch seeds are 64-bit and dgan seeds stream k with ``2 * seed + k + 1``."""
+
+
+def seed_problem(name: str, value: Any, default: Any) -> str | None:
+    """The problem with a seed, or None (`DGANConfig.seed`).
+
+    Example:
+        >>> seed_problem("seed", -1, None)[:40]
+        'seed must be None or an integer from 0 t'
+    """
+    if is_int(value) and 0 <= value <= MAX_SEED:
+        return None
+    return (
+        f"{name} must be None or an integer from 0 to 2**63 - 2 (torch's generators "
+        f"take 64 bits and dgan derives one seed per stream), got {short_repr(value)}."
+    )
+
+
 def normalization_problem(name: str, value: Any, default: Any) -> str | None:
     """A `Normalization` member (a config file's name of one is converted before)."""
     if isinstance(value, Normalization):

@@ -25,13 +25,13 @@ from dgan.config.checks import (
     Real,
     checkpoint_dir_problem,
     coerce_inputs,
-    is_int,
     is_real,
     length_problems,
     normalization_problem,
     per_class_scaling_problem,
     privacy_problems,
     public_values_problem,
+    seed_problem,
     short_repr,
 )
 from dgan.config.enums import Normalization
@@ -44,8 +44,6 @@ FP16_MAX = 65504.0
 MAX_INIT_SCALE = 2.0**16
 """The largest first dynamic loss scale accepted (torch's default start). Each halving from
 a larger start costs a skipped step."""
-MAX_SEED = 2**63 - 2
-"""The largest seed: torch seeds are 64-bit and dgan seeds stream k with ``2 * seed + k + 1``."""
 PRECISIONS = ("fp32", "fp16", "bf16", "auto")
 MAX_LAYERS = MAX_ROUNDS = 100
 """The most hidden layers of a network, and critic or generator updates per batch: more
@@ -64,15 +62,6 @@ _FRACTION = Real((0, True), (1, True), "a fraction in [0, 1]")
 _OPTIONAL_POSITIVE = Real((0, False), None, "None or a finite number > 0", optional=True)
 _LAYERS = PositiveInt(most=MAX_LAYERS, why_most=" (deeper networks train no better here)")
 _ROUNDS = PositiveInt(most=MAX_ROUNDS, why_most=" (each round is a whole update per batch)")
-
-
-def _seed_problem(name: str, value: Any, default: Any) -> str | None:
-    if is_int(value) and 0 <= value <= MAX_SEED:
-        return None
-    return (
-        f"{name} must be None or an integer from 0 to 2**63 - 2 (torch's generators "
-        f"take 64 bits and dgan derives one seed per stream), got {short_repr(value)}."
-    )
 
 
 def _loss_scale_problem(name: str, value: Any, default: Any) -> str | None:
@@ -140,6 +129,9 @@ class DGANConfig:
     """Generate each class (a discrete attribute's category) at its share of the training
     series (`dgan.encoding.class_shares`; "auto" and True: where there is a discrete
     attribute)."""
+    match_standardization: bool = setting(True, Flag())
+    """Where every training series of a continuous feature has one mean and standard
+    deviation (standardized series by series), give each generated series them too."""
     log_scale: bool | str = setting("auto", OneOf((True, False, "auto")))
     """Scale continuous variables on a signed log scale, sign(x) * log10(1 + |x| / floor):
     "auto" for those whose typical non-zero magnitudes span more than three orders of
@@ -206,7 +198,7 @@ class DGANConfig:
     """gretel's switch for mixed precision (fp16 autocast)."""
 
     # --- dgan additions ---
-    seed: int | None = setting(None, Custom(_seed_problem, optional=True))
+    seed: int | None = setting(None, Custom(seed_problem, optional=True))
     """Fixes all randomness; on CPU training is then bit-for-bit reproducible."""
     discriminator_num_layers: int = setting(5, _LAYERS)
     """Hidden layers of both critics (gretel hard-codes 5)."""
@@ -425,6 +417,7 @@ class DGANConfig:
             match_marginals=False,
             match_texture=False,
             match_class_shares=False,
+            match_standardization=False,
             gradient_penalty_norm="batch",
             generator_ema_decay=None,
             reuse_fakes=True,

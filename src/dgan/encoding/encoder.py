@@ -12,8 +12,7 @@ feature, and adds DoppelGANger's two extras:
   ``length_attribute`` the length is also the last additional attribute (`encode_lengths`):
   generated with the others, it sets where the generator ends each series.
 
-Everything has an exact inverse and a JSON-native state, as models are saved without
-pickle.
+Everything has an exact inverse and a JSON-native state (models are saved without pickle).
 """
 
 from __future__ import annotations
@@ -34,8 +33,9 @@ from dgan.encoding.encoded import (  # series_ends: this module's API
 from dgan.encoding.example_scaling import fill_ranges, fills_range, series_ranges, to_series_range
 from dgan.encoding.groups import GroupRanges
 from dgan.encoding.marginals import ValueMarginals
+from dgan.encoding.standardized import Standardized
 from dgan.encoding.texture import SeriesTexture
-from dgan.encoding.training_maps import fit_training_maps
+from dgan.encoding.training_maps import TRAINING_MAPS, fit_training_maps
 from dgan.encoding.variables import (  # re-exported: the encoders are part of this module's API
     BITS,
     SIGMOID,
@@ -100,6 +100,7 @@ class DataEncoder:
         length_attribute: bool = False,
         texture: SeriesTexture | None = None,
         class_shares: ClassShares | None = None,
+        standardized: Standardized | None = None,
     ):
         self.attribute_encoders = attribute_encoders
         self.feature_encoders = feature_encoders
@@ -117,6 +118,8 @@ class DataEncoder:
         self.texture = texture
         # The training classes' shares that generation keeps, or None.
         self.class_shares = class_shares
+        # The mean and deviation every training series has, per feature, or None.
+        self.standardized = standardized
         # Whether each series' length is the last additional attribute (variable length only).
         self.length_attribute = length_attribute and variable_length
         self.continuous_features = [
@@ -255,9 +258,10 @@ class DataEncoder:
                 config.normalization,
             )
         group = None if encoder.groups is None else encoder.groups.attribute
-        encoder.marginals, encoder.texture, encoder.class_shares = fit_training_maps(
+        maps = fit_training_maps(
             config, features, attributes, attribute_encoders, feature_encoders, group
         )
+        encoder.marginals, encoder.texture, encoder.class_shares, encoder.standardized = maps
         return encoder
 
     def _class_codes(self, attributes: np.ndarray) -> dict[int, tuple[str, np.ndarray, int]]:
@@ -456,23 +460,22 @@ class DataEncoder:
 
     # ----- state ----------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
+        def state(part):  # None, a list of encoders, or one fitted part
+            if part is None or not isinstance(part, list):
+                return None if part is None else part.to_json()
+            return [e.to_json() for e in part]
+
         return {
-            "attribute_encoders": None
-            if self.attribute_encoders is None
-            else [e.to_json() for e in self.attribute_encoders],
-            "feature_encoders": [e.to_json() for e in self.feature_encoders],
-            "additional_encoders": None
-            if self.additional_encoders is None
-            else [e.to_json() for e in self.additional_encoders],
+            "attribute_encoders": state(self.attribute_encoders),
+            "feature_encoders": state(self.feature_encoders),
+            "additional_encoders": state(self.additional_encoders),
             "max_sequence_len": self.max_sequence_len,
             "variable_length": self.variable_length,
             "normalization": self.normalization.name,
-            "groups": None if self.groups is None else self.groups.to_json(),
+            "groups": state(self.groups),
             "fill_range": self.fill_range,
-            "marginals": None if self.marginals is None else self.marginals.to_json(),
             "length_attribute": self.length_attribute,
-            "texture": None if self.texture is None else self.texture.to_json(),
-            "class_shares": None if self.class_shares is None else self.class_shares.to_json(),
+            **{key: state(getattr(self, key)) for key in TRAINING_MAPS},
         }
 
     @classmethod
@@ -492,8 +495,6 @@ class DataEncoder:
             Normalization[state["normalization"]],
             optional("groups", GroupRanges),  # before per-class scaling
             fill_range=state.get("fill_range", False),  # series decoded as generated
-            marginals=optional("marginals", ValueMarginals),  # values as generated
             length_attribute=state.get("length_attribute", False),  # ended by the flag
-            texture=optional("texture", SeriesTexture),  # series as generated
-            class_shares=optional("class_shares", ClassShares),  # classes as generated
+            **{key: optional(key, kind) for key, kind in TRAINING_MAPS.items()},
         )

@@ -1,7 +1,8 @@
 """What generation matches to the training data, fitted with the encoder: the value map
 (`ValueMarginals`, `match_marginals`) and the texture filter (`SeriesTexture`,
-`match_texture`), each per class of one discrete attribute, and the classes' shares
-(`ClassShares`, `match_class_shares`)."""
+`match_texture`), each per class of one discrete attribute, the classes' shares
+(`ClassShares`, `match_class_shares`) and each series' mean and deviation where every
+training series has the same (`Standardized`, `match_standardization`)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,19 @@ import numpy as np
 from dgan.config.sizing import LONG_SERIES
 from dgan.encoding.class_shares import ClassShares, matches_class_shares
 from dgan.encoding.marginals import ValueMarginals, matches_marginals, one_distribution
+from dgan.encoding.standardized import Standardized
 from dgan.encoding.texture import SeriesTexture, matches_texture
 from dgan.encoding.variables import ContinuousEncoder, DiscreteEncoder, VariableEncoder
 from dgan.series import SeriesRows
+
+TRAINING_MAPS = {
+    "marginals": ValueMarginals,
+    "texture": SeriesTexture,
+    "class_shares": ClassShares,
+    "standardized": Standardized,
+}
+"""Each map's key in the encoder's state and its kind; a model file from before a map
+existed has none, and its series decode as they did then."""
 
 
 def fit_training_maps(
@@ -24,11 +35,12 @@ def fit_training_maps(
     attribute_encoders: list[VariableEncoder] | None,
     feature_encoders: list[VariableEncoder],
     group: int | None,
-) -> tuple[ValueMarginals | None, SeriesTexture | None, ClassShares | None]:
-    """The value map, the texture and the class shares of the training ``features`` and
-    ``attributes`` where ``config`` asks for them, else None. The value map's classes are
-    those of the per-class ranges' attribute ``group`` (None: one class); the texture's
-    and the shares' those of ``group``, else of the first discrete attribute.
+) -> tuple[ValueMarginals | None, SeriesTexture | None, ClassShares | None, Standardized | None]:
+    """The value map, the texture, the class shares and the common means and deviations
+    of the training ``features`` and ``attributes`` where ``config`` asks for them, else
+    None. The value map's classes are those of the per-class ranges' attribute ``group``
+    (None: one class); the texture's and the shares' those of ``group``, else of the
+    first discrete attribute.
 
     Example:
         >>> from dgan import DGANConfig, OutputType
@@ -38,9 +50,10 @@ def fit_training_maps(
         ...                 binary_encoder_cutoff=150, log_scale=False)
         >>> encoders = fit_variables([OutputType.CONTINUOUS], ["x"], rows.rows, settings)
         >>> config = DGANConfig(max_sequence_len=120, sample_len=10)
-        >>> marginals, texture, shares = fit_training_maps(config, rows, None, None, encoders, None)
-        >>> marginals, texture.n_classes, shares  # no discrete attribute: no shares
-        (None, 1, None)
+        >>> marginals, texture, shares, kept = fit_training_maps(
+        ...     config, rows, None, None, encoders, None)
+        >>> marginals, texture.n_classes, shares, kept  # no class, series not standardized
+        (None, 1, None, None)
     """
     continuous = [i for i, e in enumerate(feature_encoders) if isinstance(e, ContinuousEncoder)]
     discrete = [j for j, e in enumerate(attribute_encoders or []) if isinstance(e, DiscreteEncoder)]
@@ -58,7 +71,7 @@ def fit_training_maps(
         for i in continuous
         if matches_marginals(setting, feature_encoders[i].log_floor is not None, whole)
     ]
-    marginals = texture = shares = None
+    marginals = texture = shares = standardized = None
     attribute = group if group is not None else (discrete[0] if discrete else None)
     if mapped:
         marginals = ValueMarginals.fit(features, mapped, group, *classes(group))
@@ -66,4 +79,6 @@ def fit_training_maps(
         texture = SeriesTexture.fit(features, continuous, attribute, *classes(attribute))
     if attribute is not None and matches_class_shares(config.match_class_shares, True):
         shares = ClassShares.fit(attribute, *classes(attribute))
-    return marginals, texture, shares
+    if continuous and config.match_standardization:
+        standardized = Standardized.fit(features, continuous)
+    return marginals, texture, shares, standardized

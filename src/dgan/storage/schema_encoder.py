@@ -77,6 +77,8 @@ def encoder_problems(p: list[str], data: Any, config: DGANConfig | None) -> None
             problems(p, data[key], lists.get("feature_encoders"), data.get("attribute_encoders"))
     if data.get("class_shares") is not None:
         _class_shares(p, data["class_shares"], data.get("attribute_encoders"))
+    if data.get("standardized") is not None:
+        _standardized(p, data["standardized"], lists.get("feature_encoders"))
 
 
 def _marginals(p: list[str], data: Any, features: list | None, attributes: Any) -> None:
@@ -200,6 +202,34 @@ def _class_shares(p: list[str], data: Any, attributes: Any) -> None:
     )
     expected = f"{len(categories)} shares in [0, 1] summing to 1"
     check(p, ok, f"{where}.shares", expected, shares)
+
+
+def _standardized(p: list[str], data: Any, features: list | None) -> None:
+    """The mean and deviation every training series has (`dgan.encoding.standardized`):
+    [continuous feature index, mean, deviation > 0, ddof 0 or 1] per kept feature."""
+    where = "encoder.standardized"
+    if not is_dict(p, data, where) or not required(p, data, "moments", where):
+        return
+    moments = data["moments"]
+    continuous = {i for i, kind in enumerate(features or []) if kind == "continuous"}
+    ok = isinstance(moments, list) and len(moments) > 0
+    for entry in moments if ok else []:
+        ok = ok and (
+            isinstance(entry, list)
+            and len(entry) == 4
+            and is_int(entry[0])
+            and entry[0] in continuous
+            and is_number(entry[1])
+            and is_number(entry[2])
+            and entry[2] > 0
+            and entry[3] in (0, 1)
+            and is_int(entry[3])
+        )
+    ok = ok and len({entry[0] for entry in moments}) == len(moments)
+    expected = (
+        "a list of [continuous feature index, mean, deviation > 0, ddof 0 or 1], one per feature"
+    )
+    check(p, ok, f"{where}.moments", expected, moments)
 
 
 def _discrete_categories(attributes: Any, index: Any) -> list | None:
