@@ -7,7 +7,7 @@ import pytest
 
 from dgan import DGAN, DGANConfig, OutputType
 from dgan.encoding.standardized import TOLERANCE, Standardized
-from dgan.errors import SerializationError
+from dgan.errors import DataError, SerializationError
 from dgan.series import SeriesRows
 from model_files import rewritten
 from tiny import tiny_config
@@ -122,3 +122,12 @@ def test_the_plan_says_which_features_are_standardized(rng):
     config = tiny_config(max_sequence_len=12, sample_len=3, match_standardization=False)
     plan = DGAN(config).plan(data, feature_types=types, warm_up_steps=0)
     assert not any("match_standardization" in c.detail for c in plan.columns)
+
+
+def test_training_on_goes_on_only_with_series_standardized_alike(rng):
+    model = DGAN(tiny_config(max_sequence_len=12, sample_len=3))
+    model.train_numpy(_z_data(rng), feature_types=[OutputType.CONTINUOUS], progress_bar=False)
+    model.train_numpy(_z_data(rng), progress_bar=False)  # standardized alike: trains on
+    raw = np.cumsum(rng.normal(size=(24, 12, 1)), axis=1)
+    with pytest.raises(DataError, match=r"standardized to mean 0 and deviation .*standardize them"):
+        model.train_numpy(raw, progress_bar=False)

@@ -11,6 +11,7 @@ import numpy as np
 
 from dgan.encoding.encoded import varies_in_length
 from dgan.encoding.encoder import ContinuousEncoder, DataEncoder
+from dgan.encoding.standardized import TOLERANCE
 from dgan.series import SeriesRows, as_series_rows
 
 
@@ -23,8 +24,9 @@ def mismatch_problems(
 
     Continued training must see the variables the encoders were fitted on: the same
     number of features and attributes, fixed-length series for a fixed-length model,
-    and continuous values within the fitted range widened by one range (further out
-    the networks' output activations cannot represent them).
+    continuous values within the fitted range widened by one range (further out
+    the networks' output activations cannot represent them), and, where the training
+    series were all standardized alike (`Standardized`), series standardized so too.
 
     Example:
         >>> from dgan import DGANConfig, OutputType
@@ -70,4 +72,13 @@ def mismatch_problems(
                     f"{kind} {enc.name!r} has {int(far.sum())} value(s) far outside the "
                     f"range the model was fitted on [{enc.min:g}, {enc.max:g}]: {fix}."
                 )
+    for i in [] if encoder.standardized is None else encoder.standardized.unlike(features):
+        mean, deviation, ddof = encoder.standardized.moments[i]
+        mean = 0.0 if abs(mean) <= TOLERANCE * deviation else mean  # -2.7e-11 reads as 0
+        problems.append(
+            f"feature {encoder.feature_encoders[i].name!r}: the model was trained on series "
+            f"each standardized to mean {mean:g} and deviation {deviation:g} "
+            f"({'sample' if ddof else 'population'}), and generates them so; some series "
+            f"here are not: standardize them the same way, or {fix}."
+        )
     return problems

@@ -73,6 +73,23 @@ class Standardized:
                     break
         return cls(moments) if moments else None
 
+    def unlike(self, features: SeriesRows) -> list[int]:
+        """The kept features of which some series of ``features`` (data to continue
+        training on) do not have the kept mean and deviation.
+
+        Example:
+            >>> kept = Standardized({0: (0.0, 1.0, 1)})
+            >>> kept.unlike(SeriesRows.from_padded(np.array([[[1.0], [-1.0]], [[0.0], [2.0]]])))
+            [0]
+        """
+        unlike = []
+        for i, (mean, deviation, ddof) in self.moments.items():
+            own_mean, own_deviation = _moments(features, i, ddof)
+            off = np.maximum(np.abs(own_mean - mean), np.abs(own_deviation - deviation))
+            if (off > TOLERANCE * deviation).any():
+                unlike.append(i)
+        return unlike
+
     def apply(self, features: SeriesRows) -> SeriesRows:
         """``features`` with each series of each kept feature rescaled to its mean and
         deviation; a flat series, or one of one step, is set to the mean."""
