@@ -461,9 +461,9 @@ class DataEncoder:
     # ----- state ----------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
         def state(part):  # None, a list of encoders, or one fitted part
-            if part is None or not isinstance(part, list):
-                return None if part is None else part.to_json()
-            return [e.to_json() for e in part]
+            if part is None:
+                return None
+            return [e.to_json() for e in part] if isinstance(part, list) else part.to_json()
 
         return {
             "attribute_encoders": state(self.attribute_encoders),
