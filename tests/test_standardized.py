@@ -131,3 +131,15 @@ def test_training_on_goes_on_only_with_series_standardized_alike(rng):
     raw = np.cumsum(rng.normal(size=(24, 12, 1)), axis=1)
     with pytest.raises(DataError, match=r"standardized to mean 0 and deviation .*standardize them"):
         model.train_numpy(raw, progress_bar=False)
+
+
+def test_the_plan_says_what_training_does_where_a_series_is_dropped(rng):
+    data = _z_data(rng)
+    data[0] = np.nan  # a series with no values: dropped before the encoder is fitted
+    config = tiny_config(max_sequence_len=12, sample_len=3)
+    types = [OutputType.CONTINUOUS]
+    plan = DGAN(config).plan(data, feature_types=types, warm_up_steps=0)
+    model = DGAN(config)
+    model.train_numpy(data, feature_types=types, progress_bar=False)
+    said = any("match_standardization" in c.detail for c in plan.columns)
+    assert said and model.encoder.standardized is not None

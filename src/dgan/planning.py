@@ -257,7 +257,7 @@ def make_plan(
     )
     plan.privacy = privacy_plan(config, checked, budget.steps)  # "" without privacy
     repaired, plan.missing_values = repair_missing(arrays, config)  # as training will
-    _note_classes(plan.columns, config, repaired)
+    _note_fitted(plan.columns, config, repaired)
     in_epochs = config.training_steps is None  # the budget: epochs, not optimizer steps
     plan.warnings = _warnings(plan, arrays, layout, checked.frame, in_epochs)
     if warm_up_steps > 0:
@@ -357,10 +357,6 @@ def _columns(
     texture = config.match_texture if config.dp_target_epsilon is None else False
     filtered = matches_texture(texture, config.max_sequence_len, LONG_SERIES)
     decoding = (fill, match, one_distribution(classed, len(arrays.features)), filtered)
-    continuous = [j for j, kind in enumerate(arrays.feature_types) if kind is OutputType.CONTINUOUS]
-    standardized = None  # as the encoder finds it; private runs: none
-    if config.match_standardization and config.dp_target_epsilon is None and continuous:
-        standardized = Standardized.fit(arrays.features, continuous)
     attribute_names, feature_names = _names(arrays, layout)
     columns = []
     for j, name in enumerate(attribute_names):
@@ -370,8 +366,6 @@ def _columns(
     for j, name in enumerate(feature_names):
         kind = arrays.feature_types[j]
         column = _column(str(name), "feature", kind, pooled[:, j], log_scale, decoding)
-        if standardized is not None and j in standardized.moments:
-            column.detail += f"; {STANDARDIZED}"
         if layout is not None and layout.df_style is DfStyle.WIDE:
             column.detail += f"; {len(layout.feature_columns)} time-step columns"
         columns.append(column)
@@ -389,13 +383,19 @@ KEPT_SHARES = "each class generated at its share of the training series (match_c
 attribute whose classes get levels of their own, and of the one whose shares are kept."""
 
 
-def _note_classes(columns: list[ColumnPlan], config: DGANConfig, arrays: TrainingArrays) -> None:
-    """Say which attribute's classes get levels of their own and which one's shares are
-    kept, as the encoder's fit decides them."""
-    discrete = _classed(arrays)
-    scaling, shares = config.per_class_scaling, config.match_class_shares
-    scaled = scaling is True or (scaling == "auto" and discrete)
-    if config.dp_target_epsilon is not None or not (scaled or (discrete and shares)):
+def _note_fitted(columns: list[ColumnPlan], config: DGANConfig, arrays: TrainingArrays) -> None:
+    """Say, as the encoder's fit on the repaired ``arrays`` decides them, which features'
+    series are standardized, which attribute's classes get levels of their own and which
+    one's shares are kept; a private encoder reads none of it."""
+    if config.dp_target_epsilon is not None:
+        return
+    continuous = [j for j, kind in enumerate(arrays.feature_types) if kind is OutputType.CONTINUOUS]
+    kept = Standardized.fit(arrays.features, continuous) if config.match_standardization else None
+    lines = [c for c in columns if c.role == "feature"]
+    for j in [] if kept is None else kept.moments:
+        lines[j].detail += f"; {STANDARDIZED}"
+    scaling, discrete = config.per_class_scaling, _classed(arrays)
+    if not (scaling is True or (discrete and (scaling == "auto" or config.match_class_shares))):
         return
     encoder = fit_encoder(config, arrays)
     lines = [c for c in columns if c.role == "attribute"]
