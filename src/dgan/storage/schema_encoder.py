@@ -212,9 +212,10 @@ def _standardized(p: list[str], data: Any, features: list | None) -> None:
         return
     moments = data["moments"]
     continuous = {i for i, kind in enumerate(features or []) if kind == "continuous"}
-    ok = isinstance(moments, list) and len(moments) > 0
-    for entry in moments if ok else []:
-        ok = ok and (
+    ok = (
+        isinstance(moments, list)
+        and len(moments) > 0
+        and all(
             isinstance(entry, list)
             and len(entry) == 4
             and is_int(entry[0])
@@ -222,10 +223,12 @@ def _standardized(p: list[str], data: Any, features: list | None) -> None:
             and is_number(entry[1])
             and is_number(entry[2])
             and entry[2] > 0
-            and entry[3] in (0, 1)
             and is_int(entry[3])
+            and entry[3] in (0, 1)
+            for entry in moments
         )
-    ok = ok and len({entry[0] for entry in moments}) == len(moments)
+        and len({entry[0] for entry in moments}) == len(moments)
+    )
     expected = (
         "a list of [continuous feature index, mean, deviation > 0, ddof 0 or 1], one per feature"
     )
