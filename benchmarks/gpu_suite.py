@@ -229,6 +229,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "folder beside the checkout, as benchmarks/fidelity_data.py finds it)",
     )
     parser.add_argument(
+        "--stocks-variants",
+        default=None,
+        help="part 3: a comma list of the variants to run (default all: 'defaults,batch 1024')",
+    )
+    parser.add_argument(
+        "--keep-windows",
+        action="store_true",
+        help="part 3: keep each run's synthetic windows in --out; run the part again with "
+        "the same --out (on any machine) to score the runs whose scoring was cut off",
+    )
+    parser.add_argument(
         "--minutes",
         default="",
         help="other budgets for some parts, as PART:MINUTES pairs (e.g. 1:3,2:3.5): to fit "

@@ -18,6 +18,12 @@ train-on-real predictive reference once. Times: ``train_seconds`` is what
 ``train_numpy`` took (validation, encoding, building and training), ``generate_seconds``
 generating as many series as the data has. A run the part's minutes would not cover,
 scoring included, is recorded as ``skipped_time_budget``.
+
+``--stocks-variants`` picks some variants; with ``--keep-windows`` each run's windows stay
+in the output folder (``part3-VARIANT-seedN.npy``), and a later run of the part with the
+same ``--out`` scores the kept windows of a run it finds unscored instead of training it
+again: a GPU lease ends before ten classifiers per run finish on its host, so a run
+trained there is scored afterwards on any CPU.
 """
 
 from __future__ import annotations
@@ -94,13 +100,15 @@ def run(context: PartContext) -> None:
     result = context.result
     result["settings"] = settings
     result["stocks_csv"] = os.environ.get("DGAN_STOCKS_CSV") or str(fidelity_data.STOCKS_CSV)
+    variants = _variants(settings["variants"], context.args.stocks_variants)
+    keep = context.args.out if context.args.keep_windows else None
     data = load(settings["dataset"])
     result["n_series"] = len(data.features)
     system = fidelity.load_systems(["dgan"])[0]["dgan"]
-    earlier = {
+    earlier = {  # what a run before this one finished: scored, or trained with windows kept
         (r["variant"], r["seed"]): r
         for r in (context.previous or {}).get("runs", [])
-        if r["status"] == "scored"
+        if r["status"] == "scored" or (keep and _kept(keep, r).is_file())
     }
     runs = result["runs"] = []
     workers = Workers(1 if context.smoke else max(1, min(6, (os.cpu_count() or 2) - 2)))
@@ -113,10 +121,17 @@ def run(context: PartContext) -> None:
             result["train_on_real"] = job
             workers.start(job, settings, None, Path(tmp) / "real.json")
         for seed in settings["seeds"]:
-            for variant, overrides in settings["variants"].items():
+            for variant, overrides in variants.items():
                 entry = earlier.get((variant, seed)) or {"variant": variant, "seed": seed}
                 runs.append(entry)
                 if entry.get("status") == "scored":
+                    continue
+                windows = _kept(keep or Path(tmp), entry)
+                if windows.is_file():  # trained by an earlier run of the part: score only
+                    if max(workers.scoring_seconds, default=0.0) > context.seconds_left():
+                        entry["status"] = "skipped_time_budget"
+                        continue
+                    workers.start(entry, settings, windows, Path(tmp) / f"{windows.stem}.json")
                     continue
                 config = _config(system, data, overrides, seed, context.device)
                 plan = functools.partial(planned_seconds, system, config, data)
@@ -124,12 +139,27 @@ def run(context: PartContext) -> None:
                 if estimate > context.seconds_left():
                     entry |= {"status": "skipped_time_budget", "estimate_s": estimate}
                     continue
-                windows = Path(tmp) / f"{variant.replace(' ', '-')}-seed{seed}.npy"
                 np.save(windows, train(entry, system, data, config, overrides))
-                workers.start(entry, settings, windows, windows.with_suffix(".json"))
+                workers.start(entry, settings, windows, Path(tmp) / f"{windows.stem}.json")
                 _finish(result, context)
         workers.wait(context.deadline - 5, lambda: _finish(result, context))
     _finish(result, context)
+
+
+def _variants(known: dict[str, dict], wanted: str | None) -> dict[str, dict]:
+    """The variants ``--stocks-variants`` names (comma list), all of them without it."""
+    if not wanted:
+        return known
+    names = [w.strip() for w in wanted.split(",")]
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise ValueError(f"--stocks-variants: unknown {unknown}; this part has {list(known)}")
+    return {n: known[n] for n in names}
+
+
+def _kept(folder: Path, entry: dict) -> Path:
+    """Where one run's synthetic windows are saved in ``folder``."""
+    return folder / f"part3-{entry['variant'].replace(' ', '-')}-seed{entry['seed']}.npy"
 
 
 def _config(system: tuple, data, overrides: dict[str, Any], seed: int, device: str):

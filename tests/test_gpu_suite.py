@@ -194,3 +194,36 @@ def test_minutes_gives_some_parts_other_budgets_and_names_the_fix_for_a_bad_pair
     for bad in ("5:3", "1:0", "1:x", "1"):
         done = _suite("--out", str(tmp_path), "--minutes", bad, "--tables")
         assert done.returncode == 2 and "PART:MINUTES" in done.stderr, bad
+
+
+def test_kept_windows_of_a_run_cut_off_in_scoring_are_scored_without_training(tmp_path):
+    done = _suite("--out", str(tmp_path), "--parts", "3", "--stocks-variants", "batch 32",
+                  "--keep-windows")  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    kept = tmp_path / "part3-batch-32-seed0.npy"
+    (run,) = _part(tmp_path, "part3-stocks")["runs"]
+    assert run["variant"] == "batch 32" and run["status"] == "scored" and kept.is_file()
+    # As a lease that ended while the classifiers ran leaves it: trained, not scored.
+    result = _part(tmp_path, "part3-stocks")
+    result["complete"] = False
+    unscored = {k: v for k, v in run.items() if k not in ("metrics", "discriminative_runs")}
+    result["runs"][0] = unscored | {"status": "scoring not finished in the part's time"}
+    (tmp_path / "part3-stocks.json").write_text(json.dumps(result))
+    written = kept.stat().st_mtime_ns
+    done = _suite("--out", str(tmp_path), "--parts", "3", "--stocks-variants", "batch 32",
+                  "--keep-windows")  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    (again,) = _part(tmp_path, "part3-stocks")["runs"]
+    assert again["status"] == "scored" and 0 <= again["metrics"]["discriminative"] <= 0.5
+    assert again["train_seconds"] == run["train_seconds"]  # not trained again
+    assert kept.stat().st_mtime_ns == written
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "part3-batch-32-seed0.npy", "part3-stocks.json", "part3-stocks.md"
+    ]  # fmt: skip
+
+
+def test_an_unknown_stocks_variant_fails_the_part_naming_the_variants(tmp_path):
+    done = _suite("--out", str(tmp_path), "--parts", "3", "--stocks-variants", "batch 64")
+    assert done.returncode == 1
+    error = _part(tmp_path, "part3-stocks")["error"]
+    assert "unknown ['batch 64']" in error and "'defaults', 'batch 32'" in error
