@@ -24,7 +24,7 @@ import distributed_worker as worker
 from dgan import DGAN
 from dgan.errors import ParameterError
 from dgan.storage.checkpoint import find_resume_point
-from dgan.train.distributed import Collective, is_main_process, launched
+from dgan.train.distributed import Collective, is_main_process, launched, training_device
 from dgan.train.trainer import Trainer
 
 TESTS = Path(__file__).parent
@@ -34,6 +34,13 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def _cpu_env() -> dict[str, str]:
+    """Two processes on the CPU (gloo), on a machine with one GPU too: there dgan would
+    take cuda:0 and cuda:1."""
+    src = str(TESTS.parent / "src")
+    return {**os.environ, "PYTHONPATH": src, "OMP_NUM_THREADS": "1", "CUDA_VISIBLE_DEVICES": ""}
 
 
 def _launch(out: Path, fail_rank: int = -1, **environment: str) -> list[subprocess.Popen]:
@@ -308,8 +315,7 @@ def test_torchrun_runs_the_command_line_and_rank_0_alone_prints(tmp_path):
         "--example-id", "example_id", "--time", "day", "--attributes", "month",
         "--epochs", "2", "--batch-size", "8", "--seed", "0",
     ]  # fmt: skip
-    env = {**os.environ, "PYTHONPATH": str(TESTS.parent / "src"), "OMP_NUM_THREADS": "1"}
-    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=240)
+    done = subprocess.run(command, env=_cpu_env(), capture_output=True, text=True, timeout=240)
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.count("model: ") == 1
     assert len(DGAN.load(tmp_path / "m.dgan").history) == 2
@@ -327,10 +333,23 @@ def test_torchrun_reports_an_error_of_every_process_once(tmp_path):
         sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node=2",
         "-m", "dgan", "train", str(data), "--dry-run", "--batch-size", "3", "--epochs", "1",
     ]  # fmt: skip
-    env = {**os.environ, "PYTHONPATH": str(TESTS.parent / "src"), "OMP_NUM_THREADS": "1"}
-    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=240)
+    done = subprocess.run(command, env=_cpu_env(), capture_output=True, text=True, timeout=240)
     assert done.returncode != 0
     ours = [line for line in done.stderr.splitlines() if re.match(r"dgan( \(rank \d\))?:", line)]
     assert len(ours) == 1, done.stderr  # not once per process
     assert ours[0].startswith("dgan: error: --batch-size 3 with 24 examples gives batches of 3 ")
     assert "read as WIDE" not in ours[0]  # a setting's error, not the table's layout
+
+
+def test_more_processes_than_gpus_is_an_error_naming_the_fix(monkeypatch):
+    # As torchrun --nproc-per-node=2 on a machine with one GPU leaves the second process
+    # (seen on an H100 machine: CUDA's "invalid device ordinal" from deep in the model).
+    monkeypatch.setenv("RANK", "1")
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.setenv("LOCAL_RANK", "1")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    with pytest.raises(ParameterError, match="LOCAL_RANK 1, but this machine shows 1 GPU:") as e:
+        training_device(True)
+    assert "--nproc-per-node=1" in str(e.value) and "cuda = false in --config" in str(e.value)
+    assert training_device(False) == torch.device("cpu")

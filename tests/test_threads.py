@@ -73,10 +73,13 @@ def test_the_command_honours_omp_num_threads(tmp_path):
     pd.DataFrame({"t0": np.arange(40.0), "t1": np.arange(40.0) % 7}).to_csv(
         tmp_path / "data.csv", index=False
     )
+    # No GPU: the plan's device line is the CPU's, which is the one with threads.
+    env = {**os.environ, "PYTHONPATH": str(SRC), "OMP_NUM_THREADS": str(wanted)}
+    env["CUDA_VISIBLE_DEVICES"] = ""
     out = subprocess.run(
         [sys.executable, "-m", "dgan", "train", "data.csv", "--dry-run", "--epochs", "1"],
         cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": str(SRC), "OMP_NUM_THREADS": str(wanted)},
+        env=env,
         capture_output=True,
         text=True,
         check=True,

@@ -116,6 +116,14 @@ def training_device(cuda: bool) -> torch.device:
         return torch.device("cpu")
     if launched():
         local = int(os.environ.get("LOCAL_RANK", "0"))
+        visible = torch.cuda.device_count()
+        if local >= visible:  # else CUDA's bare "invalid device ordinal" in this process
+            raise ParameterError(
+                f"this process is torchrun's LOCAL_RANK {local}, but this machine shows "
+                f"{visible} GPU{'s' if visible != 1 else ''}: dgan trains one process per "
+                f"GPU. Start torchrun with --nproc-per-node={visible} (at most), or train "
+                "on the CPU (cuda=False; on the command line, cuda = false in --config)"
+            )
         torch.cuda.set_device(local)
         return torch.device("cuda", local)
     return torch.device("cuda")
