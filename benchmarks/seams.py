@@ -9,7 +9,9 @@ steps' edges are invisible. Reported: the seam's (``seam``) and the largest over
 positions, with where it is (``worst``, ``worst_position``: a jump moved one value into
 the step is as visible as one at the seam). The same is measured on the real series at
 the same positions, which have no seams (a real daily change that falls there shows in
-both):
+both). The same for the change of the change (``kinks``: the second difference, at
+position p the bend at value p + 1, so the last position is the bend at a step's first
+value): a seam can be smooth in its changes and still bend either side of it.
 
     python benchmarks/seams.py REAL.csv SYNTH.csv --sample-len 61 [--json out.json]
 
@@ -27,23 +29,28 @@ import numpy as np
 from independent_judge import read
 
 
-def position_profile(series: list[np.ndarray], sample_len: int) -> tuple[np.ndarray, int]:
-    """(``sample_len``,) the mean absolute change at each position within an LSTM step over
-    each series' mean absolute change, averaged over the series of at least three LSTM
-    steps that vary; and how many there were.
+def position_profile(
+    series: list[np.ndarray], sample_len: int, order: int = 1
+) -> tuple[np.ndarray, int]:
+    """(``sample_len``,) the mean absolute change (``order`` 2: change of the change) at
+    each position within an LSTM step over each series' mean, averaged over the series of
+    at least three LSTM steps that vary; and how many there were.
 
     Example:
         >>> steps = np.r_[np.zeros(4), np.ones(4), np.zeros(4)]  # jumps only at the seams
         >>> profile, n = position_profile([steps], 4)
         >>> profile.round(2).tolist(), n
         ([0.0, 0.0, 0.0, 5.5], 1)
+        >>> bends, _ = position_profile([steps], 4, order=2)  # a step's last and first values
+        >>> bends.round(2).tolist()
+        [0.0, 0.0, 2.5, 2.5]
     """
     sums, counts = np.zeros(sample_len), np.zeros(sample_len)
     n = 0
     for x in series:
         if len(x) < 3 * sample_len or np.std(x) == 0:
             continue
-        change = np.abs(np.diff((x - x.mean()) / x.std()))
+        change = np.abs(np.diff((x - x.mean()) / x.std(), n=order))
         if change.mean() == 0:
             continue
         at = np.arange(len(change)) % sample_len
@@ -62,8 +69,10 @@ def main() -> None:
     args = parser.parse_args()
     result = {"sample_len": args.sample_len}
     for side, path in (("real", args.real), ("synthetic", args.synthetic)):
-        profile, n = position_profile(read(path, None)[0], args.sample_len)
-        worst = int(np.argmax(profile))
+        series = read(path, None)[0]
+        profile, n = position_profile(series, args.sample_len)
+        kinks, _ = position_profile(series, args.sample_len, order=2)
+        worst, bend = int(np.argmax(profile)), int(np.argmax(kinks))
         result[side] = {
             "path": path,
             "n_series": n,
@@ -71,10 +80,14 @@ def main() -> None:
             "worst": float(profile[worst]),
             "worst_position": worst,
             "profile": [round(float(v), 4) for v in profile],
+            "worst_kink": float(kinks[bend]),
+            "worst_kink_position": bend,
+            "kinks": [round(float(v), 4) for v in kinks],
         }
         print(
             f"{side:9s} change at the seam / mean change {profile[-1]:.2f}; largest "
-            f"{profile[worst]:.2f} at position {worst} of {args.sample_len} ({n} series)"
+            f"{profile[worst]:.2f} at position {worst} of {args.sample_len}; largest change "
+            f"of the change {kinks[bend]:.2f} at position {bend} ({n} series)"
         )
     if args.json:
         with open(args.json, "w") as out:
