@@ -9,7 +9,7 @@ import torch
 
 from dgan import DGAN, DGANConfig, OutputType
 from dgan.encoding.encoder import DataEncoder
-from dgan.encoding.marginals import MIN_SERIES_ONE_MAP, QUANTILES, ValueMarginals
+from dgan.encoding.marginals import HOLDING, MIN_SERIES_ONE_MAP, QUANTILES, ValueMarginals
 from dgan.errors import ParameterError, SerializationError
 from dgan.series import SeriesRows
 from model_files import rewritten
@@ -106,6 +106,46 @@ def test_auto_maps_every_continuous_feature_of_data_without_classes():
     assert DataEncoder.fit(config, few, types, None, None).marginals.features == [0]
     plan = DGAN(config).plan(few, warm_up_steps=0)
     assert [c.detail.endswith("(match_marginals)") for c in plan.columns] == [True, False]
+
+
+def _readings(n=12, t=120, seed=0):
+    """A class attribute; a feature of readings on a grid that hold at about half of the
+    steps (an accelerometer's counts), and a smooth one that never holds."""
+    rng = np.random.default_rng(seed)
+    counts = 5.0 + 0.04 * np.cumsum(rng.choice([-1, 0, 0, 1], size=(n, t)), axis=1)
+    smooth = np.cumsum(rng.normal(size=(n, t)), axis=1)
+    return np.stack([counts, smooth], axis=2), rng.integers(0, 2, (n, 1)).astype(float)
+
+
+def test_auto_maps_long_series_that_hold_their_values_often():
+    """Readings on a grid: mapped, their values land on the grid and the texture's dead
+    band can match their holds (gestures held at 1% of steps generated, 48% real)."""
+    features, attributes = _readings()
+    types = [OutputType.CONTINUOUS] * 2
+    config = DGANConfig(max_sequence_len=120, sample_len=10)
+    encoder = DataEncoder.fit(config, features, types, attributes, [OutputType.DISCRETE])
+    assert encoder.marginals.features == [0]  # not the smooth one, and not log-scaled
+    how = dict(feature_types=types, attributes=attributes, attribute_types=[OutputType.DISCRETE])
+    plan = DGAN(config).plan(features, warm_up_steps=0, **how)
+    mapped = [c.detail.count("(match_marginals)") for c in plan.columns if c.role == "feature"]
+    assert mapped == [1, 0]
+    # Short windows (the protocol's 24 steps) are left as they were; so are False settings.
+    short = DGANConfig(max_sequence_len=24, sample_len=4)
+    windows = np.ascontiguousarray(features[:, :24])
+    assert (
+        DataEncoder.fit(short, windows, types, attributes, [OutputType.DISCRETE]).marginals is None
+    )
+    off = DGANConfig(max_sequence_len=120, sample_len=10, match_marginals=False)
+    assert (
+        DataEncoder.fit(off, features, types, attributes, [OutputType.DISCRETE]).marginals is None
+    )
+    # A grid that holds at fewer steps than `HOLDING` is not mapped.
+    moves = np.random.default_rng(1).choice([-1, 1], size=features.shape[:2])
+    moves[:, ::10] = 0  # holds at a tenth of the steps
+    rare = features.copy()
+    rare[:, :, 0] = 5.0 + 0.04 * np.cumsum(moves, axis=1)
+    assert np.mean(np.diff(rare[:, :, 0], axis=1) == 0) < HOLDING
+    assert DataEncoder.fit(config, rare, types, attributes, [OutputType.DISCRETE]).marginals is None
 
 
 @pytest.fixture(scope="module")

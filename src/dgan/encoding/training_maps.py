@@ -12,7 +12,12 @@ import numpy as np
 
 from dgan.config.sizing import LONG_SERIES
 from dgan.encoding.class_shares import ClassShares, matches_class_shares
-from dgan.encoding.marginals import ValueMarginals, matches_marginals, one_distribution
+from dgan.encoding.marginals import (
+    ValueMarginals,
+    holds_often,
+    matches_marginals,
+    one_distribution,
+)
 from dgan.encoding.standardized import Standardized
 from dgan.encoding.texture import SeriesTexture, matches_texture
 from dgan.encoding.variables import ContinuousEncoder, DiscreteEncoder, VariableEncoder
@@ -69,7 +74,12 @@ def fit_training_maps(
     mapped = [
         i
         for i in continuous
-        if matches_marginals(setting, feature_encoders[i].log_floor is not None, whole)
+        if matches_marginals(
+            setting,
+            feature_encoders[i].log_floor is not None,
+            whole,
+            setting == "auto" and holds_often(features, i, config.max_sequence_len),
+        )
     ]
     marginals = texture = shares = standardized = None
     attribute = group if group is not None else (discrete[0] if discrete else None)

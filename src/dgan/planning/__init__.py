@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from dgan.config import DfStyle, DGANConfig, OutputType
+from dgan.config import DfStyle, DGANConfig
 from dgan.config.sizing import (
     FEATURE_NOISE_DIM,
     LONG_SERIES,
@@ -39,37 +39,27 @@ from dgan.config.sizing import (
     suggested_batch_size,
 )
 from dgan.encoding.encoded import varies_in_length
-from dgan.encoding.example_scaling import fills_range
-from dgan.encoding.marginals import matches_marginals, one_distribution
-from dgan.encoding.standardized import Standardized
-from dgan.encoding.texture import matches_texture
-from dgan.encoding.variables import log_floor
+from dgan.planning.columns import (
+    ColumnPlan,
+    classed,
+    column_names,
+    describe_columns,
+    note_fitted,
+)
 from dgan.precision import precision_and_why
-from dgan.prepare import Checked, Source, fit_encoder, prepare, repair_missing
+from dgan.prepare import Checked, Source, prepare, repair_missing
 from dgan.privacy.public import privacy_plan
 from dgan.tabular.arrays import TrainingArrays
 from dgan.tabular.layout import FrameLayout
 from dgan.tabular.suspicious import (
     column_kind_warnings,
-    distinct,
     per_series_feature_warnings,
-    pooled_features,
     wide_column_warnings,
 )
 from dgan.train.batch import Accumulators, Batch
 from dgan.train.distributed import world_size
 from dgan.train.loop import Budget
 from dgan.train.trainer import Trainer
-
-
-@dataclass
-class ColumnPlan:
-    """One column (or, in WIDE tables, the time-step columns of the feature)."""
-
-    name: str
-    role: str  # "attribute", "feature", "example id", "time"
-    kind: str  # "discrete", "continuous" or "" (id and time columns)
-    detail: str = ""  # "3 categories", "range -1.2 .. 4"
 
 
 @dataclass
@@ -234,8 +224,9 @@ def make_plan(
     lengths = arrays.features.lengths.tolist()
     precision, reason = precision_and_why(config, device)
     budget = Budget.of(config, n)
+    repaired, missing = repair_missing(arrays, config)  # as training will, the encoder's fit too
     plan = TrainingPlan(
-        columns=_columns(arrays, layout, config),
+        columns=describe_columns(repaired, layout, config),
         n_examples=n,
         lengths=(min(lengths, default=0), max(lengths, default=0)),
         max_sequence_len=config.max_sequence_len,
@@ -250,14 +241,14 @@ def make_plan(
         device=torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
         threads=torch.get_num_threads(),
         large_data=bool(config.large_data),
-        settings_reason=_settings_reason(asked, config, arrays.features.lengths, _classed(arrays)),
+        settings_reason=_settings_reason(asked, config, arrays.features.lengths, classed(arrays)),
         small_data=_small_data(n),
         minutes=config.training_minutes,
         processes=world_size(),
+        missing_values=missing,
     )
     plan.privacy = privacy_plan(config, checked, budget.steps)  # "" without privacy
-    repaired, plan.missing_values = repair_missing(arrays, config)  # as training will
-    _note_fitted(plan.columns, config, repaired)
+    note_fitted(plan.columns, config, repaired)
     in_epochs = config.training_steps is None  # the budget: epochs, not optimizer steps
     plan.warnings = _warnings(plan, arrays, layout, checked.frame, in_epochs)
     if warm_up_steps > 0:
@@ -331,107 +322,6 @@ def _small_data(n: int) -> str:
     )
 
 
-# ----------------------------------------------------------------------------- columns
-
-
-def _names(arrays: TrainingArrays, layout: FrameLayout | None) -> tuple[list, list]:
-    if layout is not None:
-        return list(layout.attribute_columns), list(layout.feature_names)
-    n_attributes = 0 if arrays.attributes is None else arrays.attributes.shape[1]
-    features = range(len(arrays.feature_types))
-    return [f"attribute {j}" for j in range(n_attributes)], [f"feature {j}" for j in features]
-
-
-def _classed(arrays: TrainingArrays) -> bool:
-    """Whether the data has a discrete attribute (classes to scale, share and read by)."""
-    return OutputType.DISCRETE in (arrays.attribute_types or [])
-
-
-def _columns(
-    arrays: TrainingArrays, layout: FrameLayout | None, config: DGANConfig
-) -> list[ColumnPlan]:
-    log_scale = config.log_scale if config.apply_feature_scaling else False
-    fill = config.fill_series_range if config.apply_example_scaling else False
-    match = config.match_marginals if config.dp_target_epsilon is None else False
-    classed = _classed(arrays)
-    texture = config.match_texture if config.dp_target_epsilon is None else False
-    filtered = matches_texture(texture, config.max_sequence_len, LONG_SERIES)
-    decoding = (fill, match, one_distribution(classed, len(arrays.features)), filtered)
-    attribute_names, feature_names = _names(arrays, layout)
-    columns = []
-    for j, name in enumerate(attribute_names):
-        kind, values = arrays.attribute_types[j], arrays.attributes[:, j]
-        columns.append(_column(str(name), "attribute", kind, values, log_scale))
-    pooled = pooled_features(arrays)
-    for j, name in enumerate(feature_names):
-        kind = arrays.feature_types[j]
-        column = _column(str(name), "feature", kind, pooled[:, j], log_scale, decoding)
-        if layout is not None and layout.df_style is DfStyle.WIDE:
-            column.detail += f"; {len(layout.feature_columns)} time-step columns"
-        columns.append(column)
-    if layout is not None and layout.example_id_column is not None:
-        columns.append(ColumnPlan(str(layout.example_id_column), "example id", ""))
-    if layout is not None and layout.time_column is not None:
-        columns.append(ColumnPlan(str(layout.time_column), "time", "orders each series"))
-    return columns
-
-
-STANDARDIZED = "generated series standardized as every training series is (match_standardization)"
-OWN_RANGES = "each class gets its own range of series levels (per_class_scaling)"
-KEPT_SHARES = "each class generated at its share of the training series (match_class_shares)"
-"""What the plan says on the line of a feature standardized series by series, of the
-attribute whose classes get levels of their own, and of the one whose shares are kept."""
-
-
-def _note_fitted(columns: list[ColumnPlan], config: DGANConfig, arrays: TrainingArrays) -> None:
-    """Say, as the encoder's fit on the repaired ``arrays`` decides them, which features'
-    series are standardized, which attribute's classes get levels of their own and which
-    one's shares are kept; a private encoder reads none of it."""
-    if config.dp_target_epsilon is not None:
-        return
-    continuous = [j for j, kind in enumerate(arrays.feature_types) if kind is OutputType.CONTINUOUS]
-    kept = Standardized.fit(arrays.features, continuous) if config.match_standardization else None
-    lines = [c for c in columns if c.role == "feature"]
-    for j in [] if kept is None else kept.moments:
-        lines[j].detail += f"; {STANDARDIZED}"
-    scaling, discrete = config.per_class_scaling, _classed(arrays)
-    if not (scaling is True or (discrete and (scaling == "auto" or config.match_class_shares))):
-        return
-    encoder = fit_encoder(config, arrays)
-    lines = [c for c in columns if c.role == "attribute"]
-    if encoder.groups is not None:
-        lines[encoder.groups.attribute].detail += f"; {OWN_RANGES}"
-    if encoder.class_shares is not None:
-        lines[encoder.class_shares.attribute].detail += f"; {KEPT_SHARES}"
-
-
-def _column(
-    name: str,
-    role: str,
-    kind: OutputType,
-    values: np.ndarray,
-    log_scale: bool | str,
-    decoding: tuple = (False, False, False, False),  # as the encoder: fill, match, whole, texture
-) -> ColumnPlan:
-    if kind is OutputType.DISCRETE:
-        count = distinct(values)
-        return ColumnPlan(name, role, "discrete", f"{count} categor{'y' if count == 1 else 'ies'}")
-    numbers = np.asarray(values, dtype=np.float64)
-    finite = numbers[np.isfinite(numbers)]
-    detail = f"range {finite.min():.4g} .. {finite.max():.4g}" if finite.size else "no values"
-    # As the encoder decides it (`ContinuousEncoder.fit`), said where it applies.
-    floor = None if log_scale is False else log_floor(finite, always=log_scale is True)
-    if floor is not None:
-        detail += f"; log scale (log_scale), below {floor:.3g} linear"
-    if fills_range(decoding[0], floor is not None):
-        detail += "; generated series fill their range (fill_series_range)"
-    if matches_marginals(decoding[1], floor is not None, decoding[2]):
-        detail += "; generated values take the data's distribution (match_marginals)"
-    if decoding[3]:
-        detail += "; generated series take the data's texture per class (match_texture)"
-    return ColumnPlan(name, role, "continuous", detail)
-
-
 # ----------------------------------------------------------------------------- warnings
 
 
@@ -452,7 +342,7 @@ def _warnings(
             "optimizer step, which learns little; set batch_size to "
             f"{suggested_batch_size(n)} (about {STEPS_PER_EPOCH_WANTED} steps per epoch)."
         )
-    attribute_names, feature_names = _names(arrays, layout)
+    attribute_names, feature_names = column_names(arrays, layout)
     warnings += column_kind_warnings(arrays, attribute_names, feature_names)
     if layout is None or layout.df_style is not DfStyle.WIDE:  # WIDE: one feature per row
         warnings += per_series_feature_warnings(arrays, feature_names)

@@ -1,0 +1,146 @@
+"""The training plan's lines for the columns: each one's role and type, and what encoding
+and decoding will do with it (log scale, value map, texture, standardization, per-class
+levels and shares), said as the encoder's fit on the same data decides it.
+
+Example:
+    >>> import numpy as np
+    >>> from dgan import DGANConfig
+    >>> from dgan.tabular.arrays import validate_training_arrays
+    >>> arrays = validate_training_arrays(np.ones((4, 3, 1)), None, None, None, 3)
+    >>> config = DGANConfig(max_sequence_len=3, sample_len=1)
+    >>> [(c.name, c.role, c.detail) for c in describe_columns(arrays, None, config)]
+    [('feature 0', 'feature', 'range 1 .. 1')]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from dgan.config import DfStyle, DGANConfig, OutputType
+from dgan.config.sizing import LONG_SERIES
+from dgan.encoding.example_scaling import fills_range
+from dgan.encoding.marginals import holds_often, matches_marginals, one_distribution
+from dgan.encoding.standardized import Standardized
+from dgan.encoding.texture import matches_texture
+from dgan.encoding.variables import log_floor
+from dgan.prepare import fit_encoder
+from dgan.tabular.arrays import TrainingArrays
+from dgan.tabular.layout import FrameLayout
+from dgan.tabular.suspicious import distinct, pooled_features
+
+
+@dataclass
+class ColumnPlan:
+    """One column (or, in WIDE tables, the time-step columns of the feature)."""
+
+    name: str
+    role: str  # "attribute", "feature", "example id", "time"
+    kind: str  # "discrete", "continuous" or "" (id and time columns)
+    detail: str = ""  # "3 categories", "range -1.2 .. 4"
+
+
+def column_names(arrays: TrainingArrays, layout: FrameLayout | None) -> tuple[list, list]:
+    """The attributes' and the features' names: the table's columns, else numbered."""
+    if layout is not None:
+        return list(layout.attribute_columns), list(layout.feature_names)
+    n_attributes = 0 if arrays.attributes is None else arrays.attributes.shape[1]
+    features = range(len(arrays.feature_types))
+    return [f"attribute {j}" for j in range(n_attributes)], [f"feature {j}" for j in features]
+
+
+def classed(arrays: TrainingArrays) -> bool:
+    """Whether the data has a discrete attribute (classes to scale, share and read by)."""
+    return OutputType.DISCRETE in (arrays.attribute_types or [])
+
+
+def describe_columns(
+    arrays: TrainingArrays, layout: FrameLayout | None, config: DGANConfig
+) -> list[ColumnPlan]:
+    """Each column of the (repaired) training ``arrays``: role, type, and what encoding and
+    decoding will do with it, as the encoder's fit decides it."""
+    log_scale = config.log_scale if config.apply_feature_scaling else False
+    fill = config.fill_series_range if config.apply_example_scaling else False
+    match = config.match_marginals if config.dp_target_epsilon is None else False
+    by_class = classed(arrays)
+    texture = config.match_texture if config.dp_target_epsilon is None else False
+    filtered = matches_texture(texture, config.max_sequence_len, LONG_SERIES)
+    decoding = (fill, match, one_distribution(by_class, len(arrays.features)), filtered)
+    attribute_names, feature_names = column_names(arrays, layout)
+    columns = []
+    for j, name in enumerate(attribute_names):
+        kind, values = arrays.attribute_types[j], arrays.attributes[:, j]
+        columns.append(_column(str(name), "attribute", kind, values, log_scale))
+    pooled = pooled_features(arrays)
+    for j, name in enumerate(feature_names):
+        kind, holds = (
+            arrays.feature_types[j],
+            holds_often(arrays.features, j, config.max_sequence_len),
+        )
+        column = _column(str(name), "feature", kind, pooled[:, j], log_scale, decoding, holds)
+        if layout is not None and layout.df_style is DfStyle.WIDE:
+            column.detail += f"; {len(layout.feature_columns)} time-step columns"
+        columns.append(column)
+    if layout is not None and layout.example_id_column is not None:
+        columns.append(ColumnPlan(str(layout.example_id_column), "example id", ""))
+    if layout is not None and layout.time_column is not None:
+        columns.append(ColumnPlan(str(layout.time_column), "time", "orders each series"))
+    return columns
+
+
+STANDARDIZED = "generated series standardized as every training series is (match_standardization)"
+OWN_RANGES = "each class gets its own range of series levels (per_class_scaling)"
+KEPT_SHARES = "each class generated at its share of the training series (match_class_shares)"
+"""What the plan says on the line of a feature standardized series by series, of the
+attribute whose classes get levels of their own, and of the one whose shares are kept."""
+
+
+def note_fitted(columns: list[ColumnPlan], config: DGANConfig, arrays: TrainingArrays) -> None:
+    """Say, as the encoder's fit on the repaired ``arrays`` decides them, which features'
+    series are standardized, which attribute's classes get levels of their own and which
+    one's shares are kept; a private encoder reads none of it."""
+    if config.dp_target_epsilon is not None:
+        return
+    continuous = [j for j, kind in enumerate(arrays.feature_types) if kind is OutputType.CONTINUOUS]
+    kept = Standardized.fit(arrays.features, continuous) if config.match_standardization else None
+    lines = [c for c in columns if c.role == "feature"]
+    for j in [] if kept is None else kept.moments:
+        lines[j].detail += f"; {STANDARDIZED}"
+    scaling, discrete = config.per_class_scaling, classed(arrays)
+    if not (scaling is True or (discrete and (scaling == "auto" or config.match_class_shares))):
+        return
+    encoder = fit_encoder(config, arrays)
+    lines = [c for c in columns if c.role == "attribute"]
+    if encoder.groups is not None:
+        lines[encoder.groups.attribute].detail += f"; {OWN_RANGES}"
+    if encoder.class_shares is not None:
+        lines[encoder.class_shares.attribute].detail += f"; {KEPT_SHARES}"
+
+
+def _column(
+    name: str,
+    role: str,
+    kind: OutputType,
+    values: np.ndarray,
+    log_scale: bool | str,
+    decoding: tuple = (False, False, False, False),  # as the encoder: fill, match, whole, texture
+    holds: bool = False,  # the feature's series hold their values often (`holds_often`)
+) -> ColumnPlan:
+    if kind is OutputType.DISCRETE:
+        count = distinct(values)
+        return ColumnPlan(name, role, "discrete", f"{count} categor{'y' if count == 1 else 'ies'}")
+    numbers = np.asarray(values, dtype=np.float64)
+    finite = numbers[np.isfinite(numbers)]
+    detail = f"range {finite.min():.4g} .. {finite.max():.4g}" if finite.size else "no values"
+    # As the encoder decides it (`ContinuousEncoder.fit`), said where it applies.
+    floor = None if log_scale is False else log_floor(finite, always=log_scale is True)
+    if floor is not None:
+        detail += f"; log scale (log_scale), below {floor:.3g} linear"
+    if fills_range(decoding[0], floor is not None):
+        detail += "; generated series fill their range (fill_series_range)"
+    if matches_marginals(decoding[1], floor is not None, decoding[2], holds):
+        detail += "; generated values take the data's distribution (match_marginals)"
+    if decoding[3]:
+        detail += "; generated series take the data's texture per class (match_texture)"
+    return ColumnPlan(name, role, "continuous", detail)
