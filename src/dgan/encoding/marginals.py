@@ -94,8 +94,10 @@ def matches_marginals(
     Example:
         >>> [matches_marginals("auto", True), matches_marginals("auto", False)]
         [True, False]
-        >>> matches_marginals("auto", False, whole=True), matches_marginals("auto", False, holds=True)
-        (True, True)
+        >>> matches_marginals("auto", False, whole=True)
+        True
+        >>> matches_marginals("auto", False, holds=True), matches_marginals(False, True, holds=True)
+        (True, False)
     """
     return setting is True or (setting == "auto" and (log_scaled or whole or holds))
 

@@ -74,10 +74,8 @@ def describe_columns(
         columns.append(_column(str(name), "attribute", kind, values, log_scale))
     pooled = pooled_features(arrays)
     for j, name in enumerate(feature_names):
-        kind, holds = (
-            arrays.feature_types[j],
-            holds_often(arrays.features, j, config.max_sequence_len),
-        )
+        kind = arrays.feature_types[j]
+        holds = holds_often(arrays.features, j, config.max_sequence_len)  # mapped at "auto"
         column = _column(str(name), "feature", kind, pooled[:, j], log_scale, decoding, holds)
         if layout is not None and layout.df_style is DfStyle.WIDE:
             column.detail += f"; {len(layout.feature_columns)} time-step columns"
