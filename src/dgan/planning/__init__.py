@@ -270,9 +270,9 @@ def _budget_reason(asked: DGANConfig, config: DGANConfig, n: int) -> str:
 
 
 def _settings_reason(
-    asked: DGANConfig, config: DGANConfig, lengths: np.ndarray, classed: bool
+    asked: DGANConfig, config: DGANConfig, lengths: np.ndarray, by_class: bool
 ) -> str:
-    """Which settings follow the data's size (large_data), or "" when none do; ``classed``:
+    """Which settings follow the data's size (large_data), or "" when none do; ``by_class``:
     the data has a discrete attribute (the projection critic reads nothing else)."""
     if not config.large_data:
         return ""
@@ -288,7 +288,7 @@ def _settings_reason(
         "feature_feedback": f"feature feedback {'on' if config.feature_feedback else 'off'}",
         "spectral_critic": f"a critic of spectra too (series of {LONG_SERIES}+ steps)",
         "length_attribute": "each series' length generated as an attribute" if varied else "",
-        "projection_critic": "a critic that reads the discrete attributes" if classed else "",
+        "projection_critic": "a critic that reads the discrete attributes" if by_class else "",
         "bridge_seams": (
             f"no jumps where LSTM steps meet (every {config.sample_len} steps)"
             if config.sample_len >= 3
