@@ -71,18 +71,20 @@ def catch22(series: list[np.ndarray]) -> np.ndarray:
     return np.hstack([values, scale_numbers(series)])
 
 
+def padded(series: list[np.ndarray], longest: int) -> np.ndarray:
+    """(N, 1, ``longest``) the series, zero-padded at the end, as MiniRocket reads them."""
+    out = np.zeros((len(series), 1, longest))
+    for i, x in enumerate(series):
+        out[i, 0, : len(x)] = x
+    return out
+
+
 def minirocket(train: list[np.ndarray], test: list[np.ndarray], longest: int, seed: int):
     from aeon.transformations.collection.convolution_based import MiniRocket
 
-    def padded(series):
-        out = np.zeros((len(series), 1, longest))
-        for i, x in enumerate(series):
-            out[i, 0, : len(x)] = x
-        return out
-
     transform = MiniRocket(random_state=seed)
-    a = transform.fit_transform(padded(train))
-    b = transform.transform(padded(test))
+    a = transform.fit_transform(padded(train, longest))
+    b = transform.transform(padded(test, longest))
     return np.hstack([a, scale_numbers(train)]), np.hstack([b, scale_numbers(test)])
 
 
@@ -90,12 +92,18 @@ def ridge():
     return make_pipeline(StandardScaler(), RidgeClassifierCV(alphas=np.logspace(-3, 3, 10)))
 
 
-def detection(real, synth, seeds: int) -> dict:
+def balanced(real, synth) -> tuple[list[np.ndarray], np.ndarray, int]:
+    """As many series of each side (a fixed random draw of the larger one), real first;
+    their labels (1: synthetic) and how many of each."""
     n = min(len(real), len(synth))
     rng = np.random.default_rng(0)
-    real = [real[i] for i in rng.permutation(len(real))[:n]]
-    synth = [synth[i] for i in rng.permutation(len(synth))[:n]]
-    series, y = real + synth, np.repeat([0, 1], n)
+    series = [real[i] for i in rng.permutation(len(real))[:n]]
+    series += [synth[i] for i in rng.permutation(len(synth))[:n]]
+    return series, np.repeat([0, 1], n), n
+
+
+def detection(real, synth, seeds: int) -> dict:
+    series, y, n = balanced(real, synth)
     longest = max(len(x) for x in series)
     features = catch22(series)
     forest_auc, rocket_auc = [], []
@@ -124,19 +132,12 @@ def by_dilation(real, synth) -> dict[str, float]:
     ridge classifier, 5-fold cross-validated (seed 0), on as many series of each side."""
     from aeon.transformations.collection.convolution_based import MiniRocket
 
-    n = min(len(real), len(synth))
-    rng = np.random.default_rng(0)
-    series = [real[i] for i in rng.permutation(len(real))[:n]]
-    series += [synth[i] for i in rng.permutation(len(synth))[:n]]
-    y = np.repeat([0, 1], n)
-    longest = max(len(x) for x in series)
-    padded = np.zeros((2 * n, 1, longest))
-    for i, x in enumerate(series):
-        padded[i, 0, : len(x)] = x
+    series, y, n = balanced(real, synth)
+    padded_series = padded(series, max(len(x) for x in series))
     scores: dict[int, np.ndarray] = {}
     for train, test in StratifiedKFold(5, shuffle=True, random_state=0).split(series, y):
-        transform = MiniRocket(random_state=0).fit(padded[train])
-        a, b = transform.transform(padded[train]), transform.transform(padded[test])
+        transform = MiniRocket(random_state=0).fit(padded_series[train])
+        a, b = transform.transform(padded_series[train]), transform.transform(padded_series[test])
         # aeon lays the features out dilation by dilation, 84 kernels x features per dilation
         dilations, per_dilation = transform.parameters[2], transform.parameters[3]
         start = 0
