@@ -75,7 +75,8 @@ def describe_columns(
     pooled = pooled_features(arrays)
     for j, name in enumerate(feature_names):
         kind = arrays.feature_types[j]
-        holds = holds_often(arrays.features, j, config.max_sequence_len)  # mapped at "auto"
+        # Read only where it decides (at "auto"), as the encoder's fit reads it.
+        holds = match == "auto" and holds_often(arrays.features, j, config.max_sequence_len)
         column = _column(str(name), "feature", kind, pooled[:, j], log_scale, decoding, holds)
         if layout is not None and layout.df_style is DfStyle.WIDE:
             column.detail += f"; {len(layout.feature_columns)} time-step columns"
