@@ -395,9 +395,10 @@ def test_projection_critic_without_discrete_attributes_is_the_mlp_critic(rng):
 
 
 # ----- seams bridged ------------------------------------------------------------------------
-def _seamed_generators(feedback: bool) -> tuple[Generator, Generator]:
-    """Two generators with the same weights, the second bridging its seams: 4 LSTM steps
-    of 5 values of a tanh column, a sigmoid column and a two-way softmax."""
+def _seamed_generators(feedback: bool, sample_len: int = 5, width: int = 2):
+    """Two generators with the same weights, the second bridging its seams over ``width``
+    values: 4 LSTM steps of ``sample_len`` values of a tanh column, a sigmoid column and a
+    two-way softmax."""
     from dgan.encoding.variables import OutputSlice
 
     def build(bridge: bool) -> Generator:
@@ -406,10 +407,11 @@ def _seamed_generators(feedback: bool) -> tuple[Generator, Generator]:
             attribute_slices=None, additional_slices=None,
             feature_slices=[OutputSlice(0, 1, "tanh"), OutputSlice(1, 1, "sigmoid"),
                             OutputSlice(2, 2, "softmax")],
-            max_sequence_len=20, sample_len=5, attribute_noise_dim=3, feature_noise_dim=3,
-            attribute_num_layers=1, attribute_num_units=8, feature_num_layers=1,
-            feature_num_units=8, forget_bias=True, generation_flag_column=None,
-            feature_feedback=feedback, bridge_seams=bridge,
+            max_sequence_len=4 * sample_len, sample_len=sample_len, attribute_noise_dim=3,
+            feature_noise_dim=3, attribute_num_layers=1, attribute_num_units=8,
+            feature_num_layers=1, feature_num_units=8, forget_bias=True,
+            generation_flag_column=None, feature_feedback=feedback, bridge_seams=bridge,
+            bridge_width=width,
         )  # fmt: skip
         with torch.no_grad():  # away from saturation, where logits are read back exactly
             generator.head.weight.mul_(0.2)
@@ -419,11 +421,15 @@ def _seamed_generators(feedback: bool) -> tuple[Generator, Generator]:
 
 
 @pytest.mark.parametrize("feedback", [False, True])
-def test_bridged_seams_continue_the_step_before(feedback):
-    """Across each seam the logits change as at the step before's last change; each step's
-    last two values and the discrete columns stay as generated; no saved tensor is added.
+@pytest.mark.parametrize("sample_len, width", [(5, 2), (9, 4)])
+def test_bridged_seams_continue_the_step_before(feedback, sample_len, width):
+    """Each step's first logits continue the line through the step before's last ``width``
+    (at 2: the change across each seam is the step before's last change); each step's last
+    ``width`` values and the discrete columns stay as generated; no saved tensor is added.
     The step's value 0 sets nothing: changing it changes only itself."""
-    plain, bridged = _seamed_generators(feedback)
+    from dgan.networks.generator import line_reach
+
+    plain, bridged = _seamed_generators(feedback, sample_len, width)
     assert plain.state_dict().keys() == bridged.state_dict().keys()
     noise = (torch.randn(6, 3), torch.randn(6, 4, 3))
     with torch.no_grad():
@@ -432,20 +438,25 @@ def test_bridged_seams_continue_the_step_before(feedback):
     def logits(x):  # the continuous columns before their activations
         return torch.stack([torch.atanh(x[..., 0]), torch.logit(x[..., 1])], dim=-1).double()
 
+    reach, S = line_reach(width).double(), sample_len
     for features, joined in ((b, True), (a, False)):
-        change = logits(features).diff(dim=1)  # (B, 19, 2); seams at changes 4, 9, 14
-        across, before = change[:, 4::5], change[:, 3:-1:5]
-        assert bool(torch.allclose(across, before, atol=1e-4)) == joined
-    torch.testing.assert_close(b[:, :5], a[:, :5])  # the first step has nothing to join
+        steps = logits(features).unflatten(1, (4, S))  # (B, 4, S, 2)
+        continued = torch.einsum("bksf,s->bkf", steps[:, :-1, -width:], reach)
+        assert bool(torch.allclose(steps[:, 1:, 0], continued, atol=1e-4)) == joined
+        if width == 2:  # the same as: the change across a seam is the one before it
+            change = logits(features).diff(dim=1)  # seams at changes S-1, 2S-1, 3S-1
+            across, before = change[:, S - 1 :: S], change[:, S - 2 : -1 : S]
+            assert bool(torch.allclose(across, before, atol=1e-4)) == joined
+    torch.testing.assert_close(b[:, :S], a[:, :S])  # the first step has nothing to join
     if not feedback:  # the same LSTM outputs: only the bridge differs
-        ends = [i for i in range(20) if i % 5 >= 3]  # each step's last two values
+        ends = [i for i in range(4 * S) if i % S >= S - width]  # each step's last values
         torch.testing.assert_close(b[:, ends], a[:, ends])
         torch.testing.assert_close(b[..., 2:], a[..., 2:])  # the softmax as generated
         with torch.no_grad():
             bridged.head.bias[0] += 1.0  # value 0 of every step, the tanh column
             moved = bridged(*noise)[2]
         assert not torch.equal(moved[:, 0, 0], b[:, 0, 0])  # the first step's own value 0
-        torch.testing.assert_close(moved[:, 5:], b[:, 5:])  # the bridged steps: no change
+        torch.testing.assert_close(moved[:, S:], b[:, S:])  # the bridged steps: no change
 
 
 def test_bridged_model_trains_saves_and_generates_the_same(rng, tmp_path):
@@ -459,3 +470,11 @@ def test_bridged_model_trains_saves_and_generates_the_same(rng, tmp_path):
     )
     for short in (1, 2):  # under 3 values a step: no start of its own to anchor on
         assert _train(rng, bridge_seams=True, sample_len=short).trainer.generator.bridge is None
+    # a width past the step is cut to the values it has; files from before the field
+    # bridged over 2 values, which its default keeps
+    cut = _train(rng, bridge_seams=True, bridge_width=9)  # 3 values a step
+    assert cut.trainer.generator.reach.shape == (2,)
+    wide = _train(rng, bridge_seams=True, bridge_width=3, sample_len=6)  # one step of 6
+    assert DGAN.load(wide.save(tmp_path / "w.dgan")).trainer.generator.reach.shape == (3,)
+    old = {k: v for k, v in model.config.to_json_dict().items() if k != "bridge_width"}
+    assert DGANConfig.from_json_dict(old).bridge_width == 2

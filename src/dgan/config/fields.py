@@ -290,10 +290,14 @@ class DGANConfig:
     """The critic's score adds an embedding of the discrete attributes times its last hidden
     layer (a projection critic: what looks real can differ per class)."""
     bridge_seams: bool = setting(False, Flag())
-    """Each LSTM step's continuous values start where the step before left off (its last
-    value plus its last change), through an offset that fades out over the ``sample_len``
-    values it generates; without it, series can jump every ``sample_len`` steps. No
-    effect with a ``sample_len`` under 3."""
+    """Each LSTM step's continuous values start where the step before left off (the line
+    through its last ``bridge_width`` values, one value on), through an offset that fades
+    out over the ``sample_len`` values it generates; without it, series can jump every
+    ``sample_len`` steps. No effect with a ``sample_len`` under 3."""
+    bridge_width: int = setting(2, PositiveInt())
+    """How many values at each end of an LSTM step the bridge fits its lines to (at most
+    ``sample_len - 1``; 2: the last value plus the last change). Wider, a few values at a
+    seam cannot steer the next step's start without a visible jump."""
 
     # --- Checkpoints (see dgan.storage.checkpoint) ---
     checkpoint_dir: str | None = setting(None, Custom(checkpoint_dir_problem, optional=True))

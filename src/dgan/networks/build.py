@@ -43,6 +43,7 @@ def build_networks(config, encoder) -> tuple[Generator, Critic, Critic | None]:
         feature_feedback=c.feature_feedback,
         length_column=enc.length_column,
         bridge_seams=c.bridge_seams,
+        bridge_width=c.bridge_width,
     )
     attribute_dim = enc.attribute_dim + enc.additional_dim
     critic_dim = attribute_dim + c.max_sequence_len * enc.feature_dim

@@ -55,6 +55,7 @@ class Generator(nn.Module):
         feature_feedback: bool = False,
         length_column: int | None = None,
         bridge_seams: bool = False,
+        bridge_width: int = 2,
     ):
         super().__init__()
         self.length_column = length_column
@@ -118,24 +119,30 @@ class Generator(nn.Module):
         self.head = nn.Linear(feature_num_units, sample_len * self.feature_dim)
         self.feature_activation = OutputActivation(feature_slices)
         # With `bridge_seams`, each LSTM step's first continuous logit is the one that
-        # continues the step before (its last value plus its last change), and the others
-        # are shifted by an offset that falls linearly from that value minus the step's own
-        # start (extrapolated from its values 1 and 2) to 0 at the second-last value. The
-        # step's value 0 sets nothing (anchored at it, the generator used it as a knob and
-        # jumped right after it), the last two values stay as generated, so all steps'
-        # offsets follow from the raw logits at once, and the change across a seam is the
-        # step before's last one exactly.
-        bridge = None
+        # continues the step before: the line fitted to its last `bridge_width` values,
+        # one value on. The others are shifted by an offset that falls linearly from that
+        # value minus the step's own start (the line fitted to its values 1 to width, one
+        # value back) to 0 where the step's last `bridge_width` values begin. The step's
+        # value 0 sets nothing (anchored at it, the generator used it as a knob and jumped
+        # right after it), and its last values stay as generated, so all steps' offsets
+        # follow from the raw logits at once. A width of 2 continues the last value plus
+        # the last change; a wider fit makes the few values at a seam a dear knob (at 2
+        # and 200 values a step, the generator jumped at each step's third-last value
+        # to steer the next step's start).
+        bridge, reach = None, None
         if bridge_seams and sample_len >= 3:
+            width = min(bridge_width, sample_len - 1)
             continuous = torch.zeros(self.feature_dim)
             for s in feature_slices:
                 if s.activation in (SIGMOID, TANH):
                     continuous[s.start : s.start + s.width] = 1.0
-            # 0 from the second-last value on: the step's last change stays its own.
-            ramp = (1.0 - torch.arange(sample_len) / (sample_len - 2)).clamp(min=0.0)
+            # 0 from the last `width` values on: the step's own end stays its own.
+            ramp = (1.0 - torch.arange(sample_len) / (sample_len - width)).clamp(min=0.0)
             bridge = ramp[:, None] * continuous  # (S, F)
+            reach = line_reach(width)
         # Not saved: models and checkpoints hold the same tensors with and without it.
         self.register_buffer("bridge", bridge, persistent=False)
+        self.register_buffer("reach", reach, persistent=False)
 
     def forward(
         self,
@@ -192,9 +199,12 @@ class Generator(nn.Module):
             previous = logits[:, :-1]  # (B, K - first, S, F): the raw step before each
             if before is not None:
                 previous = torch.cat([before.unsqueeze(1), previous], dim=1)
-            continued = 2.0 * previous[:, :, -1] - previous[:, :, -2]  # (B, K - first, F)
+            reach = self.reach.to(logits.dtype)  # (W,): a line's value one past W values
+            width = reach.shape[0]
+            continued = torch.einsum("bksf,s->bkf", previous[:, :, -width:], reach)
             joined, bridge = logits[:, first:], self.bridge.to(logits.dtype)
-            anchor = 2.0 * joined[:, :, 1] - joined[:, :, 2]  # its own start, from values 1, 2
+            # its own start: the line through its values 1..W, one value back (at value 0)
+            anchor = torch.einsum("bksf,s->bkf", joined[:, :, 1 : width + 1], reach.flip(0))
             start = joined[:, :, :1] + (continued - joined[:, :, 0]).unsqueeze(2) * bridge[:1]
             rest = joined[:, :, 1:] + (continued - anchor).unsqueeze(2) * bridge[1:]
             joined = torch.cat([start, rest], dim=2)
@@ -239,6 +249,26 @@ class Generator(nn.Module):
             alive = torch.cumprod(continues, dim=1)  # (B, T): 1 while every step so far continues
             mask = torch.cat([torch.ones_like(alive[:, :1]), alive[:, :-1]], dim=1)
         return mask.unsqueeze(-1)
+
+
+def line_reach(width: int) -> torch.Tensor:
+    """(width,) weights that give the least-squares line through ``width`` evenly spaced
+    values at the next position: for 2, the last value plus the last change; for 1, the
+    last value.
+
+    Example:
+        >>> line_reach(2).tolist(), line_reach(1).tolist()
+        ([-1.0, 2.0], [1.0])
+        >>> values = torch.tensor([1.0, 3.0, 2.0, 4.0])  # the line 1.3 + 0.8 x
+        >>> round(float(line_reach(4) @ values), 4)  # at x = 4
+        4.5
+    """
+    if width == 1:  # one value has no slope: a flat line
+        return torch.ones(1)
+    x = torch.arange(width, dtype=torch.float64)
+    centred = x - x.mean()
+    weights = 1.0 / width + (width - x.mean()) * centred / (centred**2).sum()
+    return weights.float()
 
 
 def even_input_lstm(lstm: nn.LSTM, inputs: torch.Tensor, state=None):
