@@ -119,6 +119,14 @@ def test_the_plan_says_which_features_are_standardized(rng):
         "generated series standardized as every training series is (match_standardization)"
     )
     assert "match_standardization" not in second.detail
+    # with a class, the plan reads the same from the encoder's whole fit
+    classes = np.arange(24)[:, None] % 2
+    plan = DGAN(config).plan(
+        data, attributes=classes, attribute_types=[OutputType.DISCRETE],
+        feature_types=types, warm_up_steps=0,
+    )  # fmt: skip
+    first, second = (c for c in plan.columns if c.role == "feature")
+    assert "match_standardization" in first.detail and "match_standardization" not in second.detail
     config = tiny_config(max_sequence_len=12, sample_len=3, match_standardization=False)
     plan = DGAN(config).plan(data, feature_types=types, warm_up_steps=0)
     assert not any("match_standardization" in c.detail for c in plan.columns)

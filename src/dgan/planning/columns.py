@@ -75,8 +75,12 @@ def describe_columns(
     pooled = pooled_features(arrays)
     for j, name in enumerate(feature_names):
         kind = arrays.feature_types[j]
-        # Read only where it decides (at "auto"), as the encoder's fit reads it.
-        holds = match == "auto" and holds_often(arrays.features, j, config.max_sequence_len)
+        # Read only where it decides (continuous, at "auto"), as the encoder's fit reads it.
+        holds = (
+            match == "auto"
+            and kind is not OutputType.DISCRETE
+            and holds_often(arrays.features, j, config.max_sequence_len)
+        )
         column = _column(str(name), "feature", kind, pooled[:, j], log_scale, decoding, holds)
         if layout is not None and layout.df_style is DfStyle.WIDE:
             column.detail += f"; {len(layout.feature_columns)} time-step columns"
@@ -101,15 +105,22 @@ def note_fitted(columns: list[ColumnPlan], config: DGANConfig, arrays: TrainingA
     one's shares are kept; a private encoder reads none of it."""
     if config.dp_target_epsilon is not None:
         return
-    continuous = [j for j, kind in enumerate(arrays.feature_types) if kind is OutputType.CONTINUOUS]
-    kept = Standardized.fit(arrays.features, continuous) if config.match_standardization else None
+    scaling, discrete = config.per_class_scaling, classed(arrays)
+    # The whole fit only where the class lines need it; the moments come with it.
+    whole = scaling is True or (discrete and (scaling == "auto" or config.match_class_shares))
+    encoder = fit_encoder(config, arrays) if whole else None
+    if encoder is not None:
+        kept = encoder.standardized
+    elif config.match_standardization:
+        continuous = [j for j, k in enumerate(arrays.feature_types) if k is OutputType.CONTINUOUS]
+        kept = Standardized.fit(arrays.features, continuous)
+    else:
+        kept = None
     lines = [c for c in columns if c.role == "feature"]
     for j in [] if kept is None else kept.moments:
         lines[j].detail += f"; {STANDARDIZED}"
-    scaling, discrete = config.per_class_scaling, classed(arrays)
-    if not (scaling is True or (discrete and (scaling == "auto" or config.match_class_shares))):
+    if encoder is None:
         return
-    encoder = fit_encoder(config, arrays)
     lines = [c for c in columns if c.role == "attribute"]
     if encoder.groups is not None:
         lines[encoder.groups.attribute].detail += f"; {OWN_RANGES}"
