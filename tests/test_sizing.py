@@ -331,3 +331,27 @@ def test_long_series_get_bridged_seams_unless_you_say_otherwise(rng):
                                   bridge_seams=False))  # fmt: skip
     mine.train_numpy(features, progress_bar=False)
     assert mine.trainer.generator.bridge is None
+
+
+def test_long_series_bridge_an_eighth_of_each_step_unless_you_say_otherwise(rng):
+    """From 100 steps on the rule fits the bridge's lines to an eighth of each LSTM step's
+    values (at least 2), and the plan says so; shorter series, gretel's settings and a
+    width you set keep theirs."""
+    picked = {
+        (length, sample_len): _untouched_config(max_sequence_len=length, sample_len=sample_len)
+        .resolved_for(256)
+        .bridge_width
+        for length, sample_len in ((24, 12), (99, 33), (100, 4), (100, 25), (2000, 200))
+    }
+    assert picked == {(24, 12): 2, (99, 33): 2, (100, 4): 2, (100, 25): 3, (2000, 200): 25}
+    gretels = _untouched_config(max_sequence_len=100, sample_len=25, large_data=False)
+    assert gretels.resolved_for(256).bridge_width == 2
+    mine = _untouched_config(max_sequence_len=100, sample_len=25, bridge_width=2)
+    assert mine.resolved_for(256).bridge_width == 2
+    plan = DGAN(_untouched_config(max_sequence_len=100, sample_len=25)).plan(
+        rng.random((64, 100, 1)), warm_up_steps=0
+    )
+    assert "the join fitted to 3 values each side" in plan.settings_reason
+    model = DGAN(_untouched_config(max_sequence_len=100, sample_len=25, epochs=1))
+    model.train_numpy(rng.random((64, 100, 1)), progress_bar=False)
+    assert model.trainer.generator.reach.shape == (3,)

@@ -9,8 +9,8 @@ feature feedback, for a budget of optimizer steps chosen from the data's size:
   128 from 1,024 on);
 * learning rates 1e-4, ``generator_ema_decay=0.999``, ``feature_feedback=True``, and for
   series of `LONG_SERIES` steps or more ``spectral_critic``, ``length_attribute``,
-  ``projection_critic``, ``bridge_seams`` and a ``feature_noise_dim`` of ``sample_len``
-  (`long_series_settings`);
+  ``projection_critic``, ``bridge_seams`` over a ``bridge_width`` of an eighth of
+  ``sample_len`` and a ``feature_noise_dim`` of ``sample_len`` (`long_series_settings`);
 * ``training_steps``: what `DEFAULT_EPOCHS` epochs take at that batch size, but at least
   `MIN_STEPS` and at most `MAX_STEPS` optimizer steps: small data gets more passes, large
   data fewer than 400 (a million series would otherwise train for days); long series get
@@ -88,6 +88,9 @@ attribute), and each LSTM step's values joined to the step before's (without it 
 series jumped at every ``sample_len`` boundary; docs/quality.md, "Seams bridged")."""
 FEATURE_NOISE_DIM = 10
 """gretel's (and `DGANConfig`'s) ``feature_noise_dim``: the least the rule gives."""
+BRIDGE_SHARE = 8
+"""The rule's ``bridge_width``: this fraction of ``sample_len``'s values (1 / 8), at
+least `DGANConfig`'s 2."""
 LARGE_DATA_SETTINGS: dict[str, Any] = {"batch_size": MAX_BATCH, **SIZE_SETTINGS}
 """``large_data=True`` (`DGANConfig.for_large_data`): the rule's settings at its largest
 batch, at any size, trained for ``epochs``."""
@@ -194,17 +197,26 @@ def length_settings(length: int, sample_len: int = 1) -> dict[str, Any]:
 
 
 def long_series_settings(sample_len: int) -> dict[str, Any]:
-    """`LONG_SERIES_SETTINGS`, and one number of feature noise for each time step an LSTM
-    step generates (``sample_len``, at least `FEATURE_NOISE_DIM`). With gretel's 10, the 47
-    values an LSTM step generates on the long sensors varied as 10 numbers do: generated
-    wind fell into calm, smooth stretches and pressure faded toward its end
-    (docs/quality.md, "Feature noise per value").
+    """`LONG_SERIES_SETTINGS`, one number of feature noise for each time step an LSTM step
+    generates (``sample_len``, at least `FEATURE_NOISE_DIM`), and a bridge fitted to an
+    eighth of each step's values (`BRIDGE_SHARE`, at least 2). With gretel's 10 numbers of
+    noise, the 47 values an LSTM step generates on the long sensors varied as 10 numbers
+    do: generated wind fell into calm, smooth stretches and pressure faded toward its end
+    (docs/quality.md, "Feature noise per value"). Bridged over 2 values, the pig's
+    200-value steps jumped at their third-last value, which steered the next step's start
+    (docs/quality.md, "A wider bridge").
 
     Example:
         >>> [long_series_settings(n)["feature_noise_dim"] for n in (47, 4)]
         [47, 10]
+        >>> [long_series_settings(n)["bridge_width"] for n in (200, 47, 4)]
+        [25, 5, 2]
     """
-    return {**LONG_SERIES_SETTINGS, "feature_noise_dim": max(FEATURE_NOISE_DIM, sample_len)}
+    return {
+        **LONG_SERIES_SETTINGS,
+        "feature_noise_dim": max(FEATURE_NOISE_DIM, sample_len),
+        "bridge_width": max(2, sample_len // BRIDGE_SHARE),
+    }
 
 
 def resolve(config: Config, n_series: int) -> Config:

@@ -294,6 +294,11 @@ def _settings_reason(
             if config.sample_len >= 3
             else ""
         ),
+        "bridge_width": (
+            f"the join fitted to {config.bridge_width} values each side"
+            if config.bridge_seams and config.sample_len >= 3 and config.bridge_width > 2
+            else ""
+        ),
         "feature_noise_dim": (
             f"{config.feature_noise_dim} numbers of feature noise per LSTM step (one per time "
             "step it generates)"
