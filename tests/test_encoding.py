@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from dgan import DGANConfig, Normalization, OutputType
+from dgan import DGAN, DGANConfig, Normalization, OutputType
 from dgan.encoding.encoder import ContinuousEncoder, DataEncoder, DiscreteEncoder, encoder_from_json
 from dgan.encoding.variables import log_floor, to_log
 from dgan.errors import DataError, ParameterError, SerializationError
@@ -321,3 +321,44 @@ def test_auto_fills_the_range_of_features_on_a_log_scale(levels, fills):
         np.testing.assert_allclose(spans, 1.0, rtol=1e-3)
     else:  # as generated: 80% of each range
         np.testing.assert_allclose(spans, 0.8, rtol=1e-3)
+
+
+@pytest.mark.parametrize("normalization", list(Normalization))
+def test_long_series_learn_their_ranges_on_a_log_scale(normalization):
+    """From 100 steps on ("auto") each series' half-range is encoded on a log scale, so
+    one series with a wide range leaves the others' ranges apart; encoding stays exact
+    (restored from JSON), midpoints stay linear, and short series, False, a private run's
+    fixed bounds and the plan follow the setting."""
+    rng = np.random.default_rng(0)
+    widths = np.r_[rng.uniform(0.5, 2.0, size=30), 100.0]  # one recording far wider
+    features = [w * rng.random((120, 1)) + rng.normal() for w in widths]
+    types = [OutputType.CONTINUOUS]
+
+    def encoded_halves(**kw):
+        config = _config(max_sequence_len=120, sample_len=12, normalization=normalization, **kw)
+        enc = DataEncoder.fit(config, features, types, None, None)
+        data = enc.transform(features, None)
+        restored = DataEncoder.from_json(json.loads(json.dumps(enc.to_json())))
+        for original, back in zip(features, restored.inverse(data)[1], strict=True):
+            np.testing.assert_allclose(back, original, atol=100 * 1e-5)
+        assert enc.additional_encoders[0].log_floor is None  # the midpoint: linear
+        unit = (data.additional_attributes[:, 1] - enc.additional_encoders[1].low) / (
+            1.0 - enc.additional_encoders[1].low
+        )
+        return enc.additional_encoders[1].log_floor, unit[:-1]  # the 30 narrow ones
+
+    floor, logged = encoded_halves()
+    linear_floor, linear = encoded_halves(log_series_ranges=False)
+    assert floor is not None and linear_floor is None
+    assert np.ptp(linear) < 0.02 < 0.2 < np.ptp(logged)  # squeezed together, then apart
+    short = DataEncoder.fit(_config(), [f[:6] for f in features], types, None, None)
+    assert short.additional_encoders[1].log_floor is None  # the protocol's windows: as gretel
+    plan = DGAN(_config(max_sequence_len=120, sample_len=12)).plan(
+        np.stack(features), feature_types=types, warm_up_steps=0
+    )
+    said = "each series' range learned on a log scale (log_series_ranges)"
+    assert said in next(c for c in plan.columns if c.role == "feature").detail
+    private = _config(max_sequence_len=120, sample_len=12, dp_epsilon=1.0, large_data=False,
+                      batch_size=16, epochs=1, public_values={"feature 0": [-10, 110]})  # fmt: skip
+    plan = DGAN(private).plan(np.stack(features), feature_types=types, warm_up_steps=0)
+    assert not any(said in c.detail for c in plan.columns)

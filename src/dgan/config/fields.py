@@ -118,6 +118,9 @@ class DGANConfig:
     """Scale each continuous variable to the normalization range (else data must be in it)."""
     apply_example_scaling: bool = setting(True, Flag())
     """Learn each series' midpoint/half-range as generated 'additional attributes'."""
+    log_series_ranges: bool | str = setting("auto", OneOf((True, False, "auto")))
+    """Learn each series' half-range (example scaling) on a log scale ("auto": series of
+    100 steps or more), so a few wide ranges do not squeeze the others together."""
     fill_series_range: bool | str = setting("auto", OneOf((True, False, "auto")))
     """Stretch generated series over their generated range ("auto": features on a log scale)."""
     match_marginals: bool | str = setting("auto", OneOf((True, False, "auto")))
@@ -296,8 +299,7 @@ class DGANConfig:
     ``sample_len`` steps. No effect with a ``sample_len`` under 3."""
     bridge_width: int = setting(2, PositiveInt())
     """How many values at each end of an LSTM step the bridge fits its lines to (at most
-    ``sample_len - 1``; 2: the last value plus the last change). Wider, a few values at a
-    seam cannot steer the next step's start without a visible jump."""
+    ``sample_len - 1``); 2: the last value plus the last change."""
 
     # --- Checkpoints (see dgan.storage.checkpoint) ---
     checkpoint_dir: str | None = setting(None, Custom(checkpoint_dir_problem, optional=True))

@@ -5,7 +5,7 @@ feature, and adds DoppelGANger's two extras:
 
 * per-example scaling: each continuous feature of each series is rescaled to the full
   range, and its midpoint and half-range (in the globally scaled space) become generated
-  "additional attributes";
+  "additional attributes" (`range_encoders`: for long series the half-range on a log scale);
 * the generation flag: for variable-length data, two extra feature columns one-hot
   encode "series continues" / "series ends here"; steps after the end are all zero.
   `series_ends` is the one rule for where a generated series ends. With
@@ -24,13 +24,16 @@ import numpy as np
 
 from dgan.config import Normalization, OutputType
 from dgan.encoding.class_shares import ClassShares
-from dgan.encoding.encoded import (  # series_ends: this module's API
-    EncodedData,
-    encode_lengths,
-    series_ends,
-    varies_in_length,
+
+# series_ends: this module's API
+from dgan.encoding.encoded import EncodedData, encode_lengths, series_ends, varies_in_length
+from dgan.encoding.example_scaling import (
+    fill_ranges,
+    fills_range,
+    range_encoders,
+    series_ranges,
+    to_series_range,
 )
-from dgan.encoding.example_scaling import fill_ranges, fills_range, series_ranges, to_series_range
 from dgan.encoding.groups import GroupRanges
 from dgan.encoding.marginals import ValueMarginals
 from dgan.encoding.standardized import Standardized
@@ -244,13 +247,8 @@ class DataEncoder:
         )
         if config.apply_example_scaling and encoder.continuous_features:
             mid, half = encoder._midpoints_and_half_ranges(features)
-            encoder.additional_encoders = []
-            for j, i in enumerate(encoder.continuous_features):
-                for part, values in (("midpoint", mid[:, j]), ("half-range", half[:, j])):
-                    # Always scaled, linearly: internal quantities of the scaled space.
-                    name = f"{feature_names[i]} {part}"
-                    enc = ContinuousEncoder(config.normalization, True, name, log_scale=False)
-                    encoder.additional_encoders.append(enc.fit(values))
+            names = [str(feature_names[i]) for i in encoder.continuous_features]
+            encoder.additional_encoders = range_encoders(config, names, mid, half)
             encoder.groups = GroupRanges.choose(
                 config.per_class_scaling,
                 encoder._encode_ranges(mid, half),

@@ -20,7 +20,7 @@ import numpy as np
 
 from dgan.config import DfStyle, DGANConfig, OutputType
 from dgan.config.sizing import LONG_SERIES
-from dgan.encoding.example_scaling import fills_range
+from dgan.encoding.example_scaling import fills_range, logs_ranges
 from dgan.encoding.marginals import holds_often, matches_marginals, one_distribution
 from dgan.encoding.standardized import Standardized
 from dgan.encoding.texture import matches_texture
@@ -62,11 +62,13 @@ def describe_columns(
     decoding will do with it, as the encoder's fit decides it."""
     log_scale = config.log_scale if config.apply_feature_scaling else False
     fill = config.fill_series_range if config.apply_example_scaling else False
+    ranges = config.apply_example_scaling and config.dp_target_epsilon is None  # fitted ones
+    logged = ranges and logs_ranges(config.log_series_ranges, config.max_sequence_len)
     match = config.match_marginals if config.dp_target_epsilon is None else False
     by_class = classed(arrays)
     texture = config.match_texture if config.dp_target_epsilon is None else False
     filtered = matches_texture(texture, config.max_sequence_len, LONG_SERIES)
-    decoding = (fill, match, one_distribution(by_class, len(arrays.features)), filtered)
+    decoding = (fill, match, one_distribution(by_class, len(arrays.features)), filtered, logged)
     attribute_names, feature_names = column_names(arrays, layout)
     columns = []
     for j, name in enumerate(attribute_names):
@@ -134,7 +136,7 @@ def _column(
     kind: OutputType,
     values: np.ndarray,
     log_scale: bool | str,
-    decoding: tuple = (False, False, False, False),  # as the encoder: fill, match, whole, texture
+    decoding: tuple = (False,) * 5,  # as the encoder: fill, match, whole, texture, log ranges
     holds: bool = False,  # the feature's series hold their values often (`holds_often`)
 ) -> ColumnPlan:
     if kind is OutputType.DISCRETE:
@@ -147,6 +149,8 @@ def _column(
     floor = None if log_scale is False else log_floor(finite, always=log_scale is True)
     if floor is not None:
         detail += f"; log scale (log_scale), below {floor:.3g} linear"
+    if decoding[4]:
+        detail += "; each series' range learned on a log scale (log_series_ranges)"
     if fills_range(decoding[0], floor is not None):
         detail += "; generated series fill their range (fill_series_range)"
     if matches_marginals(decoding[1], floor is not None, decoding[2], holds):
