@@ -325,8 +325,8 @@ def test_auto_fills_the_range_of_features_on_a_log_scale(levels, fills):
 
 @pytest.mark.parametrize("normalization", list(Normalization))
 def test_long_series_learn_their_ranges_on_a_log_scale(normalization):
-    """From 100 steps on ("auto") each series' half-range is encoded on a log scale, so
-    one series with a wide range leaves the others' ranges apart; encoding stays exact
+    """From 100 steps on, where one series' wide range squeezes the others' ("auto"),
+    each half-range is encoded on a log scale, which leaves them apart; encoding stays exact
     (restored from JSON), midpoints stay linear, and short series, False, a private run's
     fixed bounds and the plan follow the setting."""
     rng = np.random.default_rng(0)
@@ -353,6 +353,9 @@ def test_long_series_learn_their_ranges_on_a_log_scale(normalization):
     assert np.ptp(linear) < 0.02 < 0.2 < np.ptp(logged)  # squeezed together, then apart
     short = DataEncoder.fit(_config(), [f[:6] for f in features], types, None, None)
     assert short.additional_encoders[1].log_floor is None  # the protocol's windows: as gretel
+    config = _config(max_sequence_len=120, sample_len=12, normalization=normalization)
+    alike = DataEncoder.fit(config, features[:-1], types, None, None)  # none far wider
+    assert alike.additional_encoders[1].log_floor is None  # not squeezed: linear
     plan = DGAN(_config(max_sequence_len=120, sample_len=12)).plan(
         np.stack(features), feature_types=types, warm_up_steps=0
     )

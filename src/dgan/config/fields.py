@@ -120,7 +120,7 @@ class DGANConfig:
     """Learn each series' midpoint/half-range as generated 'additional attributes'."""
     log_series_ranges: bool | str = setting("auto", OneOf((True, False, "auto")))
     """Learn each series' half-range (example scaling) on a log scale ("auto": series of
-    100 steps or more), so a few wide ranges do not squeeze the others together."""
+    100+ steps where a few wide ranges squeeze the others together: `logs_ranges`)."""
     fill_series_range: bool | str = setting("auto", OneOf((True, False, "auto")))
     """Stretch generated series over their generated range ("auto": features on a log scale)."""
     match_marginals: bool | str = setting("auto", OneOf((True, False, "auto")))

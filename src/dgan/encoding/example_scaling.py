@@ -17,6 +17,9 @@ from dgan.config.sizing import LONG_SERIES
 from dgan.encoding.variables import ContinuousEncoder, log_floor
 from dgan.series import SeriesRows
 
+SQUEEZED = 0.1
+"""`logs_ranges`' "auto": a median half-range below this share of the largest is squeezed
+(the pig's: 0.04; the sensors', gestures' and leaves': 0.27 to 0.74)."""
 RANGE_FLOOR_SHARE = 0.1
 """A logged half-range's floor: this share of the 5% quantile of the non-zero half-ranges.
 Near its floor the signed log is nearly linear (at the quantile itself, the pig's typical
@@ -37,16 +40,29 @@ def fills_range(setting: bool | str, log_scaled: bool) -> bool:
     return setting is True or (setting == "auto" and log_scaled)
 
 
-def logs_ranges(setting: bool | str, max_sequence_len: int) -> bool:
-    """Whether each series' half-range is learned on a log scale (`log_series_ranges`):
-    always for True, never for False, for "auto" where series are `LONG_SERIES` steps or
-    longer (the TimeGAN protocol's short windows keep gretel's linear encoding).
+def logs_ranges(setting: bool | str, max_sequence_len: int, half: np.ndarray) -> bool:
+    """Whether a feature's series half-ranges ``half`` (N,) are learned on a log scale
+    (`log_series_ranges`): always for True, never for False, for "auto" where series are
+    `LONG_SERIES` steps or longer and a linear encoding squeezes most ranges together:
+    the median non-zero half-range is below `SQUEEZED` of the largest, so half the series
+    share the bottom tenth of the generated attribute's range. The TimeGAN protocol's
+    short windows keep gretel's linear encoding.
 
     Example:
-        >>> logs_ranges("auto", 2000), logs_ranges("auto", 24), logs_ranges(True, 24)
-        (True, False, True)
+        >>> wide = np.array([1.0, 1.2, 1.5, 2.0, 50.0])  # one recording far wider
+        >>> logs_ranges("auto", 2000, wide), logs_ranges("auto", 24, wide)
+        (True, False)
+        >>> logs_ranges("auto", 2000, np.array([1.0, 1.2, 1.5, 2.0, 5.0]))
+        False
     """
-    return setting is True or (setting == "auto" and max_sequence_len >= LONG_SERIES)
+    if setting != "auto":
+        return setting is True
+    nonzero = half[half > 0]
+    return (
+        max_sequence_len >= LONG_SERIES
+        and nonzero.size > 1
+        and bool(np.median(nonzero) < SQUEEZED * nonzero.max())
+    )
 
 
 def range_encoders(
@@ -54,7 +70,7 @@ def range_encoders(
 ) -> list[ContinuousEncoder]:
     """The encoders of the example-scaling attributes, fitted to each continuous feature's
     (``names``) series midpoints and half-ranges ``mid``, ``half`` (N, C) in the scaled
-    space: midpoints linear, half-ranges too or, where `logs_ranges`, on the signed log
+    space: midpoints linear, half-ranges too or, where `logs_ranges` says, on the signed log
     scale with a floor of `RANGE_FLOOR_SHARE` of the 5% quantile of the non-zero ones. On
     a linear scale a few series with wide ranges squeeze every other series' range into a
     sliver of the generated attribute's, which the critic hardly sees.
@@ -69,9 +85,9 @@ def range_encoders(
         x half-range 0.02
         x half-range 0.169
     """
-    logged = logs_ranges(config.log_series_ranges, config.max_sequence_len)
     encoders = []
     for j, name in enumerate(names):
+        logged = logs_ranges(config.log_series_ranges, config.max_sequence_len, half[:, j])
         for part, values, log in (
             ("midpoint", mid[:, j], False),
             ("half-range", half[:, j], logged),

@@ -20,11 +20,11 @@ import numpy as np
 
 from dgan.config import DfStyle, DGANConfig, OutputType
 from dgan.config.sizing import LONG_SERIES
-from dgan.encoding.example_scaling import fills_range, logs_ranges
+from dgan.encoding.example_scaling import fills_range, logs_ranges, series_ranges
 from dgan.encoding.marginals import holds_often, matches_marginals, one_distribution
 from dgan.encoding.standardized import Standardized
 from dgan.encoding.texture import matches_texture
-from dgan.encoding.variables import log_floor
+from dgan.encoding.variables import log_floor, to_log
 from dgan.prepare import fit_encoder
 from dgan.tabular.arrays import TrainingArrays
 from dgan.tabular.layout import FrameLayout
@@ -63,27 +63,28 @@ def describe_columns(
     log_scale = config.log_scale if config.apply_feature_scaling else False
     fill = config.fill_series_range if config.apply_example_scaling else False
     ranges = config.apply_example_scaling and config.dp_target_epsilon is None  # fitted ones
-    logged = ranges and logs_ranges(config.log_series_ranges, config.max_sequence_len)
     match = config.match_marginals if config.dp_target_epsilon is None else False
     by_class = classed(arrays)
     texture = config.match_texture if config.dp_target_epsilon is None else False
     filtered = matches_texture(texture, config.max_sequence_len, LONG_SERIES)
-    decoding = (fill, match, one_distribution(by_class, len(arrays.features)), filtered, logged)
+    decoding = (fill, match, one_distribution(by_class, len(arrays.features)), filtered)
     attribute_names, feature_names = column_names(arrays, layout)
     columns = []
     for j, name in enumerate(attribute_names):
         kind, values = arrays.attribute_types[j], arrays.attributes[:, j]
         columns.append(_column(str(name), "attribute", kind, values, log_scale))
     pooled = pooled_features(arrays)
+    T, setting = config.max_sequence_len, config.log_series_ranges
     for j, name in enumerate(feature_names):
         kind = arrays.feature_types[j]
-        # Read only where it decides (continuous, at "auto"), as the encoder's fit reads it.
-        holds = (
-            match == "auto"
-            and kind is not OutputType.DISCRETE
-            and holds_often(arrays.features, j, config.max_sequence_len)
+        continuous = kind is not OutputType.DISCRETE
+        # As the encoder's fit reads them; the holds only where they decide (at "auto").
+        holds = match == "auto" and continuous and holds_often(arrays.features, j, T)
+        half = _half_ranges(arrays, j, log_scale) if ranges and continuous else None
+        logged = half is not None and logs_ranges(setting, T, half)
+        column = _column(
+            str(name), "feature", kind, pooled[:, j], log_scale, (*decoding, logged), holds
         )
-        column = _column(str(name), "feature", kind, pooled[:, j], log_scale, decoding, holds)
         if layout is not None and layout.df_style is DfStyle.WIDE:
             column.detail += f"; {len(layout.feature_columns)} time-step columns"
         columns.append(column)
@@ -136,7 +137,7 @@ def _column(
     kind: OutputType,
     values: np.ndarray,
     log_scale: bool | str,
-    decoding: tuple = (False,) * 5,  # as the encoder: fill, match, whole, texture, log ranges
+    decoding: tuple = (False,) * 5,  # as the encoder: fill, match, whole, texture, logs ranges
     holds: bool = False,  # the feature's series hold their values often (`holds_often`)
 ) -> ColumnPlan:
     if kind is OutputType.DISCRETE:
@@ -145,8 +146,7 @@ def _column(
     numbers = np.asarray(values, dtype=np.float64)
     finite = numbers[np.isfinite(numbers)]
     detail = f"range {finite.min():.4g} .. {finite.max():.4g}" if finite.size else "no values"
-    # As the encoder decides it (`ContinuousEncoder.fit`), said where it applies.
-    floor = None if log_scale is False else log_floor(finite, always=log_scale is True)
+    floor = _floor(finite, log_scale)
     if floor is not None:
         detail += f"; log scale (log_scale), below {floor:.3g} linear"
     if decoding[4]:
@@ -158,3 +158,17 @@ def _column(
     if decoding[3]:
         detail += "; generated series take the data's texture per class (match_texture)"
     return ColumnPlan(name, role, "continuous", detail)
+
+
+def _floor(finite: np.ndarray, log_scale: bool | str) -> float | None:
+    """A continuous variable's log floor, as the encoder decides it (`ContinuousEncoder.fit`)."""
+    return None if log_scale is False else log_floor(finite, always=log_scale is True)
+
+
+def _half_ranges(arrays: TrainingArrays, feature: int, log_scale: bool | str) -> np.ndarray:
+    """(N,) each series' half-range of ``feature`` on its scale, up to the factor of the
+    global scaling (`logs_ranges` reads their ratios)."""
+    values = arrays.features.rows[:, feature].astype(np.float64)
+    floor = _floor(values[np.isfinite(values)], log_scale)
+    z = values if floor is None else to_log(values, floor)
+    return series_ranges(arrays.features, z[None, :])[1][:, 0]
