@@ -325,17 +325,18 @@ def test_auto_fills_the_range_of_features_on_a_log_scale(levels, fills):
 
 @pytest.mark.parametrize("normalization", list(Normalization))
 def test_long_series_learn_their_ranges_on_a_log_scale(normalization):
-    """From 100 steps on, where one series' wide range squeezes the others' ("auto"),
+    """At "auto", from 100 steps on, where one series' wide range squeezes the others',
     each half-range is encoded on a log scale, which leaves them apart; encoding stays exact
     (restored from JSON), midpoints stay linear, and short series, False, a private run's
-    fixed bounds and the plan follow the setting."""
+    fixed bounds, the default (False, as gretel) and the plan follow the setting."""
     rng = np.random.default_rng(0)
     widths = np.r_[rng.uniform(0.5, 2.0, size=30), 100.0]  # one recording far wider
     features = [w * rng.random((120, 1)) + rng.normal() for w in widths]
     types = [OutputType.CONTINUOUS]
 
-    def encoded_halves(**kw):
-        config = _config(max_sequence_len=120, sample_len=12, normalization=normalization, **kw)
+    def encoded_halves(setting):
+        config = _config(max_sequence_len=120, sample_len=12, normalization=normalization,
+                         log_series_ranges=setting)  # fmt: skip
         enc = DataEncoder.fit(config, features, types, None, None)
         data = enc.transform(features, None)
         restored = DataEncoder.from_json(json.loads(json.dumps(enc.to_json())))
@@ -347,21 +348,26 @@ def test_long_series_learn_their_ranges_on_a_log_scale(normalization):
         )
         return enc.additional_encoders[1].log_floor, unit[:-1]  # the 30 narrow ones
 
-    floor, logged = encoded_halves()
-    linear_floor, linear = encoded_halves(log_series_ranges=False)
+    floor, logged = encoded_halves("auto")
+    linear_floor, linear = encoded_halves(False)
     assert floor is not None and linear_floor is None
+    assert DGANConfig(max_sequence_len=120, sample_len=12).log_series_ranges is False
     assert np.ptp(linear) < 0.02 < 0.2 < np.ptp(logged)  # squeezed together, then apart
-    short = DataEncoder.fit(_config(), [f[:6] for f in features], types, None, None)
+    short = DataEncoder.fit(
+        _config(log_series_ranges="auto"), [f[:6] for f in features], types, None, None
+    )
     assert short.additional_encoders[1].log_floor is None  # the protocol's windows: as gretel
-    config = _config(max_sequence_len=120, sample_len=12, normalization=normalization)
+    config = _config(max_sequence_len=120, sample_len=12, log_series_ranges="auto")
     alike = DataEncoder.fit(config, features[:-1], types, None, None)  # none far wider
     assert alike.additional_encoders[1].log_floor is None  # not squeezed: linear
-    plan = DGAN(_config(max_sequence_len=120, sample_len=12)).plan(
-        np.stack(features), feature_types=types, warm_up_steps=0
-    )
+    plan = DGAN(config).plan(np.stack(features), feature_types=types, warm_up_steps=0)
     said = "each series' range learned on a log scale (log_series_ranges)"
     assert said in next(c for c in plan.columns if c.role == "feature").detail
+    plain = DGAN(_config(max_sequence_len=120, sample_len=12))  # the default: linear
+    plan = plain.plan(np.stack(features), feature_types=types, warm_up_steps=0)
+    assert not any(said in c.detail for c in plan.columns)
     private = _config(max_sequence_len=120, sample_len=12, dp_epsilon=1.0, large_data=False,
-                      batch_size=16, epochs=1, public_values={"feature 0": [-10, 110]})  # fmt: skip
+                      batch_size=16, epochs=1, public_values={"feature 0": [-10, 110]},
+                      log_series_ranges="auto")  # fmt: skip
     plan = DGAN(private).plan(np.stack(features), feature_types=types, warm_up_steps=0)
     assert not any(said in c.detail for c in plan.columns)

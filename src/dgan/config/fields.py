@@ -118,7 +118,7 @@ class DGANConfig:
     """Scale each continuous variable to the normalization range (else data must be in it)."""
     apply_example_scaling: bool = setting(True, Flag())
     """Learn each series' midpoint/half-range as generated 'additional attributes'."""
-    log_series_ranges: bool | str = setting("auto", OneOf((True, False, "auto")))
+    log_series_ranges: bool | str = setting(False, OneOf((True, False, "auto")))
     """Learn each series' half-range (example scaling) on a log scale ("auto": series of
     100+ steps where a few wide ranges squeeze the others together: `logs_ranges`)."""
     fill_series_range: bool | str = setting("auto", OneOf((True, False, "auto")))

@@ -5,7 +5,7 @@ feature, and adds DoppelGANger's two extras:
 
 * per-example scaling: each continuous feature of each series is rescaled to the full
   range, and its midpoint and half-range (in the globally scaled space) become generated
-  "additional attributes" (`range_encoders`: for long series the half-range on a log scale);
+  "additional attributes" (`range_encoders`: the half-range on a log scale where asked);
 * the generation flag: for variable-length data, two extra feature columns one-hot
   encode "series continues" / "series ends here"; steps after the end are all zero.
   `series_ends` is the one rule for where a generated series ends. With

@@ -79,7 +79,8 @@ def range_encoders(
         >>> from dgan import DGANConfig
         >>> half = np.array([[0.01], [0.012], [0.015], [0.02], [0.5]])  # one outlying range
         >>> for length in (24, 2000):  # linear, then on a log scale
-        ...     config = DGANConfig(max_sequence_len=length, sample_len=4 if length == 24 else 200)
+        ...     config = DGANConfig(max_sequence_len=length, sample_len=4 if length == 24 else 200,
+        ...                         log_series_ranges="auto")
         ...     encoders = range_encoders(config, ["x"], np.zeros_like(half), half)
         ...     print(encoders[1].name, round(float(encoders[1].transform(half[:, 0])[3]), 3))
         x half-range 0.02
