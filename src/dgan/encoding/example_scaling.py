@@ -19,12 +19,12 @@ from dgan.series import SeriesRows
 
 SQUEEZED = 0.1
 """`logs_ranges`' "auto": a median half-range below this share of the largest is squeezed
-(the pig's: 0.04; the sensors', gestures' and leaves': 0.27 to 0.74)."""
+(measured on the long benchmark sets: docs/quality.md, "A wider bridge")."""
 RANGE_FLOOR_SHARE = 0.1
 """A logged half-range's floor: this share of the 5% quantile of the non-zero half-ranges.
-Near its floor the signed log is nearly linear (at the quantile itself, the pig's typical
-half-range sat 2% up its encoded range, below one long series' outlying range); a tenth
-of it spaces the bulk of the ranges by their ratios."""
+Near its floor the signed log is nearly linear, so a floor at the quantile itself would
+leave the bulk of the ranges as squeezed as before; a tenth of it spaces them by their
+ratios."""
 
 
 def fills_range(setting: bool | str, log_scaled: bool) -> bool:
