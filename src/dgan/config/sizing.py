@@ -89,8 +89,8 @@ series jumped at every ``sample_len`` boundary; docs/quality.md, "Seams bridged"
 FEATURE_NOISE_DIM = 10
 """gretel's (and `DGANConfig`'s) ``feature_noise_dim``: the least the rule gives."""
 BRIDGE_SHARE = 8
-"""The rule's ``bridge_width``: this fraction of ``sample_len``'s values (1 / 8), at
-least `DGANConfig`'s 2."""
+"""The rule's ``bridge_width`` is ``sample_len // BRIDGE_SHARE`` (an eighth of each LSTM
+step's values), at least `DGANConfig`'s 2."""
 LARGE_DATA_SETTINGS: dict[str, Any] = {"batch_size": MAX_BATCH, **SIZE_SETTINGS}
 """``large_data=True`` (`DGANConfig.for_large_data`): the rule's settings at its largest
 batch, at any size, trained for ``epochs``."""

@@ -78,10 +78,11 @@ def describe_columns(
     for j, name in enumerate(feature_names):
         kind = arrays.feature_types[j]
         continuous = kind is not OutputType.DISCRETE
-        # As the encoder's fit reads them; the holds only where they decide (at "auto").
+        # As the encoder's fit reads them, and only where they decide (at "auto").
         holds = match == "auto" and continuous and holds_often(arrays.features, j, T)
-        half = _half_ranges(arrays, j, log_scale) if ranges and continuous else None
-        logged = half is not None and logs_ranges(setting, T, half)
+        auto = ranges and continuous and setting == "auto"
+        half = _half_ranges(arrays, j, log_scale) if auto else np.zeros(0)
+        logged = ranges and continuous and logs_ranges(setting, T, half)
         column = _column(
             str(name), "feature", kind, pooled[:, j], log_scale, (*decoding, logged), holds
         )
