@@ -76,6 +76,17 @@ def _picked_for_long_series_only(name: str) -> None:
     assert not getattr(mine.resolved_for(256), name)
 
 
+def _picked_by_length(name: str, cases) -> dict:
+    """The rule's ``name`` for 256 series at each (max_sequence_len, sample_len) of ``cases``."""
+    return {
+        (length, sample_len): getattr(
+            _untouched_config(max_sequence_len=length, sample_len=sample_len).resolved_for(256),
+            name,
+        )
+        for length, sample_len in cases
+    }
+
+
 def test_long_series_get_the_spectral_critic_unless_you_say_otherwise(rng):
     """From 100 steps on the rule adds the critic that reads spectra (auto and
     large_data=True), the plan says so; shorter series, gretel's settings and a value you
@@ -99,12 +110,9 @@ def test_long_series_get_a_noise_number_per_emitted_step_unless_you_say_otherwis
     """From 100 steps on the rule gives each LSTM step as many numbers of feature noise as
     it generates time steps (``sample_len``, at least gretel's 10), and the plan says so; shorter
     series, gretel's settings and a value you set keep theirs."""
-    picked = {
-        (length, sample_len): _untouched_config(max_sequence_len=length, sample_len=sample_len)
-        .resolved_for(256)
-        .feature_noise_dim
-        for length, sample_len in ((24, 12), (99, 33), (100, 4), (100, 25), (799, 47))
-    }
+    picked = _picked_by_length(
+        "feature_noise_dim", ((24, 12), (99, 33), (100, 4), (100, 25), (799, 47))
+    )
     assert picked == {(24, 12): 10, (99, 33): 10, (100, 4): 10, (100, 25): 25, (799, 47): 47}
     forced = DGANConfig.for_large_data(max_sequence_len=100, sample_len=25).resolved_for(256)
     assert forced.feature_noise_dim == 25
@@ -337,12 +345,9 @@ def test_long_series_bridge_an_eighth_of_each_step_unless_you_say_otherwise(rng)
     """From 100 steps on the rule fits the bridge's lines to an eighth of each LSTM step's
     values (at least 2), and the plan says so; shorter series, gretel's settings and a
     width you set keep theirs."""
-    picked = {
-        (length, sample_len): _untouched_config(max_sequence_len=length, sample_len=sample_len)
-        .resolved_for(256)
-        .bridge_width
-        for length, sample_len in ((24, 12), (99, 33), (100, 4), (100, 25), (2000, 200))
-    }
+    picked = _picked_by_length(
+        "bridge_width", ((24, 12), (99, 33), (100, 4), (100, 25), (2000, 200))
+    )
     assert picked == {(24, 12): 2, (99, 33): 2, (100, 4): 2, (100, 25): 3, (2000, 200): 25}
     gretels = _untouched_config(max_sequence_len=100, sample_len=25, large_data=False)
     assert gretels.resolved_for(256).bridge_width == 2
