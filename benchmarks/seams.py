@@ -11,7 +11,11 @@ the step is as visible as one at the seam). The same is measured on the real ser
 the same positions, which have no seams (a real daily change that falls there shows in
 both). The same for the change of the change (``kinks``: the second difference, at
 position p the bend at value p + 1, so the last position is the bend at a step's first
-value): a seam can be smooth in its changes and still bend either side of it.
+value): a seam can be smooth in its changes and still bend either side of it. And how
+evenly a series moves (``change_kurtosis``): the excess kurtosis of its changes, median
+over the series, over all of each step and over its middle (the values from a fifth to
+four fifths of the way through it, away from the bridge's windows); near 0 for changes
+of one size of noise, larger where calm stretches alternate with bursts.
 
     python benchmarks/seams.py REAL.csv SYNTH.csv --sample-len 61 [--json out.json]
 
@@ -60,6 +64,37 @@ def position_profile(
     return sums / np.maximum(counts, 1), n
 
 
+def change_kurtosis(series: list[np.ndarray], sample_len: int) -> tuple[float, float]:
+    """The median over the series (as `position_profile` takes them) of the excess
+    kurtosis of each one's changes: over all its changes, and over those in the middle
+    three fifths of each LSTM step.
+
+    Example:
+        >>> rng = np.random.default_rng(0)
+        >>> calm = np.cumsum(rng.normal(size=400))  # changes of one size: about 0
+        >>> bursts = np.cumsum(rng.normal(size=400) * np.repeat([0.2, 3.0], 200))
+        >>> [round(v) for v in change_kurtosis([calm], 20)], round(change_kurtosis([bursts], 20)[0])
+        ([0, 0], 2)
+    """
+
+    def excess(x: np.ndarray) -> float:
+        centred = x - x.mean()
+        return float((centred**4).mean() / (centred**2).mean() ** 2 - 3.0)
+
+    whole, middle = [], []
+    for x in series:
+        if len(x) < 3 * sample_len or np.std(x) == 0:
+            continue
+        change = np.diff(x)
+        if not change.any():
+            continue
+        at = np.arange(len(change)) % sample_len
+        inside = (at >= sample_len // 5) & (at < sample_len - sample_len // 5)
+        whole.append(excess(change))
+        middle.append(excess(change[inside]))
+    return float(np.median(whole)), float(np.median(middle))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("real")
@@ -73,6 +108,7 @@ def main() -> None:
         profile, n = position_profile(series, args.sample_len)
         kinks, _ = position_profile(series, args.sample_len, order=2)
         worst, bend = int(np.argmax(profile)), int(np.argmax(kinks))
+        kurtosis, kurtosis_middle = change_kurtosis(series, args.sample_len)
         result[side] = {
             "path": path,
             "n_series": n,
@@ -83,11 +119,14 @@ def main() -> None:
             "worst_kink": float(kinks[bend]),
             "worst_kink_position": bend,
             "kinks": [round(float(v), 4) for v in kinks],
+            "change_kurtosis": kurtosis,
+            "change_kurtosis_middle": kurtosis_middle,
         }
         print(
             f"{side:9s} change at the seam / mean change {profile[-1]:.2f}; largest "
             f"{profile[worst]:.2f} at position {worst} of {args.sample_len}; largest change "
-            f"of the change {kinks[bend]:.2f} at position {bend} ({n} series)"
+            f"of the change {kinks[bend]:.2f} at position {bend}; kurtosis of the changes "
+            f"{kurtosis:.2f} ({kurtosis_middle:.2f} mid-step) ({n} series)"
         )
     if args.json:
         with open(args.json, "w") as out:
