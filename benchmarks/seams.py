@@ -15,7 +15,9 @@ value): a seam can be smooth in its changes and still bend either side of it. An
 evenly a series moves (``change_kurtosis``): the excess kurtosis of its changes, median
 over the series, over all of each step and over its middle (the values from a fifth to
 four fifths of the way through it, away from the bridge's windows); near 0 for changes
-of one size of noise, larger where calm stretches alternate with bursts.
+of one size of noise, larger where calm stretches alternate with bursts. And where in
+the step each series' largest change falls (``largest_at``: the positions most often
+chosen, with the share of the series; about 1 / ``sample_len`` each for real series).
 
     python benchmarks/seams.py REAL.csv SYNTH.csv --sample-len 61 [--json out.json]
 
@@ -95,6 +97,23 @@ def change_kurtosis(series: list[np.ndarray], sample_len: int) -> tuple[float, f
     return float(np.median(whole)), float(np.median(middle))
 
 
+def largest_change_positions(series: list[np.ndarray], sample_len: int) -> np.ndarray:
+    """(``sample_len``,) the share of the series (as `position_profile` takes them) whose
+    largest absolute change falls at each position (position p: from value p to p + 1).
+
+    Example:
+        >>> steps = np.r_[np.zeros(4), np.ones(4), np.zeros(4)] + np.arange(12) * 0.1
+        >>> largest_change_positions([steps], 4).tolist()  # the seam, position 3
+        [0.0, 0.0, 0.0, 1.0]
+    """
+    counts = np.zeros(sample_len)
+    for x in series:
+        if len(x) < 3 * sample_len or np.std(x) == 0:
+            continue
+        counts[int(np.argmax(np.abs(np.diff(x)))) % sample_len] += 1
+    return counts / max(counts.sum(), 1)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("real")
@@ -109,6 +128,8 @@ def main() -> None:
         kinks, _ = position_profile(series, args.sample_len, order=2)
         worst, bend = int(np.argmax(profile)), int(np.argmax(kinks))
         kurtosis, kurtosis_middle = change_kurtosis(series, args.sample_len)
+        shares = largest_change_positions(series, args.sample_len)
+        most = [int(p) for p in np.argsort(-shares, kind="stable")[:3]]
         result[side] = {
             "path": path,
             "n_series": n,
@@ -121,12 +142,15 @@ def main() -> None:
             "kinks": [round(float(v), 4) for v in kinks],
             "change_kurtosis": kurtosis,
             "change_kurtosis_middle": kurtosis_middle,
+            "largest_at": {str(p): round(float(shares[p]), 4) for p in most},
         }
         print(
             f"{side:9s} change at the seam / mean change {profile[-1]:.2f}; largest "
             f"{profile[worst]:.2f} at position {worst} of {args.sample_len}; largest change "
             f"of the change {kinks[bend]:.2f} at position {bend}; kurtosis of the changes "
-            f"{kurtosis:.2f} ({kurtosis_middle:.2f} mid-step) ({n} series)"
+            f"{kurtosis:.2f} ({kurtosis_middle:.2f} mid-step); largest change at position "
+            + ", ".join(f"{p} ({shares[p]:.0%})" for p in most)
+            + f" of the series ({n} series)"
         )
     if args.json:
         with open(args.json, "w") as out:
