@@ -18,6 +18,10 @@ four fifths of the way through it, away from the bridge's windows); near 0 for c
 of one size of noise, larger where calm stretches alternate with bursts. And where in
 the step each series' largest change falls (``largest_at``: the positions most often
 chosen, with the share of the series; about 1 / ``sample_len`` each for real series).
+With ``--components K``, also the share of the variance of the standardized series'
+LSTM steps (each ``sample_len`` values one vector) beyond their first K principal
+components (``beyond_components``): a generator whose output head reads K hidden units
+puts none there.
 
     python benchmarks/seams.py REAL.csv SYNTH.csv --sample-len 61 [--json out.json]
 
@@ -114,12 +118,36 @@ def largest_change_positions(series: list[np.ndarray], sample_len: int) -> np.nd
     return counts / max(counts.sum(), 1)
 
 
+def beyond_components(series: list[np.ndarray], sample_len: int, k: int) -> float:
+    """The share of the variance of the ``sample_len``-value LSTM steps of the series
+    (each standardized by its own mean and spread; the steps centred on their mean step)
+    beyond their first ``k`` principal components.
+
+    Example:
+        >>> rng = np.random.default_rng(0)
+        >>> basis = rng.normal(size=(2, 8))
+        >>> flat = [(rng.normal(size=(5, 2)) @ basis).ravel() for _ in range(20)]  # rank 2
+        >>> # one more for the series' own means taken out
+        >>> round(beyond_components(flat, 8, 3), 6), beyond_components(flat, 8, 2) > 0.01
+        (0.0, True)
+    """
+    steps = [
+        ((x - x.mean()) / x.std())[: len(x) // sample_len * sample_len].reshape(-1, sample_len)
+        for x in series
+        if len(x) >= sample_len and np.std(x) > 0
+    ]
+    stacked = np.concatenate(steps)
+    power = np.linalg.svd(stacked - stacked.mean(0), compute_uv=False) ** 2
+    return float(power[k:].sum() / power.sum())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("real")
     parser.add_argument("synthetic")
     parser.add_argument("--sample-len", type=int, required=True)
     parser.add_argument("--json", help="also write the numbers here")
+    parser.add_argument("--components", type=int, help="also the variance beyond K components")
     args = parser.parse_args()
     result = {"sample_len": args.sample_len}
     for side, path in (("real", args.real), ("synthetic", args.synthetic)):
@@ -152,6 +180,12 @@ def main() -> None:
             + ", ".join(f"{p} ({shares[p]:.0%})" for p in most)
             + f" of the series ({n} series)"
         )
+        if args.components:
+            beyond = beyond_components(series, args.sample_len, args.components)
+            result[side]["beyond_components"] = {str(args.components): beyond}
+            print(
+                f"{side:9s} variance of the steps beyond {args.components} components: {beyond:.3%}"
+            )
     if args.json:
         with open(args.json, "w") as out:
             json.dump(result, out, indent=1)
