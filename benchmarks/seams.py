@@ -20,8 +20,8 @@ the step each series' largest change falls (``largest_at``: the positions most o
 chosen, with the share of the series; about 1 / ``sample_len`` each for real series).
 With ``--components K``, also the share of the variance of the standardized series'
 LSTM steps (each ``sample_len`` values one vector) beyond their first K principal
-components (``beyond_components``): a generator whose output head reads K hidden units
-puts none there.
+components (``beyond_components``): a generator whose linear output head reads K
+hidden units puts little there (only its activations and the decoding add any).
 
     python benchmarks/seams.py REAL.csv SYNTH.csv --sample-len 61 [--json out.json]
 
