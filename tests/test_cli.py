@@ -540,6 +540,16 @@ def test_generate_streams_large_outputs_in_chunks_with_continuing_ids(
             "pass --time COL or --style long",
             "df_style",
         ),
+        (  # no flags at all: the id and the steps give the LONG table away
+            ["train", "data.csv", "-o", "m.dgan"],
+            "pass --example-id id --time step",
+            "example_id_column",
+        ),
+        (  # evaluate refuses it before reading 'id' and 'step' as time steps
+            ["evaluate", "data.csv", "data2.csv"],
+            "pass --example-id id --time step",
+            "example_id_column",
+        ),
         (
             ["evaluate", "data.csv", "data2.csv", *LONG_FLAGS, "--target", "level"],
             "--target 'level' is not a discrete attribute",

@@ -223,6 +223,7 @@ def run_evaluate(args: argparse.Namespace) -> None:
     check_window_flags(window, args.stride, columns)
     real_df, synthetic_df = read_table(args.real), read_table(args.synthetic)
     with flag_words(), hint_long_data(style_given):
+        check_not_long(real_df, style_given, columns.example_id_column)  # before the reading
         recordings = real_recordings(columns, real_df)
         real_df, windows = cut_table(real_df, recordings, window, args.stride)  # disjoint default
         columns = windowed_columns(columns, window)
@@ -233,7 +234,6 @@ def run_evaluate(args: argparse.Namespace) -> None:
             for name in classes:
                 print(f"attribute {name!r}: {class_note(name)}")
         real, synthetic = frames_to_series(real_df, synthetic_df, columns, max_len)
-        check_not_long(real_df, style_given, columns.example_id_column)
         with evaluation_progress(args.progress_every) as progress:
             metrics = evaluate(
                 real,

@@ -106,20 +106,62 @@ def flag_words() -> Iterator[None]:
 
 
 def check_not_long(df: pd.DataFrame, style_given: bool, example_id: str | None) -> None:
-    """Refuse a table read as WIDE by default whose ``--example-id`` repeats: it is LONG.
+    """Refuse a table read as WIDE by default that is LONG: its ``--example-id`` repeats,
+    or, with none given, one column repeats in runs while another counts up within each
+    run (`long_columns`), as a series id and its time steps do.
 
     Example:
         >>> check_not_long(pd.DataFrame({"id": [1, 2]}), False, "id")  # one row each: fine
     """
-    if style_given or example_id is None or example_id not in df.columns:
+    if style_given:
         return
-    if df[example_id].duplicated().any():
+    if example_id is None:
+        found = long_columns(df)
+        if found is not None:
+            raise DataError(
+                f"column {found[0]!r} repeats in runs and {found[1]!r} counts up within each "
+                "run, as a LONG table's series id and time steps do, but the table is read "
+                f"as WIDE; pass --example-id {found[0]} --time {found[1]}."
+            )
+        return
+    if example_id in df.columns and df[example_id].duplicated().any():
         raise DataError(
             f"--example-id {example_id!r} repeats, so the table has several rows per series "
             "(LONG), but it is read as WIDE (one row per series) because neither --time nor "
             "--style was given. Pass --time COL (the column ordering each series) or "
             "--style long."
         )
+
+
+def long_columns(df: pd.DataFrame) -> tuple[str, str] | None:
+    """(id, time) columns that give a table away as LONG, or None: the first column whose
+    values come in runs, each value in one run only, and the first column of whole
+    numbers that rises within every one of those runs and starts lower at each new run
+    than it ended the run before (each series' steps counted anew).
+
+    Example:
+        >>> long = pd.DataFrame({"id": [7, 7, 7, 9, 9, 9], "step": [0, 1, 2, 0, 1, 2],
+        ...                      "value": [0.5, 0.1, 0.3, 0.2, 0.9, 0.4]})
+        >>> long_columns(long)
+        ('id', 'step')
+        >>> print(long_columns(long.drop(columns="step")))  # nothing counts up: WIDE it may be
+        None
+    """
+    for id_column in df.columns:
+        ids = df[id_column]
+        starts = ids.ne(ids.shift())  # the first row of each run
+        runs = int(starts.sum())
+        if runs == len(df) or runs != ids.nunique(dropna=False) or runs < 2:
+            continue
+        for time_column in df.columns:
+            times = df[time_column]
+            if time_column == id_column or not pd.api.types.is_numeric_dtype(times):
+                continue
+            step = times.diff()
+            whole = bool((times.dropna() % 1 == 0).all())
+            if whole and bool((step[~starts] > 0).all()) and bool((step[starts][1:] <= 0).all()):
+                return str(id_column), str(time_column)
+    return None
 
 
 @contextlib.contextmanager
