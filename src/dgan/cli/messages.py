@@ -121,7 +121,8 @@ def check_not_long(df: pd.DataFrame, style_given: bool, example_id: str | None) 
             raise DataError(
                 f"column {found[0]!r} repeats in runs and {found[1]!r} counts up within each "
                 "run, as a LONG table's series id and time steps do, but the table is read "
-                f"as WIDE; pass --example-id {found[0]} --time {found[1]}."
+                f"as WIDE; pass --example-id {found[0]} --time {found[1]} (or --style wide if "
+                "it is WIDE, one row per series)."
             )
         return
     if example_id in df.columns and df[example_id].duplicated().any():
@@ -149,13 +150,16 @@ def long_columns(df: pd.DataFrame) -> tuple[str, str] | None:
     """
     for id_column in df.columns:
         ids = df[id_column]
+        if pd.api.types.is_float_dtype(ids):  # measurements, not ids: and the scan stays short
+            continue
         starts = ids.ne(ids.shift())  # the first row of each run
         runs = int(starts.sum())
         if runs == len(df) or runs != ids.nunique(dropna=False) or runs < 2:
             continue
         for time_column in df.columns:
             times = df[time_column]
-            if time_column == id_column or not pd.api.types.is_numeric_dtype(times):
+            numeric = pd.api.types.is_numeric_dtype(times) and not pd.api.types.is_bool_dtype(times)
+            if time_column == id_column or not numeric:
                 continue
             step = times.diff()
             whole = bool((times.dropna() % 1 == 0).all())
