@@ -22,6 +22,10 @@ With ``--components K``, also the share of the variance of the standardized seri
 LSTM steps (each ``sample_len`` values one vector) beyond their first K principal
 components (``beyond_components``): a generator whose linear output head reads K
 hidden units puts little there (only its activations and the decoding add any).
+And how fast a series moves at each height within its own range (``change_by_level``:
+the mean absolute change between values in each tenth of the range, over the series'
+mean change; near 1 everywhere for real series, low at both ends where an output
+activation saturates toward the range's bounds).
 
     python benchmarks/seams.py REAL.csv SYNTH.csv --sample-len 61 [--json out.json]
 
@@ -141,6 +145,31 @@ def beyond_components(series: list[np.ndarray], sample_len: int, k: int) -> floa
     return float(power[k:].sum() / power.sum())
 
 
+def change_by_level(series: list[np.ndarray], bins: int = 10) -> np.ndarray:
+    """(``bins``,) the mean absolute change of the series, by where in its own range (min
+    to max, in ``bins`` equal parts) the change happens (the mean of the two values it
+    joins), over the series' mean absolute change; averaged over the changes of all series.
+
+    Example:
+        >>> t = np.linspace(0, 20 * np.pi, 4000)
+        >>> [round(float(v), 1) for v in change_by_level([np.sin(t)], 4)]  # slow at the ends
+        [0.8, 1.5, 1.5, 0.8]
+        >>> [round(float(v), 1) for v in change_by_level([np.abs((t % 2) - 1)], 4)]  # even
+        [1.0, 1.0, 1.0, 1.0]
+    """
+    sums, counts = np.zeros(bins), np.zeros(bins)
+    for x in series:
+        change = np.abs(np.diff(x))
+        span = x.max() - x.min()
+        if span == 0 or not change.any():
+            continue
+        level = ((x[1:] + x[:-1]) / 2 - x.min()) / span
+        at = np.minimum((level * bins).astype(int), bins - 1)
+        sums += np.bincount(at, change / change.mean(), bins)
+        counts += np.bincount(at, minlength=bins)
+    return sums / np.maximum(counts, 1)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("real")
@@ -158,6 +187,7 @@ def main() -> None:
         kurtosis, kurtosis_middle = change_kurtosis(series, args.sample_len)
         shares = largest_change_positions(series, args.sample_len)
         most = [int(p) for p in np.argsort(-shares, kind="stable")[:3]]
+        by_level = change_by_level(series)
         result[side] = {
             "path": path,
             "n_series": n,
@@ -171,6 +201,7 @@ def main() -> None:
             "change_kurtosis": kurtosis,
             "change_kurtosis_middle": kurtosis_middle,
             "largest_at": {str(p): round(float(shares[p]), 4) for p in most},
+            "change_by_level": [round(float(v), 4) for v in by_level],
         }
         print(
             f"{side:9s} change at the seam / mean change {profile[-1]:.2f}; largest "
@@ -179,6 +210,10 @@ def main() -> None:
             f"{kurtosis:.2f} ({kurtosis_middle:.2f} mid-step); largest change at position "
             + ", ".join(f"{p} ({shares[p]:.0%})" for p in most)
             + f" of the series ({n} series)"
+        )
+        print(
+            f"{side:9s} change by tenth of the series' range / mean change: "
+            + " ".join(f"{v:.2f}" for v in by_level)
         )
         if args.components:
             beyond = beyond_components(series, args.sample_len, args.components)
