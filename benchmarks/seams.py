@@ -25,7 +25,10 @@ hidden units puts little there (only its activations and the decoding add any).
 And how fast a series moves at each height within its own range (``change_by_level``:
 the mean absolute change between values in each tenth of the range, over the series'
 mean change; near 1 everywhere for real series, low at both ends where an output
-activation saturates toward the range's bounds).
+activation saturates toward the range's bounds). And how alike the sizes of a series'
+changes are (``change_sizes``, medians over the standardized series): the spread of the
+absolute changes over their mean, the share above 0.04 (catch22's ``pnn40``) and how
+consecutive changes correlate; a leaf outline moves at nearly one speed (0.49, 0.79).
 
     python benchmarks/seams.py REAL.csv SYNTH.csv --sample-len 61 [--json out.json]
 
@@ -170,6 +173,30 @@ def change_by_level(series: list[np.ndarray], bins: int = 10) -> np.ndarray:
     return sums / np.maximum(counts, 1)
 
 
+def change_sizes(series: list[np.ndarray]) -> tuple[float, float, float]:
+    """Medians over the series (each standardized by its own mean and spread) of the
+    coefficient of variation of its absolute changes, the share of them above 0.04, and
+    the correlation of consecutive changes.
+
+    Example:
+        >>> zigzag = np.abs(np.arange(400) % 40 - 20.0)  # one speed, turning sharply
+        >>> [round(v, 2) for v in change_sizes([zigzag])]
+        [0.0, 1.0, 0.9]
+    """
+    spread, above, follow = [], [], []
+    for x in series:
+        if len(x) < 3 or np.std(x) == 0:
+            continue
+        change = np.diff((x - x.mean()) / x.std())
+        size = np.abs(change)
+        if size.mean() == 0 or np.std(change[:-1]) == 0 or np.std(change[1:]) == 0:
+            continue
+        spread.append(size.std() / size.mean())
+        above.append((size > 0.04).mean())
+        follow.append(np.corrcoef(change[:-1], change[1:])[0, 1])
+    return float(np.median(spread)), float(np.median(above)), float(np.median(follow))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("real")
@@ -188,6 +215,7 @@ def main() -> None:
         shares = largest_change_positions(series, args.sample_len)
         most = [int(p) for p in np.argsort(-shares, kind="stable")[:3]]
         by_level = change_by_level(series)
+        sizes = change_sizes(series)
         result[side] = {
             "path": path,
             "n_series": n,
@@ -202,6 +230,11 @@ def main() -> None:
             "change_kurtosis_middle": kurtosis_middle,
             "largest_at": {str(p): round(float(shares[p]), 4) for p in most},
             "change_by_level": [round(float(v), 4) for v in by_level],
+            "change_sizes": {
+                "spread_over_mean": sizes[0],
+                "share_above_0.04": sizes[1],
+                "lag1": sizes[2],
+            },
         }
         print(
             f"{side:9s} change at the seam / mean change {profile[-1]:.2f}; largest "
@@ -214,6 +247,10 @@ def main() -> None:
         print(
             f"{side:9s} change by tenth of the series' range / mean change: "
             + " ".join(f"{v:.2f}" for v in by_level)
+        )
+        print(
+            f"{side:9s} sizes of the changes: spread / mean {sizes[0]:.3f}, share above 0.04 "
+            f"{sizes[1]:.3f}, consecutive ones correlate {sizes[2]:.3f}"
         )
         if args.components:
             beyond = beyond_components(series, args.sample_len, args.components)
