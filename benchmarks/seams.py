@@ -28,7 +28,8 @@ mean change; near 1 everywhere for real series, low at both ends where an output
 activation saturates toward the range's bounds). And how alike the sizes of a series'
 changes are (``change_sizes``, medians over the standardized series): the spread of the
 absolute changes over their mean, the share above 0.04 (catch22's ``pnn40``) and how
-consecutive changes correlate; a leaf outline moves at nearly one speed (0.49, 0.79).
+consecutive changes correlate; a series that moves at nearly one speed has a small
+spread and a share near 1 (measured values: docs/quality.md).
 
     python benchmarks/seams.py REAL.csv SYNTH.csv --sample-len 61 [--json out.json]
 
