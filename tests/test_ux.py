@@ -616,10 +616,13 @@ def test_evaluation_progress_says_what_runs_with_an_estimate():
     plain("discriminative, seed 1 of 2", 0.0)
     now[0] = 30.0
     plain("tstr, seed 1 of 2", 0.25)
+    now[0] = 120.0
+    plain("memorisation", 1.0)  # not counted in the work: never "100% done" while it runs
     plain.close()
     assert plain.stream.getvalue().splitlines() == [
         "evaluate: discriminative, seed 1 of 2 (0% done, 0:00 elapsed)",
         "evaluate: tstr, seed 1 of 2 (25% done, 0:30 elapsed, about 1:30 left)",
+        "evaluate: memorisation (the last step, 2:00 elapsed)",
     ]
     timed = EvaluationProgress(io.StringIO(), every=0.3)  # a line for steps over 10 ms
     timed("marginals, seed 1 of 1", 0.5)  # quick: replaced before its line is due

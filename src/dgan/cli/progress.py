@@ -216,6 +216,8 @@ class EvaluationProgress:
     def line(self) -> str:
         """The line for the step running now."""
         elapsed = self.clock() - self.start
+        if self.fraction >= 1:  # the counted work is done; what runs now (the copy check) is last
+            return f"evaluate: {self.what} (the last step, {clock_time(elapsed)} elapsed)"
         line = (
             f"evaluate: {self.what} ({100 * self.fraction:.0f}% done, {clock_time(elapsed)} elapsed"
         )
