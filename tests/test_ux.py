@@ -656,6 +656,12 @@ def test_evaluate_reports_each_metric_and_seed_with_the_work_done():
     # The classifiers' work in series read: detection 80 + 40, discriminative 80 + 40,
     # tstr 80 (read against the real data's own accuracy, no halves): 320 in all.
     assert dict(calls)["discriminative, seed 2 of 2"] == pytest.approx(160 / 320)
+    # More synthetic series than real: the halves read only the real ones, and the work
+    # still adds up to all of it when the copy check starts.
+    calls.clear()
+    more_synthetic = _walks(rng, 36)
+    evaluate(real, more_synthetic, n_seeds=1, progress=lambda *call: calls.append(call))
+    assert calls[-1] == ("memorisation", 1.0)
 
 
 def test_cli_evaluate_prints_progress_lines_away_from_a_terminal(model_file, tmp_path, capsys):

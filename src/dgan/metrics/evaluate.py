@@ -165,7 +165,7 @@ def evaluate(
     seeds = [seed + k for k in range(n_seeds)]
     halves = [_halves(real, s) for s in seeds] if baseline and real.n_examples >= 4 else []
     heavy = [n for n in _HEAVY if n != "class_shapes" or target is not None]
-    tell = _Progress(progress, real.n_examples + synthetic.n_examples, n_seeds, bool(halves), heavy)
+    tell = _Progress(progress, real.n_examples, synthetic.n_examples, n_seeds, bool(halves), heavy)
     result: dict[str, Any] = {
         "info": {
             "n_real": real.n_examples,
@@ -212,14 +212,20 @@ class _Progress:
     in the series the classifiers read."""
 
     def __init__(
-        self, progress: Progress | None, size: int, n_seeds: int, halves: bool, heavy: list[str]
+        self,
+        progress: Progress | None,
+        n_real: int,
+        n_synthetic: int,
+        n_seeds: int,
+        halves: bool,
+        heavy: list[str],
     ):
-        per_metric = n_seeds * size
-        self.total = sum(
-            per_metric * (1 + 0.5 * (halves and name in _WITH_BASELINE))
-            for name in heavy
-        )  # fmt: skip
-        self.progress, self.done, self.size = progress, 0.0, size
+        # Each seed reads both sides, and the real vs real baseline reads the real ones
+        # again (its two halves), so the work sums to 1 when the copy check starts.
+        self.total = n_seeds * sum(
+            n_real + n_synthetic + n_real * (halves and name in _WITH_BASELINE) for name in heavy
+        )
+        self.progress, self.done = progress, 0.0
 
     def __call__(self, what: str, series: float) -> None:
         if self.progress is not None:
