@@ -635,6 +635,10 @@ def test_evaluation_progress_says_what_runs_with_an_estimate():
     bar("tstr, seed 1 of 1", 0.5)
     bar.close()
     assert "\r" in bar.stream.getvalue() and "evaluate: tstr, seed 1 of 1" in bar.stream.getvalue()
+    last = EvaluationProgress(Terminal(), every=0)  # the bar says it too, beside its 100%
+    last("memorisation", 1.0)
+    last.close()
+    assert "evaluate: memorisation (the last step)" in last.stream.getvalue()
 
 
 def test_evaluate_reports_each_metric_and_seed_with_the_work_done():

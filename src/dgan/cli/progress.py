@@ -197,7 +197,8 @@ class EvaluationProgress:
         with self._lock:
             self.what, self.fraction = what, min(max(fraction, 0.0), 1.0)
             if self._bar is not None:
-                self._bar.set_description_str(f"evaluate: {what}", refresh=False)
+                last = " (the last step)" if self.fraction >= 1 else ""
+                self._bar.set_description_str(f"evaluate: {what}{last}", refresh=False)
                 self._bar.update(round(1000 * self.fraction) - self._bar.n)
                 return
             self._cancel()
@@ -216,7 +217,8 @@ class EvaluationProgress:
     def line(self) -> str:
         """The line for the step running now."""
         elapsed = self.clock() - self.start
-        if self.fraction >= 1:  # the counted work is done; what runs now (the copy check) is last
+        # The counted work is done: what runs now (the copy check) is last, not "100% done".
+        if self.fraction >= 1:
             return f"evaluate: {self.what} (the last step, {clock_time(elapsed)} elapsed)"
         line = (
             f"evaluate: {self.what} ({100 * self.fraction:.0f}% done, {clock_time(elapsed)} elapsed"
