@@ -148,6 +148,7 @@ def long_columns(df: pd.DataFrame) -> tuple[str, str] | None:
         >>> print(long_columns(long.drop(columns="step")))  # nothing counts up: WIDE it may be
         None
     """
+    counters = None  # (name, changes) of the whole-number columns, read once if needed
     for id_column in df.columns:
         ids = df[id_column]
         if pd.api.types.is_float_dtype(ids):  # measurements, not ids: and the scan stays short
@@ -156,16 +157,26 @@ def long_columns(df: pd.DataFrame) -> tuple[str, str] | None:
         runs = int(starts.sum())
         if runs == len(df) or runs != ids.nunique(dropna=False) or runs < 2:
             continue
-        for time_column in df.columns:
-            times = df[time_column]
-            numeric = pd.api.types.is_numeric_dtype(times) and not pd.api.types.is_bool_dtype(times)
-            if time_column == id_column or not numeric:
+        if counters is None:
+            counters = _whole_number_changes(df)
+        for time_column, step in counters:
+            if time_column == id_column:
                 continue
-            step = times.diff()
-            whole = bool((times.dropna() % 1 == 0).all())
-            if whole and bool((step[~starts] > 0).all()) and bool((step[starts][1:] <= 0).all()):
+            if bool((step[~starts] > 0).all()) and bool((step[starts][1:] <= 0).all()):
                 return str(id_column), str(time_column)
     return None
+
+
+def _whole_number_changes(df: pd.DataFrame) -> list[tuple]:
+    """(name, row-to-row changes) of each numeric, non-boolean column of whole numbers."""
+    found = []
+    for name in df.columns:
+        values = df[name]
+        if not pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values):
+            continue
+        if bool((values.dropna() % 1 == 0).all()):
+            found.append((name, values.diff()))
+    return found
 
 
 @contextlib.contextmanager

@@ -72,7 +72,9 @@ def describe_columns(
     columns = []
     for j, name in enumerate(attribute_names):
         kind, values = arrays.attribute_types[j], arrays.attributes[:, j]
-        columns.append(_column(str(name), "attribute", kind, values, log_scale))
+        columns.append(
+            _column(str(name), "attribute", kind, values, _floor(kind, values, log_scale))
+        )
     pooled = pooled_features(arrays)
     T, setting = config.max_sequence_len, config.log_series_ranges
     for j, name in enumerate(feature_names):
@@ -81,10 +83,11 @@ def describe_columns(
         # As the encoder's fit reads them, and only where they decide (at "auto").
         holds = match == "auto" and continuous and holds_often(arrays.features, j, T)
         auto = ranges and continuous and setting == "auto"
-        half = _half_ranges(arrays, j, log_scale) if auto else np.zeros(0)
+        floor = _floor(kind, pooled[:, j], log_scale)
+        half = _half_ranges(arrays, j, floor) if auto else np.zeros(0)
         logged = ranges and continuous and logs_ranges(setting, T, half)
         column = _column(
-            str(name), "feature", kind, pooled[:, j], log_scale, (*decoding, logged), holds
+            str(name), "feature", kind, pooled[:, j], floor, (*decoding, logged), holds
         )
         if layout is not None and layout.df_style is DfStyle.WIDE:
             column.detail += f"; {len(layout.feature_columns)} time-step columns"
@@ -137,7 +140,7 @@ def _column(
     role: str,
     kind: OutputType,
     values: np.ndarray,
-    log_scale: bool | str,
+    floor: float | None,  # its log floor (`_floor`), None on a linear scale
     decoding: tuple = (False,) * 5,  # as the encoder: fill, match, whole, texture, logs ranges
     holds: bool = False,  # the feature's series hold their values often (`holds_often`)
 ) -> ColumnPlan:
@@ -147,7 +150,6 @@ def _column(
     numbers = np.asarray(values, dtype=np.float64)
     finite = numbers[np.isfinite(numbers)]
     detail = f"range {finite.min():.4g} .. {finite.max():.4g}" if finite.size else "no values"
-    floor = _floor(finite, log_scale)
     if floor is not None:
         detail += f"; log scale (log_scale), below {floor:.3g} linear"
     if decoding[4]:
@@ -161,15 +163,19 @@ def _column(
     return ColumnPlan(name, role, "continuous", detail)
 
 
-def _floor(finite: np.ndarray, log_scale: bool | str) -> float | None:
-    """A continuous variable's log floor, as the encoder decides it (`ContinuousEncoder.fit`)."""
-    return None if log_scale is False else log_floor(finite, always=log_scale is True)
+def _floor(kind: OutputType, values: np.ndarray, log_scale: bool | str) -> float | None:
+    """A continuous variable's log floor, as the encoder decides it (`ContinuousEncoder.fit`);
+    None for a discrete one."""
+    if kind is OutputType.DISCRETE or log_scale is False:
+        return None
+    numbers = np.asarray(values, dtype=np.float64)
+    return log_floor(numbers[np.isfinite(numbers)], always=log_scale is True)
 
 
-def _half_ranges(arrays: TrainingArrays, feature: int, log_scale: bool | str) -> np.ndarray:
-    """(N,) each series' half-range of ``feature`` on its scale, up to the factor of the
-    global scaling (`logs_ranges` reads their ratios)."""
+def _half_ranges(arrays: TrainingArrays, feature: int, floor: float | None) -> np.ndarray:
+    """(N,) each series' half-range of ``feature`` on its scale (``floor``: its log floor,
+    None on a linear scale), up to the factor of the global scaling (`logs_ranges` reads
+    their ratios)."""
     values = arrays.features.rows[:, feature].astype(np.float64)
-    floor = _floor(values[np.isfinite(values)], log_scale)
     z = values if floor is None else to_log(values, floor)
     return series_ranges(arrays.features, z[None, :])[1][:, 0]
