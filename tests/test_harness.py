@@ -6,6 +6,7 @@ import math
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import torch
 
@@ -14,6 +15,7 @@ from dgan.train.trainer import Trainer
 
 # The harness is benchmark tooling, kept out of the package: import it from benchmarks/.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from group_halves import halves
 from harness import (
     json_safe,
     machine_info,
@@ -116,3 +118,25 @@ def test_write_result_names_the_file_and_writes_strict_json(tmp_path):
         "rows": [1.5, None],
     }
     assert json_safe({"a": (1, 2)}) == {"a": [1, 2]}
+
+
+def test_group_halves_keep_each_group_whole_and_every_series_once():
+    groups = [f"g{i // 3}" for i in range(24)]  # 8 groups of 3 series
+    table = pd.DataFrame(
+        {
+            "example_id": [i for i in range(24) for _ in range(2)],
+            "step": [0, 1] * 24,
+            "value": [float(i) for i in range(24) for _ in range(2)],  # the series' own id
+            "g": [g for g in groups for _ in range(2)],
+        }
+    )
+    parts = halves(table, "g", seed=1)
+    for pair in (("groups-a", "groups-b"), ("random-a", "random-b")):
+        seen = [set(parts[p]["value"]) for p in pair]
+        assert not seen[0] & seen[1] and seen[0] | seen[1] == set(map(float, range(24)))
+    in_a = {groups[int(v)] for v in parts["groups-a"]["value"]}
+    in_b = {groups[int(v)] for v in parts["groups-b"]["value"]}
+    assert not in_a & in_b and len(in_a) == len(in_b) == 4  # whole groups, half each side
+    for part in parts.values():  # renumbered from 0, two steps each, the group dropped
+        assert sorted(part["example_id"].unique()) == list(range(part["example_id"].nunique()))
+        assert "g" not in part.columns and len(part) == 2 * part["example_id"].nunique()
