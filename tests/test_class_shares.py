@@ -3,6 +3,7 @@ choosing among a pool of attribute noise (dgan.encoding.class_shares, dgan.sampl
 
 import numpy as np
 import pytest
+import torch
 
 from dgan import DGAN, DGANConfig, OutputType
 from dgan.encoding.class_shares import POOL, ClassShares
@@ -28,12 +29,18 @@ def test_quotas_round_by_largest_remainder_and_sum_to_n():
 def test_choose_keeps_pool_order_and_fills_a_short_class_with_the_next_drawn():
     shares = ClassShares(0, SHARES)
     pool = np.array([0] * 30 + [1] * 30 + [2] * 30)
-    chosen = shares.choose(pool, 10)
+    chosen, given = shares.choose(pool, 10)
     assert chosen.tolist() == [0, 1, 2, 3, 4, 5, 30, 31, 32, 60]
-    # The pool holds no class 2: its place goes to the next series not kept (a 0).
-    chosen = shares.choose(np.array([0] * 20 + [1] * 20), 10)
-    assert np.bincount(np.array([0] * 20 + [1] * 20)[chosen]).tolist() == [7, 3]
+    assert given.tolist() == [-1] * 10  # every series as drawn
+    # The pool holds no class 2: its place goes to the next series not kept (a 0), to be
+    # generated as a 2.
+    pool = np.array([0] * 20 + [1] * 20)
+    chosen, given = shares.choose(pool, 10)
+    assert np.bincount(pool[chosen]).tolist() == [7, 3]
     assert np.all(np.diff(chosen) > 0) and len(set(chosen)) == 10
+    assert chosen[given >= 0].tolist() == [6] and given[given >= 0].tolist() == [2]
+    classes = np.where(given >= 0, given, pool[chosen])  # the classes generated
+    assert np.bincount(classes).tolist() == shares.quotas(10).tolist()
 
 
 def _data(rng, n=60):
@@ -77,7 +84,8 @@ def test_generated_classes_take_the_training_shares(trained):
     feature_noise = model.sampler.feature_noise(50)
     pool_classes = model.generate_numpy(attribute_noise=pool)[0][:, 0].astype(int)
     assert np.all(np.bincount(pool_classes, minlength=3) >= quotas)  # enough of each
-    kept = model.encoder.class_shares.choose(pool_classes, 50)
+    kept, given = model.encoder.class_shares.choose(pool_classes, 50)
+    assert np.all(given == -1)  # no class short: every series from its noise
     again = model.generate_numpy(attribute_noise=pool[kept], feature_noise=feature_noise)
     assert np.array_equal(again[0], attributes)
     assert np.array_equal(np.stack(again[1]), np.stack(series))
@@ -89,6 +97,29 @@ def test_generated_classes_take_the_training_shares(trained):
     finally:
         model.encoder.class_shares = shares
     assert plain.tolist() != counts.tolist()
+
+
+def test_a_class_the_attribute_generator_never_makes_is_generated_at_its_share(trained):
+    model = trained
+    head = [m for m in model.generator.attribute_net.modules() if isinstance(m, torch.nn.Linear)][
+        -1
+    ]
+    place = model.encoder.attribute_slices[0]  # the class's one-hot: classes 0, 1, 2
+    saved = head.bias.detach().clone()
+    try:
+        with torch.no_grad():
+            head.bias[place.start + 2] = -1e4  # the attribute generator never makes a 2
+        model.sampler.reseed(1)
+        pool = model.generate_numpy(attribute_noise=model.sampler.attribute_noise(POOL * 50))
+        assert 2.0 not in pool[0][:, 0]
+        model.sampler.reseed(1)
+        attributes, series = model.generate_numpy(50)
+    finally:
+        with torch.no_grad():
+            head.bias.copy_(saved)
+    counts = np.bincount(attributes[:, 0].astype(int), minlength=3)
+    assert counts.tolist() == ClassShares(0, SHARES).quotas(50).tolist()  # 30, 15, 5
+    assert np.isfinite(np.stack(series)).all()
 
 
 def test_given_noise_and_requested_attributes_are_generated_as_asked(trained):

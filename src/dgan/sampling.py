@@ -172,9 +172,11 @@ class Sampler:
                 f"fewer for long series) or a positive integer, got {short_repr(batch_size)}."
             )
         at_shares = self.encoder.class_shares is not None and condition is None
-        attribute_noise, feature_noise = self._check_noise(
+        attribute_noise, feature_noise, short_classes = self._check_noise(
             n, attribute_noise, feature_noise, at_shares
         )
+        if short_classes is not None:  # classes the attribute generator made too rarely
+            condition = short_classes
         policy = PrecisionPolicy(self.device, resolve_precision(precision or "fp32", self.device))
         encoded = self.generate_encoded(
             attribute_noise, feature_noise, condition, policy, batch_size
@@ -355,10 +357,12 @@ class Sampler:
 
     def _check_noise(
         self, n, attribute_noise, feature_noise, at_class_shares: bool = False
-    ) -> tuple[torch.Tensor, ...]:
-        """The noise to generate from: the given arrays (checked) or fresh draws; with
-        ``at_class_shares`` and neither given, attribute noise chosen so the classes come
-        out at the encoder's `ClassShares` (`_attribute_noise_at_shares`)."""
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """``(attribute noise, feature noise, condition)`` to generate from: the given
+        arrays (checked) or fresh draws, and no condition; with ``at_class_shares`` and
+        neither given, attribute noise chosen so the classes come out at the encoder's
+        `ClassShares`, and where a class is short, the attributes to condition on
+        (`_attribute_noise_at_shares`)."""
         shapes = noise_shapes(self.config)
         given = {"attribute_noise": attribute_noise, "feature_noise": feature_noise}
         counts = {n} if n is not None else set()
@@ -397,20 +401,25 @@ class Sampler:
         count = counts.pop()
         if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 1:
             raise ParameterError(f"n must be a positive integer, got {count!r}.")
+        condition = None
         if at_class_shares and all(v is None for v in given.values()):
-            fresh = (self._attribute_noise_at_shares(count), self.feature_noise(count))
+            attribute_noise, condition = self._attribute_noise_at_shares(count)
+            fresh = (attribute_noise, self.feature_noise(count))
         else:
             missing = any(v is None for v in given.values())
             fresh = self.noise(count) if missing else (None, None)
-        return tuple(
+        noise = (
             value if value is not None else default
             for value, default in zip(given.values(), fresh, strict=True)
         )
+        return (*noise, condition)
 
-    def _attribute_noise_at_shares(self, n: int) -> torch.Tensor:
+    def _attribute_noise_at_shares(self, n: int) -> tuple[torch.Tensor, torch.Tensor | None]:
         """(n, attribute_noise_dim) attribute noise whose series come out at the training
         classes' shares: `POOL` x n draws, the attribute generator's class of each, and
-        `ClassShares.choose` among them."""
+        `ClassShares.choose` among them; and, where a class is short in the pool, the
+        (n, attributes) encoded attributes to generate from: the attribute generator's of
+        each chosen draw, the short class's encoding in the places it takes (else None)."""
         shares, encoder = self.encoder.class_shares, self.encoder
         pool = self.attribute_noise(POOL * n)
         batch = GENERATION_BATCH * POOL
@@ -421,8 +430,17 @@ class Sampler:
         attributes = inverse_columns(
             encoder.attribute_encoders, encoder.attribute_slices, encoded, (len(pool),)
         )
-        chosen = shares.choose(encoder.class_of(attributes, shares.attribute), n)
-        return pool[torch.from_numpy(chosen).to(pool.device)]
+        chosen, given = shares.choose(encoder.class_of(attributes, shares.attribute), n)
+        noise = pool[torch.from_numpy(chosen).to(pool.device)]
+        taken = np.flatnonzero(given >= 0)
+        if not len(taken):
+            return noise, None
+        condition = encoded[chosen]
+        place = encoder.attribute_slices[shares.attribute]
+        class_encoder = encoder.attribute_encoders[shares.attribute]
+        classes = np.array(class_encoder.categories, dtype=object)[given[taken]]
+        condition[taken, place.start : place.start + place.width] = class_encoder.transform(classes)
+        return noise, torch.from_numpy(condition).to(pool.device)
 
     def state_dict(self) -> dict[str, torch.Tensor]:
         """The sampler's RNG state (saved with the model so generation continues exactly)."""

@@ -8,8 +8,11 @@ noise for `POOL` times the series asked for, reads the class the attribute gener
 makes of each, and keeps, in the order drawn, the first ones of each class up to its
 quota (`quotas`: the shares of the series asked for, rounded by largest remainder). Each
 kept series is what the generator makes of its noise, so within a class nothing changes
-but how many; a class the generator makes too rarely to fill its quota from the pool
-keeps what the pool has, and the places left go to the next series drawn.
+but how many. A class the attribute generator makes too rarely to fill its quota from the
+pool (on many small classes it can drop one altogether) takes the next series drawn, with
+their class set to it: they are generated from the attributes the attribute generator
+made of their noise and that class, as attributes asked for are (`DGAN.generate_numpy`'s
+``attributes``).
 """
 
 from __future__ import annotations
@@ -42,8 +45,10 @@ class ClassShares:
         >>> shares.quotas(4).tolist()  # 2, 1.33, 0.67 rounded to sum to 4
         [2, 1, 1]
         >>> pool = np.array([0, 0, 0, 0, 1, 0, 2, 1])  # classes of the pool's series
-        >>> shares.choose(pool, 4).tolist()  # the first two 0s, the first 1, the first 2
-        [0, 1, 4, 6]
+        >>> [a.tolist() for a in shares.choose(pool, 4)]  # the first two 0s, 1 and 2
+        [[0, 1, 4, 6], [-1, -1, -1, -1]]
+        >>> [a.tolist() for a in shares.choose(np.array([0, 0, 0, 1, 0]), 4)]  # no 2
+        [[0, 1, 2, 3], [-1, -1, 2, -1]]
     """
 
     def __init__(self, attribute: int, shares: np.ndarray):
@@ -66,10 +71,12 @@ class ClassShares:
         quotas[order[:left]] += 1
         return quotas
 
-    def choose(self, pool_classes: np.ndarray, n: int) -> np.ndarray:
-        """(n,) indices into a pool of series (``pool_classes``: each one's class), in the
-        pool's order: the first of each class up to its `quotas`, and where a class has
-        too few, the next ones not yet kept."""
+    def choose(self, pool_classes: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(chosen, given)``: (n,) indices into a pool of series (``pool_classes``: each
+        one's class), in the pool's order, the first of each class up to its `quotas`;
+        where a class has too few, the next ones not yet kept, and for each of those
+        ``given`` names the short class it is to be generated as (-1 for the series kept as
+        drawn)."""
         pool_classes = np.asarray(pool_classes, dtype=np.int64)
         quotas = self.quotas(n)
         rank = np.zeros(len(pool_classes), dtype=np.int64)  # how many of its class before
@@ -78,10 +85,14 @@ class ClassShares:
             rank[mine] = np.arange(int(mine.sum()))
         known = (pool_classes >= 0) & (pool_classes < len(quotas))
         keep = known & (rank < quotas[np.clip(pool_classes, 0, len(quotas) - 1)])
-        short = n - int(keep.sum())
-        if short > 0:  # a class too rare in the pool: the next series drawn instead
-            keep[np.flatnonzero(~keep)[:short]] = True
-        return np.flatnonzero(keep)
+        kept = np.bincount(pool_classes[keep], minlength=len(quotas))
+        missing = np.repeat(np.arange(len(quotas)), quotas - kept)  # a class per place left
+        extra = np.flatnonzero(~keep)[: len(missing)]  # the next series drawn take them
+        keep[extra] = True
+        chosen = np.flatnonzero(keep)
+        given = np.full(len(chosen), -1, dtype=np.int64)
+        given[np.searchsorted(chosen, extra)] = missing[: len(extra)]
+        return chosen, given
 
     def to_json(self) -> dict[str, Any]:
         return {"attribute": self.attribute, "shares": self.shares.tolist()}
