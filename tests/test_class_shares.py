@@ -101,9 +101,8 @@ def test_generated_classes_take_the_training_shares(trained):
 
 def test_a_class_the_attribute_generator_never_makes_is_generated_at_its_share(trained):
     model = trained
-    head = [m for m in model.generator.attribute_net.modules() if isinstance(m, torch.nn.Linear)][
-        -1
-    ]
+    layers = [m for m in model.generator.attribute_net.modules() if isinstance(m, torch.nn.Linear)]
+    head = layers[-1]  # the attribute generator's output layer
     place = model.encoder.attribute_slices[0]  # the class's one-hot: classes 0, 1, 2
     saved = head.bias.detach().clone()
     try:
