@@ -6,6 +6,7 @@ import math
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import torch
@@ -23,6 +24,7 @@ from harness import (
     time_training,
     write_result,
 )
+from oscillating_data import CLASSES, oscillating_table
 
 _ITEM = torch.Tensor.item
 
@@ -140,3 +142,17 @@ def test_group_halves_keep_each_group_whole_and_every_series_once():
     for part in parts.values():  # renumbered from 0, two steps each, the group dropped
         assert sorted(part["example_id"].unique()) == list(range(part["example_id"].nunique()))
         assert "g" not in part.columns and len(part) == 2 * part["example_id"].nunique()
+
+
+def test_oscillating_series_start_off_and_oscillate_at_their_class_period():
+    table = oscillating_table(per_class=3, seed=2)
+    for _, series in table.groupby("example_id"):
+        values = series["value"].to_numpy()
+        period, amplitude = CLASSES[series["appliance"].iloc[0]]
+        on = int(np.argmax(values != 0))  # the switch-on: everything before it is exactly 0
+        assert 0.04 * len(values) <= on <= 0.31 * len(values)
+        steady = values[on + 120 :]  # the transient has decayed by then (40-step constant)
+        power = np.abs(np.fft.rfft(steady - steady.mean())) ** 2
+        found = len(steady) / (np.argmax(power[1:]) + 1)
+        assert abs(found / period - 1) < 0.15  # the class's period, within each draw's 5%
+        assert 0.5 < np.abs(steady).max() / amplitude < 2.0

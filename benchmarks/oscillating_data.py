@@ -1,0 +1,77 @@
+"""A simulated, appliance-like LONG table to check how dgan's defaults treat oscillating series.
+
+Not real data, and not a quality benchmark: a mechanism check. Real long sets
+(`long_data.py`) hold few fast, steady oscillations. The kept-back appliance recordings
+oscillate after each switch-on, which a real set here cannot stand in for. Each series:
+
+* off (exactly 0) for its first 5-30% of steps;
+* a switch-on, then a transient that decays from twice to once the steady amplitude
+  (time constant 40 steps);
+* a steady oscillation ``A * sin(2 pi t / P + phase)`` with noise of 1% of ``A``.
+
+Three classes (``appliance``), each with its own period P and amplitude A, five orders of
+magnitude apart: ``fan`` (12 steps, 0.01), ``fridge`` (24, 1), ``heater`` (48, 100). Each
+series draws its amplitude within 0.8-1.25 times, its period within 0.95-1.05 times, and
+its length within 300-1,000 steps.
+
+    python benchmarks/oscillating_data.py --out runs/oscillating.csv
+    dgan train runs/oscillating.csv -o osc.dgan --example-id example_id --time step \\
+        --attributes appliance --discrete appliance
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+CLASSES = {"fan": (12, 0.01), "fridge": (24, 1.0), "heater": (48, 100.0)}
+"""Each class's steady period (steps) and amplitude."""
+
+
+def oscillating_table(per_class: int = 80, seed: int = 0) -> pd.DataFrame:
+    """The LONG table: ``example_id``, ``step``, ``value``, ``appliance``.
+
+    Example:
+        >>> t = oscillating_table(per_class=2)
+        >>> t["example_id"].nunique(), sorted(t["appliance"].unique())
+        (6, ['fan', 'fridge', 'heater'])
+        >>> bool((t.groupby("example_id")["value"].first() == 0).all())  # every one starts off
+        True
+    """
+    rng = np.random.default_rng(seed)
+    series = []
+    for name, (period, amplitude) in CLASSES.items():
+        for _ in range(per_class):
+            n = int(rng.integers(300, 1001))
+            off = int(n * rng.uniform(0.05, 0.3))
+            t = np.arange(n - off)
+            envelope = amplitude * rng.uniform(0.8, 1.25) * (1 + np.exp(-t / 40.0))
+            phase = 2 * np.pi * t / (period * rng.uniform(0.95, 1.05)) + rng.uniform(0, 2 * np.pi)
+            on = envelope * np.sin(phase) + 0.01 * amplitude * rng.standard_normal(len(t))
+            series.append((np.r_[np.zeros(off), on], name))
+    return pd.concat(
+        [
+            pd.DataFrame({"example_id": i, "step": np.arange(len(v)), "value": v, "appliance": c})
+            for i, (v, c) in enumerate(series)
+        ],
+        ignore_index=True,
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", type=Path, required=True, help="the CSV to write")
+    parser.add_argument("--per-class", type=int, default=80)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    table = oscillating_table(args.per_class, args.seed)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    table.to_csv(args.out, index=False)
+    print(f"{args.out}: {table['example_id'].nunique()} series, {len(table):,} rows")
+
+
+if __name__ == "__main__":
+    main()
