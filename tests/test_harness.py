@@ -154,5 +154,5 @@ def test_oscillating_series_start_off_and_oscillate_at_their_class_period():
         steady = values[on + 120 :]  # the transient has decayed by then (40-step constant)
         power = np.abs(np.fft.rfft(steady - steady.mean())) ** 2
         found = len(steady) / (np.argmax(power[1:]) + 1)
-        assert abs(found / period - 1) < 0.15  # the class's period, within each draw's 5%
+        assert abs(found / period - 1) < 0.15  # the class's: each draw's 5%, the bins' spacing
         assert 0.5 < np.abs(steady).max() / amplitude < 2.0
