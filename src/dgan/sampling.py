@@ -172,11 +172,11 @@ class Sampler:
                 f"fewer for long series) or a positive integer, got {short_repr(batch_size)}."
             )
         at_shares = self.encoder.class_shares is not None and condition is None
-        attribute_noise, feature_noise, short_classes = self._check_noise(
+        attribute_noise, feature_noise, filled = self._check_noise(
             n, attribute_noise, feature_noise, at_shares
         )
-        if short_classes is not None:  # classes the attribute generator made too rarely
-            condition = short_classes
+        if filled is not None:  # attributes with a class the generator made too rarely set
+            condition = filled
         policy = PrecisionPolicy(self.device, resolve_precision(precision or "fp32", self.device))
         encoded = self.generate_encoded(
             attribute_noise, feature_noise, condition, policy, batch_size
