@@ -9,7 +9,7 @@ oscillate after each switch-on, which a real set here cannot stand in for. Each 
   (time constant 40 steps);
 * a steady oscillation ``A * sin(2 pi t / P + phase)`` with noise of 1% of ``A``.
 
-Three classes (``appliance``), each with its own period P and amplitude A, five orders of
+Three classes (``appliance``), each with its own period P and amplitude A, four orders of
 magnitude apart: ``fan`` (12 steps, 0.01), ``fridge`` (24, 1), ``heater`` (48, 100). Each
 series draws its amplitude within 0.8-1.25 times, its period within 0.95-1.05 times, and
 its length within 300-1,000 steps.

@@ -175,7 +175,7 @@ class Sampler:
         attribute_noise, feature_noise, filled = self._check_noise(
             n, attribute_noise, feature_noise, at_shares
         )
-        if filled is not None:  # attributes with a class the generator made too rarely set
+        if filled is not None:  # the attributes to condition on where a class came out short
             condition = filled
         policy = PrecisionPolicy(self.device, resolve_precision(precision or "fp32", self.device))
         encoded = self.generate_encoded(
