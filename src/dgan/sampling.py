@@ -23,6 +23,7 @@ from dgan.config import MAX_SEED, DGANConfig, short_repr
 from dgan.config.checks import is_int
 from dgan.encoding.class_shares import POOL
 from dgan.encoding.encoder import ContinuousEncoder, DataEncoder, EncodedData
+from dgan.encoding.onsets import with_onsets
 from dgan.encoding.variables import inverse_columns
 from dgan.errors import DataError, DGANError, ParameterError, raise_all
 from dgan.networks import Generator
@@ -182,8 +183,11 @@ class Sampler:
             attribute_noise, feature_noise, condition, policy, batch_size
         )
         generated_attributes, features = self.encoder.inverse_rows(encoded)
+        onsets = self.encoder.onsets(encoded)
         del encoded
         features = self._match_training(generated_attributes, features)
+        if onsets is not None:  # each series' zero steps before it switches on
+            features = with_onsets(features, onsets, self.encoder.max_sequence_len)
         if requested is not None:
             for j, enc in enumerate(self.encoder.attribute_encoders):
                 if isinstance(enc, ContinuousEncoder):

@@ -130,8 +130,7 @@ class DGANConfig:
     (`dgan.encoding.texture`; "auto": series of 100 steps or more)."""
     match_class_shares: bool | str = setting("auto", OneOf((True, False, "auto")))
     """Generate each class (a discrete attribute's category) at its share of the training
-    series (`dgan.encoding.class_shares`; "auto" and True: where there is a discrete
-    attribute)."""
+    series (`dgan.encoding.class_shares`; "auto", True: where there is a discrete attribute)."""
     match_standardization: bool = setting(True, Flag())
     """Where every training series of a continuous feature has one mean and standard
     deviation (standardized series by series), give each generated series them too."""
@@ -147,6 +146,8 @@ class DGANConfig:
     length_attribute: bool = setting(False, Flag())
     """Variable-length data: each series' length is also a generated attribute (judged by the
     attribute critic, read by the LSTM) where it ends, not the generated end-of-series flag."""
+    onset_attribute: bool | str = setting("auto", OneOf((True, False, "auto")))
+    """Generate each series' leading zero steps as an attribute (`dgan.encoding.onsets`)."""
     binary_encoder_cutoff: int = setting(150, PositiveInt())
     """Discrete variables with more categories than this use a binary code, not one-hot."""
 

@@ -10,7 +10,9 @@ feature, and adds DoppelGANger's two extras:
   encode "series continues" / "series ends here"; steps after the end are all zero.
   `series_ends` is the one rule for where a generated series ends. With
   ``length_attribute`` the length is also the last additional attribute (`encode_lengths`):
-  generated with the others, it sets where the generator ends each series.
+  generated with the others, it sets where the generator ends each series;
+* with ``onset_attribute`` each series' leading zero steps come off before anything is
+  fitted, and their count is the very last additional attribute (`dgan.encoding.onsets`).
 
 Everything has an exact inverse and a JSON-native state (models are saved without pickle).
 """
@@ -27,18 +29,26 @@ from dgan.encoding.class_shares import ClassShares
 
 # series_ends: this module's API
 from dgan.encoding.encoded import EncodedData, encode_lengths, series_ends, varies_in_length
+from dgan.encoding.encoder_state import encoder_arguments, encoder_state
 from dgan.encoding.example_scaling import (
-    fill_ranges,
     fills_range,
+    from_series_range,
     range_encoders,
     series_ranges,
     to_series_range,
 )
 from dgan.encoding.groups import GroupRanges
 from dgan.encoding.marginals import ValueMarginals
+from dgan.encoding.onsets import (
+    encode_onsets,
+    onsets_from_unit,
+    series_onsets,
+    starts_off,
+    strip_onsets,
+)
 from dgan.encoding.standardized import Standardized
 from dgan.encoding.texture import SeriesTexture
-from dgan.encoding.training_maps import TRAINING_MAPS, fit_training_maps
+from dgan.encoding.training_maps import fit_training_maps
 from dgan.encoding.variables import (  # re-exported: the encoders are part of this module's API
     BITS,
     SIGMOID,
@@ -104,6 +114,7 @@ class DataEncoder:
         texture: SeriesTexture | None = None,
         class_shares: ClassShares | None = None,
         standardized: Standardized | None = None,
+        onset_attribute: bool = False,
     ):
         self.attribute_encoders = attribute_encoders
         self.feature_encoders = feature_encoders
@@ -125,6 +136,8 @@ class DataEncoder:
         self.standardized = standardized
         # Whether each series' length is the last additional attribute (variable length only).
         self.length_attribute = length_attribute and variable_length
+        # Whether each series' leading zero steps are taken off and generated as a count.
+        self.onset_attribute = onset_attribute
         self.continuous_features = [
             i for i, e in enumerate(feature_encoders) if isinstance(e, ContinuousEncoder)
         ]
@@ -139,8 +152,9 @@ class DataEncoder:
         slices = (
             None if self.additional_encoders is None else output_slices(self.additional_encoders)
         )
-        if self.length_attribute:  # the length, after the example-scaling attributes
-            zero_one = self.normalization == Normalization.ZERO_ONE
+        zero_one = self.normalization == Normalization.ZERO_ONE
+        # the length, then the onset, after the example-scaling attributes
+        for _ in range(self.length_attribute + self.onset_attribute):
             start = sum(s.width for s in slices or [])
             slices = [*(slices or []), OutputSlice(start, 1, SIGMOID if zero_one else TANH)]
         return slices
@@ -148,7 +162,14 @@ class DataEncoder:
     @property
     def length_column(self) -> int | None:
         """Column of the length among the additional attributes (``length_attribute``)."""
-        return self.additional_dim - 1 if self.length_attribute else None
+        if not self.length_attribute:
+            return None
+        return self.additional_dim - 1 - self.onset_attribute
+
+    @property
+    def onset_column(self) -> int | None:
+        """Column of the onset among the additional attributes (``onset_attribute``)."""
+        return self.additional_dim - 1 if self.onset_attribute else None
 
     @property
     def feature_slices(self) -> list[OutputSlice]:
@@ -220,6 +241,10 @@ class DataEncoder:
         error messages, also after the model is saved and loaded.
         """
         features = as_series_rows(features)
+        varied = varies_in_length(features.lengths, config.max_sequence_len)
+        onset_attribute = starts_off(config.onset_attribute, features, varied)
+        if onset_attribute:  # everything is fitted on the series from their switch-on
+            features = strip_onsets(features, series_onsets(features))
         settings = {
             "normalization": config.normalization,
             "apply_feature_scaling": config.apply_feature_scaling,
@@ -234,16 +259,16 @@ class DataEncoder:
             attribute_encoders = fit_variables(
                 attribute_types, attribute_names, attributes, settings
             )
-        variable_length = varies_in_length(features.lengths, config.max_sequence_len)
         encoder = cls(
             attribute_encoders,
             feature_encoders,
             None,
             config.max_sequence_len,
-            variable_length,
+            varied,
             config.normalization,
             fill_range=config.fill_series_range,
             length_attribute=config.length_attribute,
+            onset_attribute=onset_attribute,
         )
         if config.apply_example_scaling and encoder.continuous_features:
             mid, half = encoder._midpoints_and_half_ranges(features)
@@ -310,7 +335,9 @@ class DataEncoder:
 
         Whole columns at a time, in chunks of series, straight into the one output array.
         """
-        features = as_series_rows(features)
+        features, onsets = as_series_rows(features), None
+        if self.onset_attribute:
+            features = strip_onsets(features, onsets := series_onsets(features))
         n, t_max = len(features), self.max_sequence_len
         encoded = np.zeros((n, t_max, self.feature_dim), dtype=np.float32)
         scaling = self.additional_encoders is not None
@@ -351,6 +378,10 @@ class DataEncoder:
             zero_one = self.normalization == Normalization.ZERO_ONE
             length = encode_lengths(features.lengths, t_max, zero_one)[:, None]
             additional = length if additional is None else np.hstack([additional, length])
+        if onsets is not None:
+            zero_one = self.normalization == Normalization.ZERO_ONE
+            onset = encode_onsets(onsets, t_max, zero_one)[:, None]
+            additional = onset if additional is None else np.hstack([additional, onset])
         lengths = features.lengths.copy()
         return EncodedData(self.transform_attributes(attributes, n), additional, encoded, lengths)
 
@@ -401,6 +432,14 @@ class DataEncoder:
         ends[:, -1] = True
         return ends.argmax(axis=1).astype(np.int64) + 1
 
+    def onsets(self, data: EncodedData) -> np.ndarray | None:
+        """(N,) the zero steps to put before each decoded series (`with_onsets`), or None."""
+        if not self.onset_attribute:
+            return None
+        column = data.additional_attributes[:, self.onset_column]
+        zero_one = self.normalization == Normalization.ZERO_ONE
+        return onsets_from_unit(column, self.max_sequence_len, zero_one)
+
     def inverse(self, data: EncodedData) -> tuple[np.ndarray | None, list[np.ndarray]]:
         """Decode to (attributes (N, A) or None, list of (T_i, F) feature arrays)."""
         attributes, features = self.inverse_rows(data)
@@ -434,20 +473,15 @@ class DataEncoder:
                 ranges = self.groups.from_class(
                     ranges, self.class_of(attributes, self.groups.attribute)
                 )
+            zero_one = self.normalization == Normalization.ZERO_ONE
             for j, i in enumerate(self.continuous_features):
                 mid = self.additional_encoders[2 * j].inverse(ranges[:, 2 * j])
                 half = self.additional_encoders[2 * j + 1].inverse(ranges[:, 2 * j + 1])
-                half = np.maximum(half, 0.0)  # a generated negative half-range means zero
-                col = feats[:, :, starts[i]]
-                unit = col if self.normalization == Normalization.ZERO_ONE else (col + 1) / 2
-                if fills_range(self.fill_range, self.feature_encoders[i].log_floor is not None):
-                    unit = fill_ranges(unit, lengths)
-                # Back to the globally scaled space, which spans the normalization range by
-                # construction: a generated midpoint +/- half-range may overshoot it (e.g.
-                # negative rainfall), so clip there. The feature encoder does the rest.
-                z = (mid - half)[:, None] + unit * (2.0 * half)[:, None]
-                low = 0.0 if self.normalization == Normalization.ZERO_ONE else -1.0
-                feats[:, :, starts[i]] = np.clip(z, low, 1.0)
+                fill = fills_range(self.fill_range, self.feature_encoders[i].log_floor is not None)
+                k = starts[i]
+                feats[:, :, k] = from_series_range(
+                    feats[:, :, k], mid, half, zero_one, fill, lengths
+                )
         decoded = inverse_columns(
             self.feature_encoders, output_slices(self.feature_encoders), feats, feats.shape[:2]
         )  # (N, T, F)
@@ -458,41 +492,8 @@ class DataEncoder:
 
     # ----- state ----------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
-        def state(part):  # None, a list of encoders, or one fitted part
-            if part is None:
-                return None
-            return [e.to_json() for e in part] if isinstance(part, list) else part.to_json()
-
-        return {
-            "attribute_encoders": state(self.attribute_encoders),
-            "feature_encoders": state(self.feature_encoders),
-            "additional_encoders": state(self.additional_encoders),
-            "max_sequence_len": self.max_sequence_len,
-            "variable_length": self.variable_length,
-            "normalization": self.normalization.name,
-            "groups": state(self.groups),
-            "fill_range": self.fill_range,
-            "length_attribute": self.length_attribute,
-            **{key: state(getattr(self, key)) for key in TRAINING_MAPS},
-        }
+        return encoder_state(self)
 
     @classmethod
     def from_json(cls, state: dict[str, Any]) -> DataEncoder:
-        def many(key):
-            return None if state[key] is None else [encoder_from_json(s) for s in state[key]]
-
-        def optional(key, kind):  # files from before `key` existed: none, decoded as then
-            return None if state.get(key) is None else kind.from_json(state[key])
-
-        return cls(
-            many("attribute_encoders"),
-            many("feature_encoders"),
-            many("additional_encoders"),
-            state["max_sequence_len"],
-            state["variable_length"],
-            Normalization[state["normalization"]],
-            optional("groups", GroupRanges),  # before per-class scaling
-            fill_range=state.get("fill_range", False),  # series decoded as generated
-            length_attribute=state.get("length_attribute", False),  # ended by the flag
-            **{key: optional(key, kind) for key, kind in TRAINING_MAPS.items()},
-        )
+        return cls(**encoder_arguments(state))

@@ -2,8 +2,9 @@
 
 Each training series' continuous feature is rescaled to the full range and its midpoint
 and half-range become generated attributes (`DataEncoder`); `series_ranges` measures
-them, `to_series_range` rescales each series to them, `fill_ranges` stretches generated
-series over their range when decoding and `fills_range` says for which features;
+them, `to_series_range` rescales each series to them, `from_series_range` back, and
+`fill_ranges` stretches generated series over their range when decoding and `fills_range`
+says for which features;
 `range_encoders` encode the midpoints and half-ranges, the half-ranges on a log scale
 where `logs_ranges` says so.
 """
@@ -120,6 +121,36 @@ def fill_ranges(unit: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     flat = span <= 1e-6
     filled = np.clip((unit - low) / np.where(flat, 1.0, span), 0.0, 1.0)
     return np.where(flat | ~alive, unit, filled)
+
+
+def from_series_range(
+    column: np.ndarray,
+    mid: np.ndarray,
+    half: np.ndarray,
+    zero_one: bool,
+    fill: bool,
+    lengths: np.ndarray,
+) -> np.ndarray:
+    """(N, T) one feature's generated values ``column`` (in the normalization's range:
+    [0, 1] where ``zero_one``, else [-1, 1]) back in the globally scaled space, over each
+    series' generated midpoint ``mid`` and half-range ``half`` (N,); stretched over that
+    range first where ``fill`` (`fill_ranges`).
+
+    Example:
+        >>> column = np.array([[-1.0, 0.0, 1.0]])
+        >>> from_series_range(column, np.array([0.5]), np.array([0.25]), False, False,
+        ...                   np.array([3])).tolist()
+        [[0.25, 0.5, 0.75]]
+    """
+    half = np.maximum(half, 0.0)  # a generated negative half-range means zero
+    unit = column if zero_one else (column + 1) / 2
+    if fill:
+        unit = fill_ranges(unit, lengths)
+    # Back to the globally scaled space, which spans the normalization range by
+    # construction: a generated midpoint +/- half-range may overshoot it (e.g. negative
+    # rainfall), so clip there. The feature encoder does the rest.
+    z = (mid - half)[:, None] + unit * (2.0 * half)[:, None]
+    return np.clip(z, 0.0 if zero_one else -1.0, 1.0)
 
 
 def series_ranges(part: SeriesRows, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -39,6 +39,7 @@ from dgan.config.sizing import (
     suggested_batch_size,
 )
 from dgan.encoding.encoded import varies_in_length
+from dgan.encoding.onsets import MIN_ONSET, series_onsets, starts_off, strip_onsets
 from dgan.planning.columns import (
     ColumnPlan,
     classed,
@@ -85,6 +86,7 @@ class TrainingPlan:
     small_data: str = ""  # with few series: what to expect and what to try ("" otherwise)
     minutes: float | None = None  # the time budget (training_minutes)
     missing_values: str = ""  # what the repair of missing values does ("" when none are)
+    onsets: str = ""  # the leading zero steps generated as an attribute ("" when not)
     steps_done: int = 0  # resuming: optimizer steps its run has trained (set by the caller)
     seconds_done: float = 0.0  # resuming: seconds trained before, counted by the time budget
     processes: int = 1  # under torchrun: the processes that train together
@@ -135,6 +137,8 @@ class TrainingPlan:
         resumed = self.steps_done > 0
         if self.missing_values:
             lines.append(f"  {self.missing_values}")
+        if self.onsets:
+            lines.append(f"  {self.onsets}")
         for c in self.columns:
             kind = f"{c.kind}, {c.detail}" if c.detail else c.kind
             lines.append(f"  {c.name:<{width}}  {c.role:<10}  {kind}".rstrip())
@@ -225,6 +229,7 @@ def make_plan(
     precision, reason = precision_and_why(config, device)
     budget = Budget.of(config, n)
     repaired, missing = repair_missing(arrays, config)  # as training will, the encoder's fit too
+    repaired, onsets = _from_onsets(repaired, config)  # what the encoder fits on
     plan = TrainingPlan(
         columns=describe_columns(repaired, layout, config),
         n_examples=n,
@@ -246,6 +251,7 @@ def make_plan(
         minutes=config.training_minutes,
         processes=world_size(),
         missing_values=missing,
+        onsets=onsets,
     )
     plan.privacy = privacy_plan(config, checked, budget.steps)  # "" without privacy
     note_fitted(plan.columns, config, repaired)
@@ -254,6 +260,25 @@ def make_plan(
     if warm_up_steps > 0:
         plan.seconds_per_step = _warm_up(config, checked, device, warm_up_steps)
     return plan
+
+
+def _from_onsets(arrays: TrainingArrays, config: DGANConfig) -> tuple[TrainingArrays, str]:
+    """``arrays`` from each series' switch-on where the encoder takes the leading zero
+    steps off (`dgan.encoding.onsets`), and the plan's line saying so ("" where not)."""
+    features = arrays.features
+    varied = varies_in_length(features.lengths, config.max_sequence_len)
+    setting = config.onset_attribute
+    if config.dp_target_epsilon is not None:  # a private run reads no values: "auto" is off
+        setting = setting is True
+    if not starts_off(setting, features, varied):
+        return arrays, ""
+    onsets = series_onsets(features)
+    line = (
+        f"onsets: each series' leading zero steps ({onsets.min()}..{onsets.max()}; "
+        f"{(onsets >= MIN_ONSET).sum():,} of {len(onsets):,} series start with {MIN_ONSET} or "
+        "more) taken off and generated as an attribute (onset_attribute)"
+    )
+    return dataclasses.replace(arrays, features=strip_onsets(features, onsets)), line
 
 
 def _budget_reason(asked: DGANConfig, config: DGANConfig, n: int) -> str:

@@ -34,7 +34,7 @@ import numpy as np
 
 from dgan.config import Normalization, OutputType
 from dgan.encoding.encoder import ContinuousEncoder, DataEncoder, DiscreteEncoder
-from dgan.encoding.variables import VariableEncoder, make_encoder, variable_names
+from dgan.encoding.variables import VariableEncoder, all_numeric, make_encoder, variable_names
 from dgan.errors import DataError, ParameterError, raise_all
 from dgan.privacy.accounting import check_sample_rate, noise_multiplier_for
 from dgan.tabular.arrays import TrainingArrays
@@ -125,6 +125,12 @@ def public_encoder(
             f"public_values names {sorted(given)}, which are not variables of this data; the "
             f"variables are {known}."
         )
+    onsets = config.onset_attribute is True  # "auto" would read the values: off
+    if onsets and not (variable_length and all_numeric(encoders["feature"])):
+        problems.append(
+            "onset_attribute=True needs numeric features and series of different lengths; "
+            "set onset_attribute=False."
+        )
     raise_all(problems, ParameterError, "public_values (differential privacy)")
     encoder = DataEncoder(
         encoders["attribute"] if arrays.attributes is not None else None,
@@ -135,6 +141,7 @@ def public_encoder(
         config.normalization,
         fill_range=config.fill_series_range,  # decoding only: no privacy cost
         length_attribute=config.length_attribute,  # encoded by max_sequence_len alone
+        onset_attribute=onsets,  # each series' own zeros, encoded by max_sequence_len alone
     )
     if config.apply_example_scaling and encoder.continuous_features:
         encoder.additional_encoders = _scaling_encoders(encoder, config.normalization)

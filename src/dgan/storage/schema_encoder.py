@@ -70,6 +70,11 @@ def encoder_problems(p: list[str], data: Any, config: DGANConfig | None) -> None
         check(p, isinstance(value, bool), "encoder.length_attribute", "true or false", value)
         if value is True and data.get("variable_length") is False:
             p.append("encoder.length_attribute is true for series of one length")
+    if "onset_attribute" in data:
+        value = data["onset_attribute"]
+        check(p, isinstance(value, bool), "encoder.onset_attribute", "true or false", value)
+        if value is True and data.get("variable_length") is False:
+            p.append("encoder.onset_attribute is true for series of one length")
     if data.get("groups") is not None:
         _groups(p, data["groups"], data.get("attribute_encoders"), additional)
     for key, problems in (("marginals", _marginals), ("texture", _texture)):
