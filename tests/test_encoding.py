@@ -8,7 +8,7 @@ from hypothesis.extra import numpy as hnp
 
 from dgan import DGAN, DGANConfig, Normalization, OutputType
 from dgan.encoding.encoder import ContinuousEncoder, DataEncoder, DiscreteEncoder, encoder_from_json
-from dgan.encoding.variables import log_floor, to_log
+from dgan.encoding.log_scale import around_zero, log_floor, to_log
 from dgan.errors import DataError, ParameterError, SerializationError
 
 finite = st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False)
@@ -38,7 +38,8 @@ def test_continuous_round_trip_and_range(values, normalization):
 )
 def test_a_log_scale_is_used_exactly_when_values_span_orders_of_magnitude(values, normalization):
     enc = ContinuousEncoder(normalization).fit(values)
-    assert (enc.log_floor is not None) == (log_floor(values) is not None)
+    spans = log_floor(values) is not None
+    assert (enc.log_floor is not None) == (spans and not around_zero(values))
     assert ContinuousEncoder(normalization, log_scale=False).fit(values).log_floor is None
     again = ContinuousEncoder.from_json(enc.to_json())
     np.testing.assert_array_equal(again.transform(values), enc.transform(values))
@@ -58,6 +59,22 @@ def test_quiet_and_loud_classes_keep_their_shapes_on_the_log_scale():
         np.testing.assert_allclose(enc.inverse(encoded), quiet, rtol=1e-4)
     old = {k: v for k, v in enc.to_json().items() if not k.startswith("log_")}
     assert ContinuousEncoder.from_json(old).log_floor is None  # files from before: linear
+
+
+def test_waves_around_zero_stay_linear_unless_asked():
+    """Alternating currents of 0.01 and 100 amperes: four orders of magnitude, but the
+    signed log would square each wave; "auto" keeps them linear, True still logs them."""
+    t = np.arange(400.0)
+    waves = np.concatenate([0.01 * np.sin(t / 2), 100 * np.sin(t / 8)])
+    assert log_floor(waves) is not None and around_zero(waves)
+    assert ContinuousEncoder(Normalization.MINUSONE_ONE).fit(waves).log_floor is None
+    assert ContinuousEncoder(Normalization.MINUSONE_ONE, log_scale=True).fit(waves).log_floor
+    # mostly one sign (a temperature class among positive sensors): the log scale as before
+    one_sided = np.concatenate([np.abs(waves), -0.1 * np.abs(waves[:100])])
+    assert not around_zero(one_sided)
+    assert ContinuousEncoder(Normalization.ZERO_ONE).fit(one_sided).log_floor is not None
+    # two bounds (a private run's public range) tell nothing: the log scale as before
+    assert not around_zero(np.array([-0.01, 100.0]))
 
 
 categories = st.one_of(st.integers(-5, 5), st.text(max_size=3), st.booleans(), st.just(np.nan))

@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 
 from dgan import DGANConfig, Normalization, OutputType
 from dgan.encoding.encoder import DataEncoder
-from dgan.encoding.variables import ContinuousEncoder, DiscreteEncoder, log_floor, output_slices
+from dgan.encoding.log_scale import log_floor
+from dgan.encoding.variables import ContinuousEncoder, DiscreteEncoder, output_slices
 from dgan.encoding.variables import _category_key as category_key
 from dgan.encoding.variables import _to_json_scalar as json_scalar
 from dgan.prepare import ArraySource, prepare

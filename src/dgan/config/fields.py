@@ -137,8 +137,8 @@ class DGANConfig:
     log_scale: bool | str = setting("auto", OneOf((True, False, "auto")))
     """Scale continuous variables on a signed log scale, sign(x) * log10(1 + |x| / floor):
     "auto" for those whose typical non-zero magnitudes span more than three orders of
-    magnitude (amplitudes 0.01 to 10,000 across classes), True for all, False never (as
-    gretel). The floor is the 5% quantile of the non-zero magnitudes; the plan says which."""
+    magnitude (amplitudes 0.01 to 10,000 across classes) but not waves around 0, True for
+    all, False never (as gretel). The floor: the 5% quantile of the non-zero magnitudes."""
     per_class_scaling: bool | str = setting("auto", Custom(per_class_scaling_problem))
     """Scale each series' level and spread within its class's range (a discrete attribute's
     value): "auto" where one attribute's classes set the levels (several sensors in one

@@ -15,7 +15,8 @@ import numpy as np
 
 from dgan.config import DGANConfig
 from dgan.config.sizing import LONG_SERIES
-from dgan.encoding.variables import ContinuousEncoder, log_floor
+from dgan.encoding.log_scale import log_floor
+from dgan.encoding.variables import ContinuousEncoder
 from dgan.series import SeriesRows
 
 SQUEEZED = 0.1

@@ -3,8 +3,8 @@
 * `ContinuousEncoder` scales to [0, 1] or [-1, 1] (the `Normalization`), or passes the
   values through when feature scaling is off (then they must already lie in range). A
   variable whose values span orders of magnitude is scaled on a signed log scale first
-  (`log_floor`, `to_log`): on a linear scale its quiet series are rounding errors of its
-  loud ones.
+  (`dgan.encoding.log_scale`): on a linear scale its quiet series are rounding errors of
+  its loud ones.
 * `DiscreteEncoder` learns the categories (any hashable values: numbers, strings, bools;
   NaN/None is one more category) and encodes them one-hot, or as binary bits when there
   are more categories than ``binary_encoder_cutoff``.
@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from dgan.config import Normalization, OutputType
+from dgan.encoding.log_scale import from_log, scale_floor, to_log
 from dgan.errors import DataError, SerializationError
 
 # Activation kinds the generator's fused output head applies to a slice of its output.
@@ -60,63 +61,13 @@ def _category_key(value: Any) -> Any:
     return ("bool", value) if isinstance(value, bool) else value
 
 
-LOG_DECADES = 3.0
-"""A continuous variable whose typical non-zero magnitudes (its 5% to 99% quantiles) span
-more than this many powers of ten is scaled on a log scale (`log_floor`)."""
-
-
-def log_floor(values: np.ndarray, always: bool = False) -> float | None:
-    """The floor of the signed log scale `to_log` for ``values``: the 5% quantile of their
-    non-zero magnitudes, when those span more than `LOG_DECADES` powers of ten up to their
-    99% quantile (or ``always``); None: a linear scale suits them.
-
-    Example:
-        >>> log_floor(np.array([0.0, 0.02, 1.5, 40.0, 1000.0, 24000.0])) > 0
-        True
-        >>> log_floor(np.linspace(-1.0, 1.0, 50)) is None
-        True
-    """
-    magnitudes = np.abs(np.asarray(values, dtype=np.float64))
-    nonzero = magnitudes[(magnitudes > 0) & np.isfinite(magnitudes)]
-    if nonzero.size < 2:
-        return None
-    low, high = np.quantile(nonzero, [0.05, 0.99])
-    spans = high / 10**LOG_DECADES > low  # dividing: near the float maximum a product overflows
-    return float(low) if always or spans else None
-
-
-def to_log(values: np.ndarray, floor: float) -> np.ndarray:
-    """The signed log scale: ``sign(x) * log10(1 + |x| / floor)``; 0 stays 0, values well
-    above the floor are spaced by their orders of magnitude, and negatives mirror positives.
-
-    Example:
-        >>> to_log(np.array([-9.0, 0.0, 9.0, 99.0]), 1.0).tolist()
-        [-1.0, 0.0, 1.0, 2.0]
-    """
-    values = np.asarray(values, dtype=np.float64)
-    # As two logs: |x| / floor would overflow for a floor near the smallest float.
-    return np.sign(values) * (np.log10(np.abs(values) + floor) - np.log10(floor))
-
-
-def from_log(values: np.ndarray, floor: float) -> np.ndarray:
-    """The inverse of `to_log`.
-
-    Example:
-        >>> from_log(np.array([-1.0, 0.0, 2.0]), 1.0).round(9).tolist()
-        [-9.0, 0.0, 99.0]
-    """
-    values = np.asarray(values, dtype=np.float64)
-    with np.errstate(over="ignore"):  # beyond float range: inf, as an overflow would give
-        magnitude = np.exp(np.abs(values) * np.log(10.0) + np.log(floor)) - floor
-    return np.sign(values) * magnitude
-
-
 class ContinuousEncoder:
     """Scale one continuous variable to the normalization range and back.
 
     ``log_scale``: "auto" scales values that span orders of magnitude on the signed log
-    scale `to_log` before the range (`log_floor` decides when fitting), True always, False
-    never (gretel's encoding). ``min`` and ``max`` stay in the variable's own units.
+    scale `to_log` before the range, waves around 0 excepted (`scale_floor` decides when
+    fitting), True always, False never (gretel's encoding). ``min`` and ``max`` stay in the
+    variable's own units.
 
     Example:
         >>> enc = ContinuousEncoder(Normalization.ZERO_ONE).fit(np.array([2.0, 4.0, 6.0]))
@@ -168,8 +119,8 @@ class ContinuousEncoder:
         if values.size == 0:
             raise DataError(f"Variable {self.name!r} has no values to learn a range from.")
         self.min, self.max = float(values.min()), float(values.max())
-        if self.apply_scaling and self.log_scale is not False:
-            self.log_floor = log_floor(values, always=self.log_scale is True)
+        if self.apply_scaling:
+            self.log_floor = scale_floor(values, self.log_scale)
         if not self.apply_scaling and (self.min < self.low or self.max > 1.0):
             raise DataError(
                 f"Variable {self.name!r} spans [{self.min:g}, {self.max:g}] but "

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dgan.encoding.variables import log_floor, to_log
+from dgan.encoding.log_scale import log_floor, to_log
 from dgan.errors import ParameterError
 from dgan.metrics._common import _mean_or_none, _number, _real_scale, _skipped
 from dgan.metrics.data import SeriesData, _columns_of, check_same_columns

@@ -21,10 +21,10 @@ import numpy as np
 from dgan.config import DfStyle, DGANConfig, OutputType
 from dgan.config.sizing import LONG_SERIES
 from dgan.encoding.example_scaling import fills_range, logs_ranges, series_ranges
+from dgan.encoding.log_scale import scale_floor, to_log
 from dgan.encoding.marginals import holds_often, matches_marginals, one_distribution
 from dgan.encoding.standardized import Standardized
 from dgan.encoding.texture import matches_texture
-from dgan.encoding.variables import log_floor, to_log
 from dgan.prepare import fit_encoder
 from dgan.tabular.arrays import TrainingArrays
 from dgan.tabular.layout import FrameLayout
@@ -166,10 +166,10 @@ def _column(
 def _floor(kind: OutputType, values: np.ndarray, log_scale: bool | str) -> float | None:
     """A continuous variable's log floor, as the encoder decides it (`ContinuousEncoder.fit`);
     None for a discrete one."""
-    if kind is OutputType.DISCRETE or log_scale is False:
+    if kind is OutputType.DISCRETE:
         return None
     numbers = np.asarray(values, dtype=np.float64)
-    return log_floor(numbers[np.isfinite(numbers)], always=log_scale is True)
+    return scale_floor(numbers[np.isfinite(numbers)], log_scale)
 
 
 def _half_ranges(arrays: TrainingArrays, feature: int, floor: float | None) -> np.ndarray:
