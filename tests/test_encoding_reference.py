@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from dgan import DGANConfig, Normalization, OutputType
 from dgan.encoding.encoder import DataEncoder
-from dgan.encoding.log_scale import log_floor
+from dgan.encoding.log_scale import scale_floor
 from dgan.encoding.variables import ContinuousEncoder, DiscreteEncoder, output_slices
 from dgan.encoding.variables import _category_key as category_key
 from dgan.encoding.variables import _to_json_scalar as json_scalar
@@ -48,10 +48,10 @@ def ref_fit_variable(kind, values, config):
         values = np.asarray(values, dtype=np.float64)
         values = values[~np.isnan(values)]
         enc.min, enc.max = float(values.min()), float(values.max())
-        if config.apply_feature_scaling and config.log_scale is not False:
-            # The log-scale rule is the product's own (log_floor): this reference checks
+        if config.apply_feature_scaling:
+            # The log-scale rule is the product's own (scale_floor): this reference checks
             # the arrangement series by series, not that rule.
-            enc.log_floor = log_floor(values, always=config.log_scale is True)
+            enc.log_floor = scale_floor(values, config.log_scale)
         return enc
     enc = DiscreteEncoder(config.binary_encoder_cutoff)
     enc._set_categories(ref_categories(values))
