@@ -235,9 +235,11 @@ def test_a_private_run_reads_no_values_to_decide(rng, setting):
         batch_size=8, onset_attribute=setting,
     )  # fmt: skip
     model = DGAN(config)
-    model.train_dataframe(
-        _private_frame(rng, off=True), example_id_column="id", time_column="day", df_style="long"
-    )
+    frame = _private_frame(rng, off=True)
+    roles = dict(example_id_column="id", time_column="day", df_style="long")
+    plan = str(model.plan(frame, warm_up_steps=0, **roles))
+    assert ("onsets: each series' leading zero steps taken off" in plan) is (setting is True)
+    model.train_dataframe(frame, **roles)
     assert model.encoder.onset_attribute is (setting is True)  # "auto" would read the data
 
 

@@ -97,8 +97,6 @@ def scale_floor(values: np.ndarray, log_scale: bool | str) -> float | None:
         >>> scale_floor(np.geomspace(0.01, 1e4, 50), "auto") > 0
         True
     """
-    if log_scale is False:
-        return None
-    if log_scale != True and around_zero(values):  # noqa: E712 (True, not truthy)
+    if log_scale is False or (log_scale == "auto" and around_zero(values)):
         return None
     return log_floor(values, always=log_scale is True)

@@ -44,7 +44,7 @@ def series_onsets(features: SeriesRows) -> np.ndarray:
     step = features.step_of_row()
     on = (features.rows != 0).any(axis=1)
     first_on = np.where(on, step, np.iinfo(np.int64).max)
-    first_on = np.minimum.reduceat(first_on, features.starts) if len(first_on) else first_on
+    first_on = np.minimum.reduceat(first_on, features.starts)  # no series is empty
     return np.minimum(first_on, features.lengths - 1).astype(np.int64)
 
 

@@ -265,18 +265,19 @@ def make_plan(
 def _from_onsets(arrays: TrainingArrays, config: DGANConfig) -> tuple[TrainingArrays, str]:
     """``arrays`` from each series' switch-on where the encoder takes the leading zero
     steps off (`dgan.encoding.onsets`), and the plan's line saying so ("" where not)."""
+    what = "taken off and generated as an attribute (onset_attribute)"
+    if config.dp_target_epsilon is not None:  # "auto" would read the values: off; True is
+        on = config.onset_attribute is True  # checked with the other public parts
+        return arrays, f"onsets: each series' leading zero steps {what}" if on else ""
     features = arrays.features
     varied = varies_in_length(features.lengths, config.max_sequence_len)
-    setting = config.onset_attribute
-    if config.dp_target_epsilon is not None:  # a private run reads no values: "auto" is off
-        setting = setting is True
-    if not starts_off(setting, features, varied):
+    if not starts_off(config.onset_attribute, features, varied):
         return arrays, ""
     onsets = series_onsets(features)
     line = (
         f"onsets: each series' leading zero steps ({onsets.min()}..{onsets.max()}; "
         f"{(onsets >= MIN_ONSET).sum():,} of {len(onsets):,} series start with {MIN_ONSET} or "
-        "more) taken off and generated as an attribute (onset_attribute)"
+        f"more) {what}"
     )
     return dataclasses.replace(arrays, features=strip_onsets(features, onsets)), line
 
