@@ -374,14 +374,14 @@ class DataEncoder:
                 additional = self.groups.to_class(
                     additional, self.class_of(attributes, self.groups.attribute)
                 )
-        if self.length_attribute:
-            zero_one = self.normalization == Normalization.ZERO_ONE
-            length = encode_lengths(features.lengths, t_max, zero_one)[:, None]
-            additional = length if additional is None else np.hstack([additional, length])
-        if onsets is not None:
-            zero_one = self.normalization == Normalization.ZERO_ONE
-            onset = encode_onsets(onsets, t_max, zero_one)[:, None]
-            additional = onset if additional is None else np.hstack([additional, onset])
+        zero_one = self.normalization == Normalization.ZERO_ONE
+        counts = (
+            [encode_lengths(features.lengths, t_max, zero_one)] if self.length_attribute else []
+        )
+        if onsets is not None:  # the length, then the onset, after the ranges
+            counts.append(encode_onsets(onsets, t_max, zero_one))
+        if counts:
+            additional = np.column_stack([*([] if additional is None else [additional]), *counts])
         lengths = features.lengths.copy()
         return EncodedData(self.transform_attributes(attributes, n), additional, encoded, lengths)
 

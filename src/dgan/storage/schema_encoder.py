@@ -65,16 +65,12 @@ def encoder_problems(p: list[str], data: Any, config: DGANConfig | None) -> None
         value = data["fill_range"]
         ok = isinstance(value, bool) or value == "auto"
         check(p, ok, "encoder.fill_range", "true, false or 'auto'", value)
-    if "length_attribute" in data:
-        value = data["length_attribute"]
-        check(p, isinstance(value, bool), "encoder.length_attribute", "true or false", value)
-        if value is True and data.get("variable_length") is False:
-            p.append("encoder.length_attribute is true for series of one length")
-    if "onset_attribute" in data:
-        value = data["onset_attribute"]
-        check(p, isinstance(value, bool), "encoder.onset_attribute", "true or false", value)
-        if value is True and data.get("variable_length") is False:
-            p.append("encoder.onset_attribute is true for series of one length")
+    for key in ("length_attribute", "onset_attribute"):  # each needs varied lengths
+        if key in data:
+            value = data[key]
+            check(p, isinstance(value, bool), f"encoder.{key}", "true or false", value)
+            if value is True and data.get("variable_length") is False:
+                p.append(f"encoder.{key} is true for series of one length")
     if data.get("groups") is not None:
         _groups(p, data["groups"], data.get("attribute_encoders"), additional)
     for key, problems in (("marginals", _marginals), ("texture", _texture)):
