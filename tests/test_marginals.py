@@ -189,6 +189,13 @@ def test_what_is_generated_does_not_depend_on_how_many_nor_on_the_calibration(tr
     with torch.no_grad():  # new weights: calibrated again
         next(model.generator.parameters()).mul_(1.01)
     assert model.sampler.own_quantiles() is not cached
+    # Another decoding, the same weights: calibrated again (a map taken off and put back
+    # once left the calibration without quantiles, and decoding failed).
+    marginals, model.encoder.marginals = model.encoder.marginals, None
+    assert model.sampler.own_quantiles() is None
+    model.encoder.marginals = marginals
+    assert model.sampler.own_quantiles() is not None
+    model.generate_numpy(2)
 
 
 def test_the_quantiles_are_saved_checked_and_loaded(trained, tmp_path):

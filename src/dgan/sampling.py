@@ -250,7 +250,8 @@ class Sampler:
             ((1, 1, 193), None, None)
         """
         tensors = [*self.generator.parameters(), *self.generator.buffers()]
-        key = (id(self.generator), self.encoder.fill_range, *(t._version for t in tensors))
+        decoding = (self.encoder.fill_range, id(self.encoder.texture), id(self.encoder.marginals))
+        key = (id(self.generator), *decoding, *(t._version for t in tensors))
         if self._calibration is None or self._calibration[0] != key:
             rng = torch.Generator(device=self.device).manual_seed(CALIBRATION_SEED)
             noise = [
