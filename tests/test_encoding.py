@@ -272,6 +272,47 @@ def test_a_generated_level_lands_within_its_class():
             assert medians["quiet"] == pytest.approx(medians["loud"], rel=0.05)  # one level
 
 
+def _waves_far_apart(per_class: int = 12, seed: int = 0, shared_level: bool = False):
+    """Waves around 0 of three classes four decades apart in amplitude (a fan, a fridge,
+    a heater on one current column); each series' midpoint is near 0, or the fan's all
+    exactly 0."""
+    rng = np.random.default_rng(seed)
+    features, labels = [], []
+    for label, amplitude in (("fan", 0.01), ("fridge", 1.0), ("heater", 100.0)):
+        for _ in range(per_class):
+            t = np.arange(40.0)
+            wave = np.sin(2 * np.pi * t / 12 + rng.uniform(0, 2 * np.pi))
+            shared = shared_level and label == "fan"
+            if shared:
+                wave = np.r_[wave[:20], -wave[:20]]  # max = -min: every midpoint exactly 0
+            x = amplitude * rng.uniform(0.8, 1.25) * wave
+            features.append(x + (0 if shared else 0.01 * amplitude * rng.normal()))
+            labels.append(label)
+    return [f[:, None] for f in features], np.array(labels, dtype=object)[:, None]
+
+
+@pytest.mark.parametrize("shared_level", [False, True])
+def test_a_quiet_class_keeps_its_level_at_its_own_resolution(shared_level):
+    """A class four decades below the column's loudest gets a range of midpoints its own
+    size: a generated midpoint anywhere in the output range decodes to a level within a
+    small share of that class's amplitude (a floor of 1% of the column's range once put
+    it anywhere within a hundred times its amplitude). A class whose series all share one
+    level keeps a range to divide by, and the round trip stays exact."""
+    features, attributes = _waves_far_apart(shared_level=shared_level)
+    enc = _fit(features, attributes, max_sequence_len=40, sample_len=4)
+    assert enc.groups is not None
+    data = enc.transform(features, attributes)
+    _, back = enc.inverse(data)
+    for original, restored in zip(features, back, strict=True):  # to 0.1% of its amplitude
+        np.testing.assert_allclose(restored, original, atol=1e-3 * np.abs(original).max())
+    fan = attributes[:, 0] == "fan"
+    for end in (0.0, 1.0):  # a generator's midpoint at either end of its range
+        data.additional_attributes[:, 0] = end
+        _, back = enc.inverse(data)
+        levels = np.array([(x.max() + x.min()) / 2 for x in back])[fan]
+        assert np.abs(levels).max() < 0.01 * 0.1  # within a tenth of the fan's amplitude
+
+
 def test_classes_on_one_scale_or_too_small_keep_the_columns_range():
     same, attributes = _classes_far_apart(levels=(5.0, 5.0, 5.0))
     assert _fit(same, attributes).groups is None  # the classes explain nothing

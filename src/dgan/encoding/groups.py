@@ -29,11 +29,15 @@ from dgan.errors import ParameterError
 # level to the one seen).
 MIN_EXPLAINED = 0.5
 MIN_MEAN_CLASS_SIZE = 10
-# Each class's range is widened by this share of its span on each side (never beyond the
-# column's), and spans at least MIN_SPAN of the column's: generated levels may go a little
-# past the ones seen, as fresh series of the class would.
+# Each class's range is widened by this share of its own span on each side (never beyond
+# the column's): generated levels may go a little past the ones seen, as fresh series of the
+# class would. MIN_SPAN of the column's range is only there so that a class whose series all
+# share one level keeps a range to divide by. A floor of 1% of the column once widened the
+# range of a class four decades below the column's loudest a hundredfold, and its waves
+# came out off their centre by a third of their amplitude (docs/quality.md, "A class's
+# own range").
 MARGIN = 0.1
-MIN_SPAN = 0.01
+MIN_SPAN = 1e-6
 
 
 def explained_variance(values: np.ndarray, codes: np.ndarray, n_groups: int) -> float:
