@@ -156,3 +156,27 @@ def test_oscillating_series_start_off_and_oscillate_at_their_class_period():
         found = len(steady) / (np.argmax(power[1:]) + 1)
         assert abs(found / period - 1) < 0.15  # the class's: each draw's 5%, the bins' spacing
         assert 0.5 < np.abs(steady).max() / amplitude < 2.0
+
+
+def test_oscillating_variants_change_what_they_name():
+    """`oscillating_checks.py variants` judges the set against these: without the
+    transient the first cycles after the switch-on are as loud as the steady ones; more
+    noise is rougher; the defaults draw the set itself."""
+    assert oscillating_table(per_class=2, seed=4).equals(
+        oscillating_table(per_class=2, seed=4, transient=1.0, noise=0.01, wobble=0.0)
+    )
+    for transient, low, high in ((1.0, 1.45, 2.1), (0.0, 0.9, 1.1)):
+        table = oscillating_table(per_class=2, seed=4, transient=transient)
+        for _, series in table.groupby("example_id"):
+            values = series["value"].to_numpy()
+            on = np.abs(values[int(np.argmax(values != 0)) :])
+            # the first half-period of the slowest class (48 steps) against the steady part
+            assert low < on[:24].max() / on[200:].max() < high
+    rough = oscillating_table(per_class=2, seed=4, noise=0.1)["value"].diff().diff().abs()
+    smooth = oscillating_table(per_class=2, seed=4)["value"].diff().diff().abs()
+    assert rough.mean() > 2 * smooth.mean()
+    # The first series draws as the set's does, but for its period's swing.
+    wobbly = oscillating_table(per_class=2, seed=4, wobble=0.05).query("example_id == 0")
+    first = oscillating_table(per_class=2, seed=4).query("example_id == 0")
+    assert len(wobbly) == len(first) and not np.allclose(wobbly["value"], first["value"])
+    assert np.abs(wobbly["value"]).max() < 1.05 * np.abs(first["value"]).max()

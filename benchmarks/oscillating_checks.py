@@ -1,0 +1,140 @@
+"""What the judges read on the oscillating simulation (`oscillating_data.py`), and how
+generated series differ from it in shape.
+
+``variants`` (run with an interpreter that has aeon, as `independent_judge.py` is): the
+independent judge on the simulated set against variants of itself drawn from another
+seed: the same recipe, no or half the transient, more or less noise, a wobbling period.
+It says which defects the judges can see at all, and how surely.
+
+``shape`` (any interpreter with numpy and pandas): per class, for each CSV given (LONG:
+``example_id``, ``step``, ``value``, ``appliance``):
+
+* the transient: the envelope (largest |x| in each 12-step block after the switch-on, the
+  first step whose |x| passes 2% of the series' largest) over the steady one (the
+  median block from block 17 on), at blocks 0-16;
+* the centre: the series' midpoint (max + min) / 2 over its half-range, median and
+  10%-90% over the series (real waves sit at 0);
+* bends by place: |second difference| over each series' mean, by place within the
+  generator's LSTM steps counted from the switch-on (where they start with the onsets
+  taken off), at the seam and at its largest (real: about 1 everywhere).
+
+Usage::
+
+    /path/to/aeon-venv/bin/python benchmarks/oscillating_checks.py variants --json out.json
+    python benchmarks/oscillating_checks.py shape runs/osc.csv DIR/synthetic.csv --sample-len 100
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from oscillating_data import oscillating_table  # this script's folder is on sys.path
+
+VARIANTS = {
+    "the same recipe, another seed": {},
+    "no transient": {"transient": 0.0},
+    "half the transient": {"transient": 0.5},
+    "noise 3% (real 1%)": {"noise": 0.03},
+    "noise 0.3%": {"noise": 0.003},
+    "period wobbling by 5%": {"wobble": 0.05},
+}
+BLOCK = 12
+BLOCKS_SHOWN = (0, 1, 2, 3, 4, 6, 8, 12, 16)
+
+
+def _series(table: pd.DataFrame) -> list[tuple[np.ndarray, str]]:
+    table = table.sort_values(["example_id", "step"])
+    return [
+        (g["value"].to_numpy(np.float64), str(g["appliance"].iloc[0]))
+        for _, g in table.groupby("example_id", sort=True)
+    ]
+
+
+def variants(args: argparse.Namespace) -> None:
+    import independent_judge as judge  # this folder; aeon is imported when it judges
+
+    real = [x for x, _ in _series(oscillating_table(seed=args.seed))]
+    out = {}
+    for name, keywords in VARIANTS.items():
+        other = [x for x, _ in _series(oscillating_table(seed=args.seed + 1, **keywords))]
+        scores = judge.detection(real, other, seeds=1)
+        out[name] = {k: round(scores[k], 3) for k in ("catch22_forest_auc", "minirocket_auc")}
+        print(f"{name:32s} catch22 {out[name]['catch22_forest_auc']:.3f}  "
+              f"MiniRocket {out[name]['minirocket_auc']:.3f}", flush=True)  # fmt: skip
+    if args.json:
+        Path(args.json).write_text(json.dumps(out, indent=1))
+
+
+def _switch_on(x: np.ndarray) -> int:
+    return int(np.argmax(np.abs(x) > 0.02 * np.abs(x).max()))
+
+
+def shape_of(series: list[tuple[np.ndarray, str]], sample_len: int) -> dict:
+    """The transient, the centre per class, and the bends by place (see the module doc)."""
+    envelopes, centres = {}, {}
+    bends, counts = np.zeros(sample_len), np.zeros(sample_len)
+    for x, cls in series:
+        if not np.abs(x).max():
+            continue
+        y = x[_switch_on(x) :]
+        blocks = np.abs(y[: len(y) // BLOCK * BLOCK]).reshape(-1, BLOCK).max(axis=1)
+        if len(blocks) > 20:
+            envelopes.setdefault(cls, []).append(
+                blocks[list(BLOCKS_SHOWN)] / np.median(blocks[17:])
+            )
+        centres.setdefault(cls, []).append((y.max() + y.min()) / (y.max() - y.min()))
+        zero = int(np.argmax(x != 0))  # where the generator's first LSTM step starts
+        bend = np.abs(np.diff(x[zero:], 2))
+        places = (np.arange(len(bend)) + 1) % sample_len  # bend i is at value i + 1
+        past = slice(5, None)  # the switch-on's own jump aside
+        np.add.at(bends, places[past], bend[past] / bend[past].mean())
+        np.add.at(counts, places[past], 1)
+    by_place = bends / np.maximum(counts, 1)
+    return {
+        "envelope_over_steady_at_blocks": {
+            "blocks": list(BLOCKS_SHOWN),
+            **{c: np.median(v, axis=0).round(3).tolist() for c, v in sorted(envelopes.items())},
+        },
+        "midpoint_over_half_range": {
+            c: [round(float(q), 3) for q in np.quantile(v, [0.1, 0.5, 0.9])]
+            for c, v in sorted(centres.items())
+        },
+        "bend_by_place": {
+            "at_the_seam": round(float(by_place[0]), 2),
+            "largest": round(float(by_place.max()), 2),
+            "largest_at": int(by_place.argmax()),
+            "mid_step": round(float(by_place[sample_len * 2 // 5 : sample_len * 3 // 5].mean()), 2),
+        },
+    }
+
+
+def shape(args: argparse.Namespace) -> None:
+    out = {}
+    for path in args.csv:
+        out[path] = shape_of(_series(pd.read_csv(path)), args.sample_len)
+        print(path, json.dumps(out[path]), flush=True)
+    if args.json:
+        Path(args.json).write_text(json.dumps(out, indent=1))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    v = commands.add_parser("variants", help="the judge on the set against its variants")
+    v.add_argument("--seed", type=int, default=0)
+    v.add_argument("--json")
+    s = commands.add_parser("shape", help="transient, centre and bends of each CSV")
+    s.add_argument("csv", nargs="+")
+    s.add_argument("--sample-len", type=int, required=True, help="the model's, from its plan")
+    s.add_argument("--json")
+    args = parser.parse_args()
+    (variants if args.command == "variants" else shape)(args)
+
+
+if __name__ == "__main__":
+    main()
