@@ -33,9 +33,9 @@ MIN_MEAN_CLASS_SIZE = 10
 # the column's): generated levels may go a little past the ones seen, as fresh series of the
 # class would. MIN_SPAN of the column's range is only there so that a class whose series all
 # share one level keeps a range to divide by. A floor of 1% of the column once widened the
-# range of a class four decades below the column's loudest a hundredfold, and its waves
-# came out off their centre by a third of their amplitude (docs/quality.md, "A class's
-# own range").
+# range of a class four decades below the column's loudest nearly 300-fold, to 30 times its
+# series' half-range, and its waves came out off their centre by a third of it
+# (docs/quality.md, "A class's own range of levels").
 MARGIN = 0.1
 MIN_SPAN = 1e-6
 
