@@ -295,9 +295,9 @@ def _waves_far_apart(per_class: int = 12, seed: int = 0, shared_level: bool = Fa
 def test_a_quiet_class_keeps_its_level_at_its_own_resolution(shared_level):
     """A class four decades below the column's loudest gets a range of midpoints its own
     size: a generated midpoint anywhere in the output range decodes to a level within a
-    small share of that class's amplitude (a floor of 1% of the column's range once put
-    it anywhere within a hundred times its amplitude). A class whose series all share one
-    level keeps a range to divide by, and the round trip stays exact."""
+    small share of that class's amplitude (a floor of 1% of the column's range once let
+    it fall anywhere in a range hundreds of times that). A class whose series all share
+    one level keeps a range to divide by, and the round trip holds."""
     features, attributes = _waves_far_apart(shared_level=shared_level)
     enc = _fit(features, attributes, max_sequence_len=40, sample_len=4)
     assert enc.groups is not None
