@@ -371,6 +371,18 @@ def test_a_prime_longest_series_gets_room_not_one_lstm_step():
         "max_sequence_len=797 (the longest example)"
     ]
     assert settings == {"sample_len": 1, "max_sequence_len": 797}
+    # A sample_len the user set that does not divide the longest series: the inferred
+    # room is rounded up to it (where lengths vary), rather than an error over a length
+    # the user never chose.
+    settings = {"sample_len": 50}
+    assert infer_lengths(_lengths_frame([998, 500]), columns, settings) == [
+        "max_sequence_len=1000 (the longest example, 998, rounded up to a multiple of the "
+        "given sample_len 50)"
+    ]
+    assert settings == {"sample_len": 50, "max_sequence_len": 1000}
+    settings = {"sample_len": 50}
+    infer_lengths(_lengths_frame([998, 998]), columns, settings)
+    assert settings["max_sequence_len"] == 998  # one length: left for the config's check
     settings = {"max_sequence_len": 797}
     infer_lengths(_lengths_frame([797, 500]), columns, settings)
     assert settings == {"max_sequence_len": 797, "sample_len": 797}

@@ -9,7 +9,9 @@ series vary in length and the longest has no divisor giving `STEPS_BAND` steps (
 steps, a prime: one LSTM step of 797 or 797 of one), the inferred ``max_sequence_len``
 is rounded up to a multiple of a ``sample_len`` that does (800 = 10 x 80): generated
 series end at their own lengths, so a few steps of room cost nothing, where one LSTM
-step for a whole series costs most of what the LSTM is for.
+step for a whole series costs most of what the LSTM is for. A ``sample_len`` the user set
+rounds the inferred ``max_sequence_len`` up the same way (998 with 50: 1,000); series of
+one length are never padded.
 
 Example:
     >>> import pandas as pd
@@ -92,13 +94,23 @@ def infer_lengths(df: pd.DataFrame, columns: Columns, settings: dict[str, Any]) 
         longest = max(int(lengths.max()) if lengths.size else 1, 1)
         why = "the longest example" if columns.is_long else "the number of feature columns"
         settings["max_sequence_len"] = longest
-        if infer_sample_len and lengths.size and lengths.min() < longest:
-            settings["max_sequence_len"], settings["sample_len"] = padded_lengths(longest)
-            if settings["max_sequence_len"] != longest:
-                low, high = STEPS_BAND
+        given = settings.get("sample_len")
+        if lengths.size and lengths.min() < longest:  # lengths vary: room costs nothing
+            if infer_sample_len:
+                settings["max_sequence_len"], settings["sample_len"] = padded_lengths(longest)
+                if settings["max_sequence_len"] != longest:
+                    low, high = STEPS_BAND
+                    why = (
+                        f"the longest example, {longest}, rounded up to a multiple of "
+                        f"sample_len: no divisor of {longest} gives {low} to {high} LSTM steps"
+                    )
+            elif isinstance(given, int) and given > 0 and longest % given:
+                # The user chose the LSTM step; the room follows it (the config's check
+                # would otherwise stop them over a length they never set).
+                settings["max_sequence_len"] = math.ceil(longest / given) * given
                 why = (
-                    f"the longest example, {longest}, rounded up to a multiple of sample_len: "
-                    f"no divisor of {longest} gives {low} to {high} LSTM steps"
+                    f"the longest example, {longest}, rounded up to a multiple of the "
+                    f"given sample_len {given}"
                 )
         notes.append(f"max_sequence_len={settings['max_sequence_len']} ({why})")
     if infer_sample_len:
