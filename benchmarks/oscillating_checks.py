@@ -16,7 +16,10 @@ It says which defects the judges can see at all, and how surely.
   10%-90% over the series (real waves sit at 0);
 * bends by place: |second difference| over each series' mean, by place within the
   generator's LSTM steps counted from the switch-on (where they start with the onsets
-  taken off), at the seam and at its largest (real: about 1 everywhere).
+  taken off), at the seam and at its largest (real: about 1 everywhere);
+* the steadiness of the amplitude: the coefficient of variation of the largest |x| in
+  each period-long block (the class's period, `CLASSES`) from value 200 after the
+  switch-on on, median over the series (real: the noise's 1%).
 
 Usage::
 
@@ -33,7 +36,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from oscillating_data import oscillating_table  # this script's folder is on sys.path
+from oscillating_data import CLASSES, oscillating_table  # this script's folder is on sys.path
 
 VARIANTS = {
     "the same recipe, another seed": {},
@@ -42,9 +45,12 @@ VARIANTS = {
     "noise 3% (real 1%)": {"noise": 0.03},
     "noise 0.3%": {"noise": 0.003},
     "period wobbling by 5%": {"wobble": 0.05},
+    "amplitude swelling by 25%": {"swell": 0.25},
 }
 BLOCK = 12
 BLOCKS_SHOWN = (0, 1, 2, 3, 4, 6, 8, 12, 16)
+STEADY_FROM = 200
+"""Values after the switch-on from which the amplitude is steady (5 time constants)."""
 
 
 def _series(table: pd.DataFrame) -> list[tuple[np.ndarray, str]]:
@@ -76,7 +82,7 @@ def _switch_on(x: np.ndarray) -> int:
 
 def shape_of(series: list[tuple[np.ndarray, str]], sample_len: int) -> dict:
     """The transient, the centre per class, and the bends by place (see the module doc)."""
-    envelopes, centres = {}, {}
+    envelopes, centres, swings = {}, {}, {}
     bends, counts = np.zeros(sample_len), np.zeros(sample_len)
     for x, cls in series:
         if not np.abs(x).max():
@@ -88,6 +94,11 @@ def shape_of(series: list[tuple[np.ndarray, str]], sample_len: int) -> dict:
                 blocks[list(BLOCKS_SHOWN)] / np.median(blocks[17:])
             )
         centres.setdefault(cls, []).append((y.max() + y.min()) / (y.max() - y.min()))
+        period = CLASSES[cls][0] if cls in CLASSES else BLOCK
+        steady = np.abs(y[STEADY_FROM:])[: (len(y) - STEADY_FROM) // period * period]
+        if len(steady) >= 4 * period:
+            peaks = steady.reshape(-1, period).max(axis=1)
+            swings.setdefault(cls, []).append(peaks.std() / peaks.mean())
         zero = int(np.argmax(x != 0))  # where the generator's first LSTM step starts
         bend = np.abs(np.diff(x[zero:], 2))
         places = (np.arange(len(bend)) + 1) % sample_len  # bend i is at value i + 1
@@ -109,6 +120,9 @@ def shape_of(series: list[tuple[np.ndarray, str]], sample_len: int) -> dict:
             "largest": round(float(by_place.max()), 2),
             "largest_at": int(by_place.argmax()),
             "mid_step": round(float(by_place[sample_len * 2 // 5 : sample_len * 3 // 5].mean()), 2),
+        },
+        "amplitude_variation": {
+            c: round(float(np.median(v)), 3) for c, v in sorted(swings.items())
         },
     }
 

@@ -38,14 +38,16 @@ def oscillating_table(
     transient: float = 1.0,
     noise: float = 0.01,
     wobble: float = 0.0,
+    swell: float = 0.0,
 ) -> pd.DataFrame:
     """The LONG table: ``example_id``, ``step``, ``value``, ``appliance``.
 
     The keywords make variants to measure what a judge reads
     (`oscillating_checks.py variants`): ``transient``, the overshoot at the switch-on in
     units of the steady amplitude (1: twice it); ``noise``, its share of the amplitude;
-    ``wobble``, a slow swing of the period by that share (a 200-step cycle). The defaults
-    draw the simulated set itself.
+    ``wobble``, a slow swing of the period by that share (a 200-step cycle); ``swell``, a
+    slow swing of the amplitude by that share (the same cycle). The defaults draw the
+    simulated set itself.
 
     Example:
         >>> t = oscillating_table(per_class=2)
@@ -69,6 +71,8 @@ def oscillating_table(
                 speed = (phase[1] - phase[0]) * (1 + wobble * swing[:-1])  # this series' period
                 bent = phase[0] + np.r_[0.0, np.cumsum(speed)]
                 on = envelope * np.sin(bent) + (on - envelope * np.sin(phase))
+            if swell:  # drawn last too
+                on = on * (1 + swell * np.sin(2 * np.pi * t / 200 + rng.uniform(0, 2 * np.pi)))
             series.append((np.r_[np.zeros(off), on], name))
     return pd.concat(
         [

@@ -180,3 +180,15 @@ def test_oscillating_variants_change_what_they_name():
     first = oscillating_table(per_class=2, seed=4).query("example_id == 0")
     assert len(wobbly) == len(first) and not np.allclose(wobbly["value"], first["value"])
     assert np.abs(wobbly["value"]).max() < 1.05 * np.abs(first["value"]).max()
+
+
+def test_the_shape_check_reads_a_swelling_amplitude():
+    """`oscillating_checks.py shape`'s amplitude variation: the noise's size on the set, a
+    swing's on the `swell` variant (a sine of depth 0.25 varies by about 0.25 / sqrt 2)."""
+    from oscillating_checks import _series, shape_of
+
+    steady = shape_of(_series(oscillating_table(per_class=4, seed=3)), 100)
+    swelling = shape_of(_series(oscillating_table(per_class=4, seed=3, swell=0.25)), 100)
+    for cls in CLASSES:
+        assert steady["amplitude_variation"][cls] < 0.03
+        assert 0.12 < swelling["amplitude_variation"][cls] < 0.25
