@@ -19,7 +19,10 @@ It says which defects the judges can see at all, and how surely.
   taken off), at the seam and at its largest (real: about 1 everywhere);
 * the steadiness of the amplitude: the coefficient of variation of the largest |x| in
   each period-long block (the class's period, `CLASSES`) from value 200 after the
-  switch-on on, median over the series (real: the noise's 1%).
+  switch-on on, median over the series (real: the noise's 1%); and the share of that
+  variance which lies between whole LSTM steps (the variance of each step's mean
+  envelope over the blocks' variance, median over the series): near 1 where each step
+  holds an amplitude of its own, about one over the blocks per step for noise.
 
 Usage::
 
@@ -82,7 +85,7 @@ def _switch_on(x: np.ndarray) -> int:
 
 def shape_of(series: list[tuple[np.ndarray, str]], sample_len: int) -> dict:
     """The transient, the centre per class, and the bends by place (see the module doc)."""
-    envelopes, centres, swings = {}, {}, {}
+    envelopes, centres, swings, between = {}, {}, {}, {}
     bends, counts = np.zeros(sample_len), np.zeros(sample_len)
     for x, cls in series:
         if not np.abs(x).max():
@@ -99,6 +102,9 @@ def shape_of(series: list[tuple[np.ndarray, str]], sample_len: int) -> dict:
         if len(steady) >= 4 * period:
             peaks = steady.reshape(-1, period).max(axis=1)
             swings.setdefault(cls, []).append(peaks.std() / peaks.mean())
+        share = _between_steps(np.abs(y), period, sample_len)
+        if share is not None:
+            between.setdefault(cls, []).append(share)
         zero = int(np.argmax(x != 0))  # where the generator's first LSTM step starts
         bend = np.abs(np.diff(x[zero:], 2))
         places = (np.arange(len(bend)) + 1) % sample_len  # bend i is at value i + 1
@@ -124,7 +130,23 @@ def shape_of(series: list[tuple[np.ndarray, str]], sample_len: int) -> dict:
         "amplitude_variation": {
             c: round(float(np.median(v)), 3) for c, v in sorted(swings.items())
         },
+        "amplitude_variance_between_steps": {
+            c: round(float(np.median(v)), 2) for c, v in sorted(between.items())
+        },
     }
+
+
+def _between_steps(y: np.ndarray, period: int, sample_len: int) -> float | None:
+    """The share of the envelope's variance (blocks of ``period``) between whole LSTM steps
+    of ``sample_len`` from `STEADY_FROM` on; None with under 3 steps or 2 blocks a step."""
+    first = -(-STEADY_FROM // sample_len) * sample_len  # the first whole step after it
+    steps, per = (len(y) - first) // sample_len, sample_len // period
+    if steps < 3 or per < 2:
+        return None
+    cut = y[first : first + steps * sample_len].reshape(steps, sample_len)[:, : per * period]
+    envelope = cut.reshape(steps, per, period).max(axis=2)  # (steps, blocks)
+    total = envelope.var()
+    return float(envelope.mean(axis=1).var() / total) if total > 0 else None
 
 
 def shape(args: argparse.Namespace) -> None:

@@ -192,3 +192,13 @@ def test_the_shape_check_reads_a_swelling_amplitude():
     for cls in CLASSES:
         assert steady["amplitude_variation"][cls] < 0.03
         assert 0.12 < swelling["amplitude_variation"][cls] < 0.25
+    # Each LSTM step at an amplitude of its own: the variance lies between the steps.
+    table = oscillating_table(per_class=4, seed=3)
+    ids = table["example_id"].to_numpy()
+    place = table.groupby("example_id").cumcount().to_numpy()
+    on = table.loc[table["value"] != 0].groupby("example_id")["step"].min().to_numpy()[ids]
+    step_of = np.where(place >= on, (place - on) // 100, -1)
+    gain = np.random.default_rng(0).uniform(0.5, 1.5, (ids.max() + 1, 20))[ids, step_of]
+    stepped = table.assign(value=table["value"] * np.where(step_of >= 0, gain, 1.0))
+    assert steady["amplitude_variance_between_steps"]["fan"] < 0.3
+    assert shape_of(_series(stepped), 100)["amplitude_variance_between_steps"]["fan"] > 0.9
