@@ -91,16 +91,15 @@ def shape_of(series: list[tuple[np.ndarray, str]], sample_len: int) -> dict:
         if not np.abs(x).max():
             continue
         y = x[_switch_on(x) :]
-        blocks = np.abs(y[: len(y) // BLOCK * BLOCK]).reshape(-1, BLOCK).max(axis=1)
+        blocks = _peaks(y, BLOCK)
         if len(blocks) > 20:
             envelopes.setdefault(cls, []).append(
                 blocks[list(BLOCKS_SHOWN)] / np.median(blocks[17:])
             )
         centres.setdefault(cls, []).append((y.max() + y.min()) / (y.max() - y.min()))
         period = CLASSES[cls][0] if cls in CLASSES else BLOCK
-        steady = np.abs(y[STEADY_FROM:])[: (len(y) - STEADY_FROM) // period * period]
-        if len(steady) >= 4 * period:
-            peaks = steady.reshape(-1, period).max(axis=1)
+        peaks = _peaks(y[STEADY_FROM:], period)
+        if len(peaks) >= 4:
             swings.setdefault(cls, []).append(peaks.std() / peaks.mean())
         share = _between_steps(np.abs(y), period, sample_len)
         if share is not None:
@@ -134,6 +133,11 @@ def shape_of(series: list[tuple[np.ndarray, str]], sample_len: int) -> dict:
             c: round(float(np.median(v)), 2) for c, v in sorted(between.items())
         },
     }
+
+
+def _peaks(y: np.ndarray, block: int) -> np.ndarray:
+    """The largest |y| in each whole block of ``block`` values."""
+    return np.abs(y[: len(y) // block * block]).reshape(-1, block).max(axis=1)
 
 
 def _between_steps(y: np.ndarray, period: int, sample_len: int) -> float | None:

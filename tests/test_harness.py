@@ -163,7 +163,7 @@ def test_oscillating_variants_change_what_they_name():
     transient the first cycles after the switch-on are as loud as the steady ones; more
     noise is rougher; the defaults draw the set itself."""
     assert oscillating_table(per_class=2, seed=4).equals(
-        oscillating_table(per_class=2, seed=4, transient=1.0, noise=0.01, wobble=0.0)
+        oscillating_table(per_class=2, seed=4, transient=1.0, noise=0.01, wobble=0.0, swell=0.0)
     )
     for transient, low, high in ((1.0, 1.45, 2.1), (0.0, 0.9, 1.1)):
         table = oscillating_table(per_class=2, seed=4, transient=transient)
