@@ -153,6 +153,12 @@ def test_plan_lists_columns_batches_precision_and_an_estimate():
     assert "estimated time" in text and plan.warnings == []
 
 
+def test_plan_counts_one_lstm_step_in_the_singular():
+    config = small_config(max_sequence_len=6, sample_len=6, batch_size=10, epochs=1)
+    plan = DGAN(config).plan(long_frame(), df_style="long", warm_up_steps=0, **LONG)
+    assert "max_sequence_len 6, sample_len 6 (1 LSTM step)" in str(plan)
+
+
 def test_plan_says_which_classes_get_levels_of_their_own():
     """Classes orders of magnitude apart get per-class ranges (`per_class_scaling`): the
     plan says so on the class attribute's line, and not where the classes share a scale."""

@@ -144,7 +144,7 @@ class TrainingPlan:
             lines.append(f"  {c.name:<{width}}  {c.role:<10}  {kind}".rstrip())
         lines += [
             f"  max_sequence_len {self.max_sequence_len}, sample_len {self.sample_len} "
-            f"({self.max_sequence_len // self.sample_len} LSTM steps)",
+            f"({_count(self.max_sequence_len // self.sample_len, 'LSTM step')})",
             f"  batch_size {self.batch_size}: {_count(self.steps_per_epoch, 'step')} per "
             f"epoch; training {_count(self.steps, 'step')} ({_epochs(self)}): "
             f"{self.budget_reason}",

@@ -117,5 +117,6 @@ def infer_lengths(df: pd.DataFrame, columns: Columns, settings: dict[str, Any]) 
         if settings.get("sample_len") is None:
             settings["sample_len"] = choose_sample_len(settings["max_sequence_len"])
         steps = settings["max_sequence_len"] // settings["sample_len"]
-        notes.append(f"sample_len={settings['sample_len']} ({steps} LSTM steps)")
+        plural = "" if steps == 1 else "s"
+        notes.append(f"sample_len={settings['sample_len']} ({steps} LSTM step{plural})")
     return notes
