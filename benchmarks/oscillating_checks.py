@@ -22,7 +22,11 @@ It says which defects the judges can see at all, and how surely.
   switch-on on, median over the series (real: the noise's 1%); and the share of that
   variance which lies between whole LSTM steps (the variance of each step's mean
   envelope over the blocks' variance, median over the series): near 1 where each step
-  holds an amplitude of its own, about one over the blocks per step for noise.
+  holds an amplitude of its own, about one over the blocks per step for noise;
+* the phase across seams: the correlation of the period before a place with the period
+  after it, at the LSTM steps' seams and at their middles from value 200 on, median over
+  the series (real: about 0.95 at both, the periods' spread; lower at the seam where a
+  step does not go on with the oscillation of the step before).
 
 Usage::
 
@@ -86,6 +90,7 @@ def _switch_on(x: np.ndarray) -> int:
 def shape_of(series: list[tuple[np.ndarray, str]], sample_len: int) -> dict:
     """The transient, the centre per class, and the bends by place (see the module doc)."""
     envelopes, centres, swings, between = {}, {}, {}, {}
+    phases = {"at_the_seam": {}, "mid_step": {}}
     bends, counts = np.zeros(sample_len), np.zeros(sample_len)
     for x, cls in series:
         if not np.abs(x).max():
@@ -105,6 +110,10 @@ def shape_of(series: list[tuple[np.ndarray, str]], sample_len: int) -> dict:
         if share is not None:
             between.setdefault(cls, []).append(share)
         zero = int(np.argmax(x != 0))  # where the generator's first LSTM step starts
+        for where, offset in (("at_the_seam", 0), ("mid_step", sample_len // 2)):
+            phases[where].setdefault(cls, []).extend(
+                _period_correlations(x[zero:], period, sample_len, offset)
+            )
         bend = np.abs(np.diff(x[zero:], 2))
         places = (np.arange(len(bend)) + 1) % sample_len  # bend i is at value i + 1
         past = slice(5, None)  # the switch-on's own jump aside
@@ -132,7 +141,24 @@ def shape_of(series: list[tuple[np.ndarray, str]], sample_len: int) -> dict:
         "amplitude_variance_between_steps": {
             c: round(float(np.median(v)), 2) for c, v in sorted(between.items())
         },
+        "period_correlation_across": {
+            where: {c: round(float(np.median(v)), 3) for c, v in sorted(by.items()) if v}
+            for where, by in phases.items()
+        },
     }
+
+
+def _period_correlations(y: np.ndarray, period: int, sample_len: int, offset: int) -> list:
+    """The correlation of the ``period`` values before each place with the ``period``
+    after it, at the places ``offset`` into each LSTM step of ``sample_len`` from
+    `STEADY_FROM` on (place 0 of a step: its seam with the step before)."""
+    out = []
+    first = -(-STEADY_FROM // sample_len) * sample_len + offset
+    for place in range(max(first, period), len(y) - period + 1, sample_len):
+        before, after = y[place - period : place], y[place : place + period]
+        if before.std() > 0 and after.std() > 0:
+            out.append(float(np.corrcoef(before, after)[0, 1]))
+    return out
 
 
 def _peaks(y: np.ndarray, block: int) -> np.ndarray:

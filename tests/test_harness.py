@@ -202,3 +202,23 @@ def test_the_shape_check_reads_a_swelling_amplitude():
     stepped = table.assign(value=table["value"] * np.where(step_of >= 0, gain, 1.0))
     assert steady["amplitude_variance_between_steps"]["fan"] < 0.3
     assert shape_of(_series(stepped), 100)["amplitude_variance_between_steps"]["fan"] > 0.9
+
+
+def test_the_shape_check_reads_a_phase_that_breaks_at_each_seam():
+    """`oscillating_checks.py shape`'s period correlation: a wave that goes on across the
+    LSTM steps' seams correlates as well there as mid-step; one whose phase jumps at each
+    seam does not, and only there."""
+    from oscillating_checks import _series, shape_of
+
+    steady = shape_of(_series(oscillating_table(per_class=4, seed=3)), 100)
+    rng = np.random.default_rng(0)
+    t = np.arange(900)
+    jumps = np.cumsum(rng.uniform(0.5, 1.5, (8, 9)) * np.pi, axis=1)  # 1/4-3/4 cycle a seam
+    broken = [
+        (np.r_[0.0, np.sin(2 * np.pi * t / 24 + jumps[i, t // 100])], "fridge") for i in range(8)
+    ]
+    breaks = shape_of(broken, 100)["period_correlation_across"]
+    for cls in CLASSES:
+        assert steady["period_correlation_across"]["at_the_seam"][cls] > 0.9
+        assert steady["period_correlation_across"]["mid_step"][cls] > 0.9
+    assert breaks["mid_step"]["fridge"] > 0.99 and breaks["at_the_seam"]["fridge"] < 0.0
