@@ -71,7 +71,12 @@ class Critic(nn.Module):
         return [p.flatten(1) for p in present]  # each (B, -1)
 
     def forward(self, *parts: torch.Tensor | None) -> torch.Tensor:
-        x = torch.cat(self._inputs(parts), dim=1)  # (B, in)
+        return self.score_inputs(torch.cat(self._inputs(parts), dim=1))
+
+    def score_inputs(self, x: torch.Tensor) -> torch.Tensor:
+        """(B, in) the flattened inputs (the parts, then the summaries) -> (B, 1) scores:
+        `forward` after the summaries, for scoring inputs put together by hand (e.g. one
+        part from another batch, `benchmarks/critic_probe.py`)."""
         if self.projection is None:
             return self.net(x)  # (B, 1)
         hidden = self.net[:-1](x)  # (B, H)
