@@ -39,6 +39,7 @@ def oscillating_table(
     noise: float = 0.01,
     wobble: float = 0.0,
     swell: float = 0.0,
+    period_jitter: float = 0.05,
 ) -> pd.DataFrame:
     """The LONG table: ``example_id``, ``step``, ``value``, ``appliance``.
 
@@ -46,8 +47,9 @@ def oscillating_table(
     (`oscillating_checks.py variants`): ``transient``, the overshoot at the switch-on in
     units of the steady amplitude (1: twice it); ``noise``, its share of the amplitude;
     ``wobble``, a slow swing of the period by that share (a 200-step cycle); ``swell``, a
-    slow swing of the amplitude by that share (the same cycle). The defaults draw the
-    simulated set itself.
+    slow swing of the amplitude by that share (the same cycle); ``period_jitter``, how far
+    each series' period may lie from its class's (0: every series of a class at one
+    period). The defaults draw the simulated set itself.
 
     Example:
         >>> t = oscillating_table(per_class=2)
@@ -64,7 +66,9 @@ def oscillating_table(
             off = int(n * rng.uniform(0.05, 0.3))
             t = np.arange(n - off)
             envelope = amplitude * rng.uniform(0.8, 1.25) * (1 + transient * np.exp(-t / 40.0))
-            phase = 2 * np.pi * t / (period * rng.uniform(0.95, 1.05)) + rng.uniform(0, 2 * np.pi)
+            # (u - 1) and back are exact: the defaults draw the same periods as before
+            stretch = 1 + (rng.uniform(0.95, 1.05) - 1) * (period_jitter / 0.05)
+            phase = 2 * np.pi * t / (period * stretch) + rng.uniform(0, 2 * np.pi)
             on = envelope * np.sin(phase) + noise * amplitude * rng.standard_normal(len(t))
             if wobble:  # drawn last, so that the defaults draw the set as before
                 swing = np.sin(2 * np.pi * t / 200 + rng.uniform(0, 2 * np.pi))
@@ -88,8 +92,12 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True, help="the CSV to write")
     parser.add_argument("--per-class", type=int, default=80)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--period-jitter", type=float, default=0.05,
+        help="how far each series' period may lie from its class's (0: one period a class)",
+    )  # fmt: skip
     args = parser.parse_args()
-    table = oscillating_table(args.per_class, args.seed)
+    table = oscillating_table(args.per_class, args.seed, period_jitter=args.period_jitter)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     table.to_csv(args.out, index=False)
     print(f"{args.out}: {table['example_id'].nunique()} series, {len(table):,} rows")

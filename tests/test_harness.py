@@ -243,3 +243,22 @@ def test_the_critic_probe_scores_real_altered_and_swapped_inputs_on_the_critics_
     scores = [out["real"], out["generated"], out["generated_with_every_step_at_one_spread"]]
     assert all(math.isfinite(s) for s in scores + list(out["real_altered"].values()))
     assert probe(model, table, seed=0) == out  # its own random streams: the same again
+
+
+def test_the_oscillating_set_can_hold_every_series_of_a_class_at_its_period():
+    """``period_jitter=0``: one period a class (each series repeats after exactly it); the
+    default draws the set as before the keyword was added (its own default, 0.05)."""
+    exact = oscillating_table(per_class=2, seed=4, transient=0.0, noise=0.0, period_jitter=0)
+    for _, series in exact.groupby("example_id"):
+        period = CLASSES[series["appliance"].iloc[0]][0]
+        on = series["value"].to_numpy()[series["value"].to_numpy() != 0]
+        np.testing.assert_allclose(on[period:], on[:-period], atol=1e-9 * np.abs(on).max())
+    before = oscillating_table(per_class=2, seed=4)  # pinned from the code before
+    assert before["value"].abs().sum() == pytest.approx(77979.74546853591, rel=1e-12)
+    assert before.loc[before["example_id"] == 0, "value"].iloc[-1] == pytest.approx(
+        0.003834121380539582, rel=1e-12
+    )
+    jittered = oscillating_table(per_class=2, seed=4, transient=0.0, noise=0.0)
+    values = jittered.loc[jittered["example_id"] == 0, "value"].to_numpy()
+    on = values[values != 0]
+    assert np.abs(on[12:] - on[:-12]).max() > 1e-4 * np.abs(on).max()  # the fan's, drawn off 12
