@@ -35,10 +35,9 @@ import pandas as pd
 import torch
 
 from dgan import DGAN
-from dgan.config import OutputType
 from dgan.encoding.encoder import SIGMOID, TANH
 from dgan.prepare import FrameSource
-from dgan.tabular.columns import Columns
+from dgan.tabular.columns import columns_of_layout
 
 AMPLITUDE_JITTER = 0.25
 QUIETER = 0.6
@@ -61,26 +60,9 @@ def probe(model: DGAN, table: pd.DataFrame, seed: int) -> dict:
     """The scores described in the module doc, rounded, as a dict."""
     torch.manual_seed(seed)
     model.sampler.reseed(seed)
-    layout, critic, generator = model.data_frame_layout, model.critic, model.generator
+    critic, generator = model.critic, model.generator
     critic.eval(), generator.eval()
-    discrete = [
-        name
-        for names, types in (
-            (layout.attribute_columns, layout.attribute_types),
-            (layout.feature_columns, layout.feature_types),
-        )
-        for name, kind in zip(names or [], types or [], strict=True)
-        if kind == OutputType.DISCRETE
-    ]
-    columns = Columns(
-        attribute_columns=layout.attribute_columns,
-        feature_columns=layout.feature_columns,
-        example_id_column=layout.example_id_column,
-        time_column=layout.time_column,
-        discrete_columns=discrete,
-        df_style=layout.df_style,
-    )
-    encoded = model._prepare(FrameSource(table, columns))
+    encoded = model._prepare(FrameSource(table, columns_of_layout(model.data_frame_layout)))
     real = tuple(
         None if a is None else torch.as_tensor(a, dtype=torch.float32)
         for a in (encoded.attributes, encoded.additional_attributes, encoded.features)
