@@ -140,10 +140,15 @@ def test_corrupt_latest_checkpoint_falls_back_to_the_previous(tmp_path, caplog):
 
 def test_resume_is_exact_with_the_quality_levers(tmp_path):
     folder = str(tmp_path / "ckpt")
-    levers = dict(generator_ema_decay=0.9, temporal_critic=True, temporal_critic_num_units=8)
+    levers = dict(
+        generator_ema_decay=0.9,
+        temporal_critic=True,
+        temporal_critic_num_units=8,
+        envelope_critic=True,
+    )
     _train(tiny_config(epochs=1, checkpoint_dir=folder, **levers))
     resumed = _train(tiny_config(epochs=2, checkpoint_dir=folder, **levers), resume_from=folder)
-    assert "generator_ema" in resumed.trainer.modules()
+    assert {"generator_ema", "envelope_critic"} <= set(resumed.trainer.modules())
     _assert_identical(resumed, _train(tiny_config(epochs=2, **levers)))
 
 
@@ -638,6 +643,22 @@ def test_a_checkpoint_of_the_previous_format_still_resumes(tmp_path, caplog):
         resumed = _train(tiny_config(training_steps=12), resume_from=folder)
     assert "its rest is not trained" in caplog.text
     assert resumed.trainer.steps_done == 7 + 2  # from epoch 2: 12 - 2 * 5 steps more
+
+
+def test_a_cut_epoch_saved_before_the_envelope_loss_still_resumes_exactly(tmp_path):
+    """A cut epoch's loss sums written before the envelope critic's loss existed (one
+    fewer) resume as if that loss had summed nothing: the same model as one run."""
+    from dgan.storage.format import read_model_file, write_model_file
+
+    folder = tmp_path / "ckpt"
+    _train(tiny_config(training_steps=7, checkpoint_dir=str(folder)))
+    path = list_checkpoints(folder)[-1][1]
+    tensors, state = read_model_file(path)
+    assert tensors["cut.loss_sums"][-1] == 0  # no envelope critic
+    write_model_file(path, {**tensors, "cut.loss_sums": tensors["cut.loss_sums"][:-1]}, state)
+    resumed = _train(tiny_config(training_steps=20, checkpoint_dir=str(folder)),
+                     resume_from=str(folder))  # fmt: skip
+    _assert_identical(resumed, _train(tiny_config(training_steps=20)))
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ import torch
 from dgan import DGAN, DGANConfig, OutputType
 from dgan.errors import ParameterError
 from dgan.networks import Generator, TemporalCritic
+from dgan.networks.build import envelope_window
 from dgan.precision import Precision, PrecisionPolicy
 from dgan.train.losses import gradient_penalty
 from tiny import tiny_config
@@ -377,6 +378,42 @@ def test_change_critic_reads_the_sorted_changes_and_survives_a_save(rng, tmp_pat
     assert loaded.critic.changes
     for name, weight in model.critic.state_dict().items():
         torch.testing.assert_close(loaded.critic.state_dict()[name], weight, rtol=0, atol=0)
+
+
+def test_envelope_critic_reads_the_log_spreads_trains_and_survives_a_save(rng, tmp_path):
+    """The envelope critic reads the attributes and T // width log spreads a feature, no
+    more: the same values reordered within a window score the same, a swell in one
+    window does not; its closed-form input gradient is autograd's; its loss is in the
+    history; a saved model keeps it and resumes training it."""
+    model = _train(rng, envelope_critic=True)
+    config, encoder = model.config, model.encoder
+    critic = model.trainer.envelope_critic
+    T, F, width = config.max_sequence_len, encoder.feature_dim, critic.width
+    attributes = encoder.attribute_dim + encoder.additional_dim
+    assert width == envelope_window(config.sample_len)
+    assert critic.critic.net[0].in_features == attributes + T // width * F
+    a, x = torch.randn(4, attributes), torch.randn(4, T, F)
+    shuffled, swelled = x.clone(), x.clone()
+    shuffled[:, :width] = x[:, :width].flip(1)  # the first window's values, reordered
+    swelled[:, :width] *= 3
+    with torch.no_grad():
+        scores = [critic(a, None, s) for s in (x, shuffled, swelled)]
+    torch.testing.assert_close(scores[1], scores[0])
+    assert not torch.allclose(scores[2], scores[0])
+    xg = x.clone().requires_grad_(True)
+    (auto,) = torch.autograd.grad(critic(a, None, xg).sum(), xg)
+    closed = critic.input_gradient(a, None, x)
+    assert closed.shape == (4, attributes + T * F)
+    torch.testing.assert_close(closed[:, attributes:], auto.flatten(1), atol=1e-5, rtol=1e-4)
+    assert all(np.isfinite(h["envelope_discriminator_loss"]) for h in model.history)
+    loaded = DGAN.load(model.save(tmp_path / "m.dgan"))
+    for name, weight in critic.state_dict().items():
+        kept = loaded.trainer.envelope_critic.state_dict()[name]
+        torch.testing.assert_close(kept, weight, rtol=0, atol=0)
+    features, attributes_ = _data(rng)
+    loaded.train_numpy(features, attributes=attributes_, attribute_types=TYPES,
+                       progress_bar=False)  # fmt: skip
+    assert np.isfinite(loaded.history[-1]["envelope_discriminator_loss"])
 
 
 def test_projection_critic_without_hidden_layers_projects_onto_its_input():

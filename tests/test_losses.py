@@ -70,6 +70,7 @@ def test_a_critic_step_widens_the_gap_between_real_and_fake_scores():
         attribute_gradient_penalty_coef=0.0,
         temporal_critic=True,
         temporal_critic_num_units=8,
+        envelope_critic=True,
     )
     trainer = model.trainer
     fake_batch = _fixed_fakes(model, len(real))
@@ -79,6 +80,7 @@ def test_a_critic_step_widens_the_gap_between_real_and_fake_scores():
         "critic": lambda b: trainer.critic(*b.parts()),
         "attribute critic": lambda b: trainer.attribute_critic(b.attributes, b.additional),
         "temporal critic": lambda b: trainer.temporal_critic(*b.parts()),
+        "envelope critic": lambda b: trainer.envelope_critic(*b.parts()),
     }
 
     def gaps():

@@ -260,13 +260,19 @@ def test_closed_form_penalty_runs_its_products_in_the_penalty_precision(penalty_
 
 @pytest.mark.parametrize("precision", ["fp16", "bf16"])
 def test_training_with_the_penalty_in_autocast_stays_finite(rng, precision):
-    """Both penalty paths in one step: the MLP critics' closed form in 16 bits and the
-    temporal critic's double backward under the AMP recipe."""
+    """Both penalty paths in one step: the MLP critics' closed form in 16 bits (the
+    envelope critic's through its log spreads too) and the temporal critic's double
+    backward under the AMP recipe."""
     model = _train(
-        rng, precision=precision, gradient_penalty_precision="autocast", temporal_critic=True
+        rng,
+        precision=precision,
+        gradient_penalty_precision="autocast",
+        temporal_critic=True,
+        envelope_critic=True,
     )
     assert all(h["precision"] == precision and not h["guard_events"] for h in model.history)
     losses = [h[k] for h in model.history for k in ("discriminator_loss", "gradient_penalty")]
+    losses += [h["envelope_discriminator_loss"] for h in model.history]
     assert np.isfinite(losses).all()
     assert all(torch.isfinite(p).all() for p in model.generator.parameters())
 

@@ -18,7 +18,7 @@ from tests.tiny import tiny_config
 
 from dgan import DGAN, DGANConfig, OutputType
 from dgan.errors import ParameterError
-from dgan.networks import Critic, TemporalCritic
+from dgan.networks import Critic, EnvelopeCritic, TemporalCritic
 from dgan.precision import Precision, PrecisionPolicy
 from dgan.privacy.accounting import INSTALL, opacus_accounting
 from dgan.privacy.critics import CriticTerm, PrivateTraining, pair_loss
@@ -36,10 +36,12 @@ def _critics() -> list[CriticTerm]:
     critic = Critic(ATTRIBUTES + T * FEATURES + spectrum, num_layers=2, num_units=16, spectrum=True)
     attribute = Critic(ATTRIBUTES, num_layers=2, num_units=16)
     temporal = TemporalCritic(FEATURES, ATTRIBUTES, num_units=8)
+    envelope = EnvelopeCritic(ATTRIBUTES, FEATURES, T, width=2, num_layers=2, num_units=8)
     return [
         CriticTerm("critic", critic, 10.0),
         CriticTerm("attribute_critic", attribute, 5.0, reads=2),
         CriticTerm("temporal_critic", temporal, 10.0),
+        CriticTerm("envelope_critic", envelope, 10.0),
     ]
 
 
@@ -292,6 +294,18 @@ def test_private_training_spends_at_most_its_epsilon_and_stops_at_it(tmp_path):
     scaling = [(e["min"], e["max"]) for e in encoder["additional_encoders"]]
     assert scaling == [(0.0, 1.0), (0.0, 0.5)] * 2
     assert json.dumps(state["history"])  # JSON-native
+
+
+def test_the_envelope_critic_trains_privately_and_records_no_loss_of_real_data():
+    """Its term joins the private critic round (clipped with the others), and its loss,
+    read on real data, stays out of the history as the other critics' do."""
+    _opacus()
+    model = DGAN(_dp_config(batch_size=8, epochs=1, envelope_critic=True))
+    model.train_numpy(_series(), progress_bar=False)
+    assert all(h["envelope_discriminator_loss"] is None for h in model.history)
+    assert np.isfinite(model.history[-1]["generator_loss"])
+    optimizer = model.trainer.optimizers()["envelope_critic"]
+    assert all(optimizer.state[p]["step"] > 0 for p in model.trainer.envelope_critic.parameters())
 
 
 def test_training_stops_before_a_step_that_would_spend_more_than_epsilon():

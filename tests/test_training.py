@@ -71,8 +71,9 @@ def test_history_and_progress_callback(rng):
     assert seen[-1].total_batches == 3 and seen[-1].total_epochs == 3
     assert [h["epoch"] for h in model.history] == [0, 1, 2]
     for h in model.history:
-        assert all(np.isfinite(h[k]) for k in LOSS_NAMES if k != "temporal_discriminator_loss")
-        assert h["temporal_discriminator_loss"] is None  # no temporal critic by default
+        optional = ("temporal_discriminator_loss", "envelope_discriminator_loss")
+        assert all(np.isfinite(h[k]) for k in LOSS_NAMES if k not in optional)
+        assert all(h[k] is None for k in optional)  # neither critic by default
         assert h["examples_per_s"] > 0 and h["wall_time_s"] > 0
     # Continuing training appends to the history.
     model.train_numpy(features, attributes=attributes, progress_bar=False)

@@ -554,7 +554,7 @@ def test_progress_bar_keeps_its_bar_at_120_columns():
     model = DGAN(small_config())
     model.train_dataframe(long_frame(), df_style="long", progress_bar=False, **LONG)
     acc = Accumulators(model.device)
-    acc.losses += torch_tensor([-1234.5678, 987.654, 12.3456, -0.000123456, 0.0])
+    acc.losses += torch_tensor([-1234.5678, 987.654, 12.3456, -0.000123456, 0.0, 0.0])
     postfix = bar_postfix(model.trainer, acc, seen=1)
     assert len(postfix) <= 40, postfix
     line = tqdm.format_meter(

@@ -60,6 +60,7 @@ class EpochRecord:
         gradient_penalty: the critic's gradient penalty (before its coefficient).
         generator_loss: the generator's loss.
         temporal_discriminator_loss: the temporal critic's loss; None without one.
+        envelope_discriminator_loss: the envelope critic's loss; None without one.
         examples_per_s: training examples per second of wall time.
         wall_time_s: the epoch's wall time in seconds.
         precision: the precision in effect at the end of the epoch ("fp32", ...).
@@ -89,6 +90,7 @@ class EpochRecord:
     gradient_penalty: float | None = None
     generator_loss: float | None = None
     temporal_discriminator_loss: float | None = None
+    envelope_discriminator_loss: float | None = None
     examples_per_s: float | None = None
     wall_time_s: float | None = None
     precision: str = "fp32"

@@ -44,6 +44,7 @@ _LOSS_WORDS = {
     "discriminator_loss": "discriminator",
     "attribute_discriminator_loss": "attribute discriminator",
     "temporal_discriminator_loss": "temporal discriminator",
+    "envelope_discriminator_loss": "envelope discriminator",
     "generator_loss": "generator",
 }
 

@@ -285,6 +285,14 @@ class DGANConfig:
     """Weight of the temporal critic's term in the generator loss."""
     temporal_critic_num_units: int = setting(64, PositiveInt())
     """Channels of the temporal critic's convolutions."""
+    envelope_critic: bool = setting(False, Flag())
+    """Train another critic, of the attributes and each feature's envelope only (the log of
+    its spread in windows of half a ``sample_len``): a wave that swells and fades where
+    real ones hold steady, a transient that does not decay."""
+    envelope_critic_loss_coef: float = setting(
+        1.0, Real((0, True), (1e6, False), "a number in [0, 1e6)")
+    )
+    """Weight of the envelope critic's term in the generator loss."""
     spectral_critic: bool = setting(False, Flag())
     """The critic also reads each feature's magnitude spectrum: how strong each period is in
     a series, wherever it starts (a daily cycle where the data has none)."""

@@ -2,16 +2,18 @@
 emits ``sample_len`` steps at a time) and the Wasserstein critics (`critics`), the layers
 they share (`layers`), and the networks of a model built from its config (`build`)."""
 
-from dgan.networks.build import build_networks, build_temporal_critic
-from dgan.networks.critics import Critic, TemporalCritic
+from dgan.networks.build import build_envelope_critic, build_networks, build_temporal_critic
+from dgan.networks.critics import Critic, EnvelopeCritic, TemporalCritic
 from dgan.networks.generator import Generator, even_input_lstm
 from dgan.networks.layers import OutputActivation
 
 __all__ = [
     "Critic",
+    "EnvelopeCritic",
     "Generator",
     "OutputActivation",
     "TemporalCritic",
+    "build_envelope_critic",
     "build_networks",
     "build_temporal_critic",
     "even_input_lstm",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dgan.encoding.encoder import SOFTMAX
-from dgan.networks.critics import Critic, TemporalCritic
+from dgan.networks.critics import Critic, EnvelopeCritic, TemporalCritic
 from dgan.networks.generator import Generator
 
 
@@ -75,3 +75,28 @@ def build_temporal_critic(config, encoder) -> TemporalCritic:
     """The optional temporal critic (``config.temporal_critic``) for a fitted encoder."""
     attribute_dim = encoder.attribute_dim + encoder.additional_dim
     return TemporalCritic(encoder.feature_dim, attribute_dim, config.temporal_critic_num_units)
+
+
+def envelope_window(sample_len: int) -> int:
+    """Steps per window of the envelope critic: half an LSTM step's values (two windows a
+    step, so both a swell from one step to the next and a transient within one show), at
+    least 2 (one value has no spread).
+
+    Example:
+        >>> envelope_window(100), envelope_window(3)
+        (50, 2)
+    """
+    return max(2, sample_len // 2)
+
+
+def build_envelope_critic(config, encoder) -> EnvelopeCritic:
+    """The optional envelope critic (``config.envelope_critic``) for a fitted encoder: the
+    main critic's depth and width, windows of `envelope_window` steps."""
+    return EnvelopeCritic(
+        encoder.attribute_dim + encoder.additional_dim,
+        encoder.feature_dim,
+        config.max_sequence_len,
+        envelope_window(config.sample_len),
+        config.discriminator_num_layers,
+        config.discriminator_num_units,
+    )

@@ -1,6 +1,6 @@
 """The Wasserstein critics: an MLP over the flattened series (optionally its spectrum and its
-sorted step changes too, and a projection of the discrete attributes), and one of 1-D
-convolutions over time."""
+sorted step changes too, and a projection of the discrete attributes), one of 1-D
+convolutions over time, and one of the series' envelopes."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import torch
 from torch import nn
 
 from dgan.networks.changes import sorted_changes, sorted_changes_vjp
+from dgan.networks.envelopes import log_envelope, log_envelope_vjp
 from dgan.networks.layers import mlp
 from dgan.spectrum import magnitude_spectrum, magnitude_spectrum_vjp
 
@@ -171,3 +172,62 @@ class TemporalCritic(nn.Module):
         summary = self.convolutions(features.transpose(1, 2)).mean(dim=2)  # (B, U)
         flat = [p.flatten(1) for p in attribute_parts if p is not None]
         return self.score(torch.cat([*flat, summary], dim=1))  # (B, 1)
+
+
+class EnvelopeCritic(nn.Module):
+    """A Wasserstein critic of the attributes and each feature's envelope only: the log of
+    its spread in consecutive windows of ``width`` steps (`log_envelope`).
+
+    The main critic reads the envelope too, but among every value of the series: a wave
+    that swells and fades costs it little against the gaps it sees elsewhere, so the
+    generator has no reason to hold its amplitude. This critic sees nothing else, and its
+    term in the generator loss gives the envelope a gradient of its own: a steady level
+    where real series hold one, a transient that decays as theirs do. Its input gradient
+    is in closed form (`input_gradient`), so its penalty needs no double backward.
+
+    Example:
+        >>> critic = EnvelopeCritic(attribute_dim=2, feature_dim=1, max_sequence_len=8,
+        ...                         width=4, num_layers=2, num_units=8)
+        >>> critic(torch.zeros(3, 2), None, torch.randn(3, 8, 1)).shape
+        torch.Size([3, 1])
+    """
+
+    def __init__(
+        self,
+        attribute_dim: int,
+        feature_dim: int,
+        max_sequence_len: int,
+        width: int,
+        num_layers: int,
+        num_units: int,
+    ):
+        super().__init__()
+        self.width = width
+        windows = max_sequence_len // width * feature_dim
+        self.critic = Critic(attribute_dim + windows, num_layers, num_units)
+
+    def forward(self, *parts: torch.Tensor | None) -> torch.Tensor:
+        *attributes, features = parts
+        envelope = log_envelope(features, self.width).to(features.dtype)
+        return self.critic(*attributes, envelope)
+
+    def input_gradient(self, *parts: torch.Tensor | None) -> torch.Tensor:
+        """d score / d (attributes, additional, flattened features) for each example,
+        (B, columns), in closed form: the MLP's input gradient, its envelope columns
+        carried on to the steps (`log_envelope_vjp`).
+
+        Example:
+            >>> critic = EnvelopeCritic(2, 1, 8, 4, num_layers=2, num_units=8)
+            >>> a, x = torch.randn(5, 2), torch.randn(5, 8, 1, requires_grad=True)
+            >>> auto, = torch.autograd.grad(critic(a, None, x).sum(), x)
+            >>> torch.allclose(critic.input_gradient(a, None, x.detach())[:, 2:],
+            ...                auto.flatten(1), atol=1e-5)
+            True
+        """
+        *attributes, features = parts
+        envelope = log_envelope(features, self.width).to(features.dtype)
+        gradient = self.critic.input_gradient(*attributes, envelope)  # (B, A + W * F)
+        windows = envelope.shape[1] * envelope.shape[2]
+        to_attributes, to_envelope = gradient.split([gradient.shape[1] - windows, windows], 1)
+        to_steps = log_envelope_vjp(features, to_envelope.reshape(envelope.shape), self.width)
+        return torch.cat([to_attributes, to_steps.flatten(1).to(to_attributes.dtype)], dim=1)

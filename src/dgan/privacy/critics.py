@@ -5,8 +5,9 @@ Each critic round on a Poisson-sampled batch of k real examples (`PoissonBatches
 1. k fakes and k mixing weights pair up with the k real examples; example i's loss is the
    whole critic loss of its pair, for every critic together: the Wasserstein term
    D(fake_i) - D(real_i) plus the gradient penalty at alpha_i real_i + (1 - alpha_i)
-   fake_i (the MLP critics' input gradient in closed form, `Critic.input_gradient`; the
-   temporal critic's by a nested `torch.func.grad`: a double backward);
+   fake_i (the MLP and envelope critics' input gradients in closed form,
+   `Critic.input_gradient`; the temporal critic's by a nested `torch.func.grad`: a double
+   backward);
 2. each example's gradient over all critics' parameters is clipped to
    ``dp_max_grad_norm`` and the clipped gradients summed (`dgan.privacy.gradients`), then
    summed over the processes of a torchrun job;

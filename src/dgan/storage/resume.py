@@ -38,6 +38,8 @@ from dgan.storage.schema import RESUME_VERSION
 from dgan.train.batch import LOSS_NAMES
 from dgan.train.loop import CutEpoch
 
+LOSS_COUNT_BEFORE = 5
+"""Loss sums a cut epoch's record held before the envelope critic's loss was added."""
 _CUT_TENSORS = ("permutation", "loss_sums")  # stored as "cut.permutation", "cut.loss_sums"
 _CUT_NUMBERS = ("batches_done", "seen", "trained", "skipped_steps", "wall_time_s")
 
@@ -145,6 +147,9 @@ def _cut(
 ) -> CutEpoch:
     permutation, sums = (tensors.get(f"cut.{name}") for name in _CUT_TENSORS)
     examples = data["examples"]
+    if sums is not None and sums.dim() == 1 and LOSS_COUNT_BEFORE <= len(sums) < len(LOSS_NAMES):
+        # written before a loss was added (the envelope critic's, last): it summed nothing
+        sums = torch.cat([sums, sums.new_zeros(len(LOSS_NAMES) - len(sums))])
     fits = (
         permutation is not None
         and sums is not None

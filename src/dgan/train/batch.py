@@ -17,9 +17,10 @@ LOSS_NAMES = (
     "gradient_penalty",
     "generator_loss",
     "temporal_discriminator_loss",
+    "envelope_discriminator_loss",
 )
 CRITIC_LOSSES = slice(0, 3)  # the critic step's (main, attribute, penalty)
-GENERATOR_LOSS, TEMPORAL_LOSS = 3, 4
+GENERATOR_LOSS, TEMPORAL_LOSS, ENVELOPE_LOSS = 3, 4, 5
 
 
 @dataclass

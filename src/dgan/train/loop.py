@@ -332,10 +332,13 @@ def _mean_losses(trainer: Trainer, acc: Accumulators, seen: int) -> dict[str, fl
         means["attribute_discriminator_loss"] = None
     if trainer.temporal_critic is None:
         means["temporal_discriminator_loss"] = None
+    if trainer.envelope_critic is None:
+        means["envelope_discriminator_loss"] = None
     if trainer.privacy is not None:  # losses on real data would leave the run without noise
         for name in ("discriminator_loss", "attribute_discriminator_loss", "gradient_penalty"):
             means[name] = None
         means["temporal_discriminator_loss"] = None
+        means["envelope_discriminator_loss"] = None
     return means
 
 

@@ -9,7 +9,7 @@ import torch
 from dgan.config import DGANConfig
 from dgan.encoding.encoder import DataEncoder
 from dgan.errors import DataError, ParameterError
-from dgan.networks import build_networks, build_temporal_critic
+from dgan.networks import build_envelope_critic, build_networks, build_temporal_critic
 
 
 def check_memory(config: DGANConfig, encoder: DataEncoder, device: torch.device) -> None:
@@ -22,6 +22,8 @@ def check_memory(config: DGANConfig, encoder: DataEncoder, device: torch.device)
         networks = dict(zip(names, build_networks(config, encoder), strict=True))
         if config.temporal_critic:
             networks["temporal_critic"] = build_temporal_critic(config, encoder)
+        if config.envelope_critic:
+            networks["envelope_critic"] = build_envelope_critic(config, encoder)
     sizes = {
         name: sum(p.numel() for p in net.parameters())
         for name, net in networks.items()
@@ -36,6 +38,7 @@ def check_memory(config: DGANConfig, encoder: DataEncoder, device: torch.device)
         "critic": "discriminator_num_units/layers (its input grows with max_sequence_len)",
         "attribute_critic": "discriminator_num_units/layers",
         "temporal_critic": "temporal_critic_num_units",
+        "envelope_critic": "discriminator_num_units/layers",
     }
     parts = "; ".join(
         f"{name} {n / 1e6:,.1f}M parameters ({fields[name]})" for name, n in sizes.items()

@@ -22,8 +22,10 @@ from dgan.encoding.encoder import DataEncoder, EncodedData
 from dgan.errors import ParameterError
 from dgan.networks import (
     Critic,
+    EnvelopeCritic,
     Generator,
     TemporalCritic,
+    build_envelope_critic,
     build_networks,
     build_temporal_critic,
 )
@@ -37,6 +39,7 @@ from dgan.privacy.critics import CriticTerm, PrivateTraining
 from dgan.train import losses
 from dgan.train.batch import (
     CRITIC_LOSSES,
+    ENVELOPE_LOSS,
     GENERATOR_LOSS,
     TEMPORAL_LOSS,
     Accumulators,
@@ -78,12 +81,14 @@ class Trainer:
         policy: PrecisionPolicy,
         rng: torch.Generator,
         temporal_critic: TemporalCritic | None = None,
+        envelope_critic: EnvelopeCritic | None = None,
     ):
         self.config = config
         self.generator = generator
         self.critic = critic
         self.attribute_critic = attribute_critic
         self.temporal_critic = temporal_critic
+        self.envelope_critic = envelope_critic
         self.rng = rng
         # Generation may use an exponential moving average of the generator's weights.
         self.generator_ema = None
@@ -117,6 +122,11 @@ class Trainer:
             self.temporal_critic_opt = adam(
                 temporal_critic, c.discriminator_learning_rate, c.discriminator_beta1
             )
+        self.envelope_critic_opt = None
+        if envelope_critic is not None:
+            self.envelope_critic_opt = adam(
+                envelope_critic, c.discriminator_learning_rate, c.discriminator_beta1
+            )
         self.set_policy(policy)
         # Differential privacy: DP-SGD on the critics (dgan.privacy); None without.
         self.privacy = None
@@ -139,6 +149,7 @@ class Trainer:
         with seeded_cpu_rng(config.seed):  # the caller's RNG state is untouched
             generator, critic, attribute_critic = build_networks(config, encoder)
             temporal = build_temporal_critic(config, encoder) if config.temporal_critic else None
+            envelope = build_envelope_critic(config, encoder) if config.envelope_critic else None
         return cls(
             config,
             generator.to(device),
@@ -147,6 +158,7 @@ class Trainer:
             PrecisionPolicy.from_config(config, device),
             make_rng(config.seed, 0, device),
             None if temporal is None else temporal.to(device),
+            None if envelope is None else envelope.to(device),
         )
 
     def modules(self) -> dict[str, torch.nn.Module]:
@@ -156,6 +168,8 @@ class Trainer:
             parts["attribute_critic"] = self.attribute_critic
         if self.temporal_critic is not None:
             parts["temporal_critic"] = self.temporal_critic
+        if self.envelope_critic is not None:
+            parts["envelope_critic"] = self.envelope_critic
         if self.generator_ema is not None:
             parts["generator_ema"] = self.generator_ema
         return parts
@@ -167,6 +181,8 @@ class Trainer:
             parts["attribute_critic"] = self.attribute_critic_opt
         if self.temporal_critic_opt is not None:
             parts["temporal_critic"] = self.temporal_critic_opt
+        if self.envelope_critic_opt is not None:
+            parts["envelope_critic"] = self.envelope_critic_opt
         return parts
 
     def join_processes(
@@ -321,7 +337,7 @@ class Trainer:
         loss, penalty = self._critic_loss(
             self.critic, real_all, fake_all, alpha, c.gradient_penalty_coef
         )
-        attribute_loss = temporal_loss = torch.zeros((), device=self.device)
+        attribute_loss = temporal_loss = envelope_loss = torch.zeros((), device=self.device)
         if self.attribute_critic is not None:  # reads the (additional) attributes only
             attribute_loss, _ = self._critic_loss(
                 self.attribute_critic,
@@ -334,7 +350,11 @@ class Trainer:
             temporal_loss, _ = self._critic_loss(
                 self.temporal_critic, real_all, fake_all, alpha, c.gradient_penalty_coef
             )
-        total = loss + attribute_loss + temporal_loss
+        if self.envelope_critic is not None:
+            envelope_loss, _ = self._critic_loss(
+                self.envelope_critic, real_all, fake_all, alpha, c.gradient_penalty_coef
+            )
+        total = loss + attribute_loss + temporal_loss + envelope_loss
         # The critics share no parameters and see detached inputs, so one backward of the
         # summed losses gives each critic exactly its own gradients.
         critic_optimizers = [o for name, o in self.optimizers().items() if name != "generator"]
@@ -343,6 +363,7 @@ class Trainer:
         )
         acc.losses[CRITIC_LOSSES] += torch.stack([loss, attribute_loss, penalty]).detach() * weight
         acc.losses[TEMPORAL_LOSS] += temporal_loss.detach() * weight
+        acc.losses[ENVELOPE_LOSS] += envelope_loss.detach() * weight
         acc.skipped("critic", skipped)
         acc.nonfinite_losses += policy.diverged(total, skipped, policy.critic_scaler)
 
@@ -357,6 +378,8 @@ class Trainer:
             terms.append(CriticTerm("attribute_critic", self.attribute_critic, attribute_coef, 2))
         if self.temporal_critic is not None:
             terms.append(CriticTerm("temporal_critic", self.temporal_critic, coef))
+        if self.envelope_critic is not None:
+            terms.append(CriticTerm("envelope_critic", self.envelope_critic, coef))
         optimizers = [o for name, o in self.optimizers().items() if name != "generator"]
         total = None if self.collective is None else self.collective.total
         self.privacy.critic_round(terms, optimizers, real, fake, alpha, total)
@@ -376,7 +399,7 @@ class Trainer:
         """Update the generator once through frozen critics, on ``fake`` (generated with
         its graph by the current weights) or on ``n`` fresh fakes when None."""
         c, policy = self.config, self.policy
-        critics = (self.critic, self.attribute_critic, self.temporal_critic)
+        critics = (self.critic, self.attribute_critic, self.temporal_critic, self.envelope_critic)
         with frozen(*critics), policy.autocast():
             if fake is None:
                 fake = self.fake_batch(n)
@@ -387,6 +410,9 @@ class Trainer:
             if self.temporal_critic is not None:
                 temporal_scores = self.temporal_critic(*fake.parts())
                 loss = loss + c.temporal_critic_loss_coef * losses.generator_loss(temporal_scores)
+            if self.envelope_critic is not None:
+                envelope_scores = self.envelope_critic(*fake.parts())
+                loss = loss + c.envelope_critic_loss_coef * losses.generator_loss(envelope_scores)
         skipped = policy.backward_and_step(
             loss, policy.generator_scaler, [self.generator_opt], self.gradient_hook
         )
