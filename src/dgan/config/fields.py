@@ -59,6 +59,10 @@ _NONNEGATIVE = Real((0, True), None, "a finite number >= 0")
 _POSITIVE = Real((0, False), None, "a finite number > 0")
 _BETA = Real((0, True), (1, False), "a number in [0, 1)")
 _FRACTION = Real((0, True), (1, True), "a fraction in [0, 1]")
+_LOSS_WEIGHT = Real((0, True), (1e6, False), "a number in [0, 1e6)")
+_OPTIONAL_MINUTES = Real((0, False), None, "None or a number of minutes > 0", optional=True)
+_DECAY = Real((0, False), (1, False), "None or a number in (0, 1), e.g. 0.999", optional=True)
+_PRECISION = OneOf(PRECISIONS, optional=True, text=f"one of {PRECISIONS}")
 _OPTIONAL_POSITIVE = Real((0, False), None, "None or a finite number > 0", optional=True)
 _LAYERS = PositiveInt(most=MAX_LAYERS, why_most=" (deeper networks train no better here)")
 _ROUNDS = PositiveInt(most=MAX_ROUNDS, why_most=" (each round is a whole update per batch)")
@@ -180,9 +184,7 @@ class DGANConfig:
     training_steps: int | None = setting(None, PositiveInt(optional=True))
     """Train for this many optimizer steps (batches) instead of ``epochs``; the last epoch
     may be partial. None: ``epochs`` epochs, or the budget ``large_data="auto"`` picks."""
-    training_minutes: float | None = setting(
-        None, Real((0, False), None, "None or a number of minutes > 0", optional=True)
-    )
+    training_minutes: float | None = setting(None, _OPTIONAL_MINUTES)
     """Stop at the first batch end (torchrun: the first check every ``log_every`` steps) after
     this many minutes, whatever the epochs or steps; counted over a resumed run's pieces."""
     discriminator_rounds: int = setting(1, _ROUNDS)
@@ -218,9 +220,7 @@ class DGANConfig:
     """If NaN repair would drop more than this fraction of examples, raise DataError."""
 
     # --- Precision (see docs/precision.md) ---
-    precision: str | None = setting(
-        None, OneOf(PRECISIONS, optional=True, text=f"one of {PRECISIONS}")
-    )
+    precision: str | None = setting(None, _PRECISION)
     """"fp32", "fp16" (loss-scaled), "bf16" or "auto" (fp32 on every device: docs/precision.md).
     None: "fp16" if mixed_precision_training else "fp32"."""
     loss_scale: str | float = setting("dynamic", Custom(_loss_scale_problem))
@@ -253,9 +253,7 @@ class DGANConfig:
     gradient_penalty_norm: str = setting("example", OneOf(("example", "batch")))
     """"example": the penalty takes one gradient norm per example (WGAN-GP, DoppelGANger);
     "batch": one norm over the whole batch, as gretel-synthetics computes it."""
-    generator_ema_decay: float | None = setting(
-        None, Real((0, False), (1, False), "None or a number in (0, 1), e.g. 0.999", optional=True)
-    )
+    generator_ema_decay: float | None = setting(None, _DECAY)
     """Generate with an exponential moving average of the generator's weights, e.g. 0.999
     (the decay ramps up over the first steps); None: the trained weights (see large_data)."""
     feature_feedback: bool = setting(False, Flag())
@@ -279,19 +277,13 @@ class DGANConfig:
     generator forward pass per batch. False draws fresh noise for every round."""
     temporal_critic: bool = setting(False, Flag())
     """Train a third critic, 1-D convolutions over time, beside the MLP critics."""
-    temporal_critic_loss_coef: float = setting(
-        1.0, Real((0, True), (1e6, False), "a number in [0, 1e6)")
-    )
+    temporal_critic_loss_coef: float = setting(1.0, _LOSS_WEIGHT)
     """Weight of the temporal critic's term in the generator loss."""
     temporal_critic_num_units: int = setting(64, PositiveInt())
     """Channels of the temporal critic's convolutions."""
     envelope_critic: bool = setting(False, Flag())
-    """Train another critic, of the attributes and each feature's envelope only (the log of
-    its spread in windows of half a ``sample_len``): a wave that swells and fades where
-    real ones hold steady, a transient that does not decay."""
-    envelope_critic_loss_coef: float = setting(
-        1.0, Real((0, True), (1e6, False), "a number in [0, 1e6)")
-    )
+    """Train another critic, of the attributes and each feature's envelope (log spreads) only."""
+    envelope_critic_loss_coef: float = setting(1.0, _LOSS_WEIGHT)
     """Weight of the envelope critic's term in the generator loss."""
     spectral_critic: bool = setting(False, Flag())
     """The critic also reads each feature's magnitude spectrum: how strong each period is in
