@@ -40,6 +40,7 @@ from dgan.train.loop import CutEpoch
 
 LOSS_COUNT_BEFORE = 5
 """Loss sums a cut epoch's record held before the envelope critic's loss was added."""
+
 _CUT_TENSORS = ("permutation", "loss_sums")  # stored as "cut.permutation", "cut.loss_sums"
 _CUT_NUMBERS = ("batches_done", "seen", "trained", "skipped_steps", "wall_time_s")
 
