@@ -22,6 +22,14 @@ reads as log(0.01) of the encoded range, not as minus infinity, and a spread far
 that cannot steer the critic."""
 
 
+def _windows(features: torch.Tensor, width: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """(B, T, F) -> each whole window's deviations from its mean, (B, W, width, F), and
+    its spread, (B, W, 1, F) (a tail shorter than ``width`` is left out)."""
+    windows = features[:, : features.shape[1] // width * width].unflatten(1, (-1, width))
+    deviations = windows - windows.mean(dim=2, keepdim=True)
+    return deviations, torch.sqrt(deviations.pow(2).mean(dim=2, keepdim=True) + ENVELOPE_EPS)
+
+
 def window_spreads(features: torch.Tensor, width: int) -> torch.Tensor:
     """(B, T, F) series -> (B, T // width, F): each feature's standard deviation in the
     consecutive windows of ``width`` steps (a tail shorter than ``width`` is left out).
@@ -32,35 +40,7 @@ def window_spreads(features: torch.Tensor, width: int) -> torch.Tensor:
         >>> window_spreads(swell, 4)[0, :, 0].round(decimals=3).tolist()
         [1.0, 3.0]
     """
-    windows = features[:, : features.shape[1] // width * width].unflatten(1, (-1, width))
-    deviations = windows - windows.mean(dim=2, keepdim=True)  # (B, W, width, F)
-    return torch.sqrt(deviations.pow(2).mean(dim=2) + ENVELOPE_EPS)
-
-
-def window_spreads_vjp(features: torch.Tensor, cotangent: torch.Tensor, width: int) -> torch.Tensor:
-    """d <cotangent, window_spreads(features, width)> / d features, (B, T, F), in closed
-    form: differentiable in ``cotangent`` by an ordinary backward (the features are
-    constants).
-
-    A window's spread s = sqrt(mean((x - m)^2) + eps) moves with each of its steps by
-    (x_t - m) / (width * s) (the mean's own change sums to zero over the window); steps in
-    the tail beyond the last whole window get nothing.
-
-    Example:
-        >>> x = torch.randn(2, 9, 3, requires_grad=True)
-        >>> c = torch.randn(2, 2, 3)
-        >>> auto, = torch.autograd.grad((window_spreads(x, 4) * c).sum(), x)
-        >>> torch.allclose(window_spreads_vjp(x.detach(), c, 4), auto, atol=1e-6)
-        True
-    """
-    steps = features.shape[1]
-    whole = steps // width * width
-    windows = features.detach()[:, :whole].unflatten(1, (-1, width))  # (B, W, width, F)
-    deviations = windows - windows.mean(dim=2, keepdim=True)
-    spreads = torch.sqrt(deviations.pow(2).mean(dim=2, keepdim=True) + ENVELOPE_EPS)
-    through = cotangent.unsqueeze(2) * deviations.to(cotangent.dtype) / (width * spreads)
-    # out of place (no write into zeros), so per-example gradients can vmap over it
-    return functional.pad(through.flatten(1, 2), (0, 0, 0, steps - whole))
+    return _windows(features, width)[1].squeeze(2)
 
 
 def log_envelope(features: torch.Tensor, width: int) -> torch.Tensor:
@@ -78,8 +58,14 @@ def log_envelope(features: torch.Tensor, width: int) -> torch.Tensor:
 
 
 def log_envelope_vjp(features: torch.Tensor, cotangent: torch.Tensor, width: int) -> torch.Tensor:
-    """d <cotangent, log_envelope(features, width)> / d features, (B, T, F), in closed form
-    (the log's derivative 1 / (spread + floor), then `window_spreads_vjp`), in fp32.
+    """d <cotangent, log_envelope(features, width)> / d features, (B, T, F), in closed
+    form, in fp32: differentiable in ``cotangent`` by an ordinary backward (the features
+    are constants).
+
+    A window's spread s = sqrt(mean((x - m)^2) + eps) moves with each of its steps by
+    (x_t - m) / (width * s) (the mean's own change sums to zero over the window), and its
+    log by that over (s + floor); steps in the tail beyond the last whole window get
+    nothing.
 
     Example:
         >>> x = torch.randn(2, 9, 3, requires_grad=True)
@@ -89,6 +75,8 @@ def log_envelope_vjp(features: torch.Tensor, cotangent: torch.Tensor, width: int
         True
     """
     with torch.autocast(features.device.type, enabled=False):
-        features = features.detach().float()
-        spreads = window_spreads(features, width)
-        return window_spreads_vjp(features, cotangent.float() / (spreads + ENVELOPE_FLOOR), width)
+        deviations, spreads = _windows(features.detach().float(), width)
+        to_log = cotangent.float().unsqueeze(2) / (spreads + ENVELOPE_FLOOR)
+        through = (to_log * deviations / (width * spreads)).flatten(1, 2)  # (B, whole, F)
+        # out of place (no write into zeros), so per-example gradients can vmap over it
+        return functional.pad(through, (0, 0, 0, features.shape[1] - through.shape[1]))
