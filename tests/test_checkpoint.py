@@ -145,6 +145,7 @@ def test_resume_is_exact_with_the_quality_levers(tmp_path):
         temporal_critic=True,
         temporal_critic_num_units=8,
         envelope_critic=True,
+        period_carrier=True,
     )
     _train(tiny_config(epochs=1, checkpoint_dir=folder, **levers))
     resumed = _train(tiny_config(epochs=2, checkpoint_dir=folder, **levers), resume_from=folder)

@@ -262,13 +262,14 @@ def test_closed_form_penalty_runs_its_products_in_the_penalty_precision(penalty_
 def test_training_with_the_penalty_in_autocast_stays_finite(rng, precision):
     """Both penalty paths in one step: the MLP critics' closed form in 16 bits (the
     envelope critic's through its log spreads too) and the temporal critic's double
-    backward under the AMP recipe."""
+    backward under the AMP recipe; the features drawn on a carrier (its waves in fp32)."""
     model = _train(
         rng,
         precision=precision,
         gradient_penalty_precision="autocast",
         temporal_critic=True,
         envelope_critic=True,
+        period_carrier=True,
     )
     assert all(h["precision"] == precision and not h["guard_events"] for h in model.history)
     losses = [h[k] for h in model.history for k in ("discriminator_loss", "gradient_penalty")]

@@ -296,6 +296,22 @@ def test_private_training_spends_at_most_its_epsilon_and_stops_at_it(tmp_path):
     assert json.dumps(state["history"])  # JSON-native
 
 
+def test_a_carrier_is_off_by_auto_and_trains_when_asked_for_in_a_private_run(tmp_path):
+    """"auto" would read the values to decide: off; True carries every continuous feature,
+    each period encoded by max_sequence_len alone, with the envelope critic beside it."""
+    _opacus()
+    auto = DGAN(_dp_config(batch_size=8, epochs=1))
+    auto.train_numpy(_series(), progress_bar=False)
+    assert auto.encoder.period_features == [] and auto.trainer.envelope_critic is None
+    model = DGAN(_dp_config(batch_size=8, epochs=1, period_carrier=True))
+    assert "periods: 'feature 0', 'feature 1' drawn" in str(model.plan(_series(), warm_up_steps=0))
+    model.train_numpy(_series(), progress_bar=False)
+    assert model.encoder.period_features == [0, 1] and model.trainer.envelope_critic is not None
+    assert np.isfinite(model.history[-1]["generator_loss"])
+    _, state = read_model_file(model.save(tmp_path / "private.dgan"))
+    assert state["encoder"]["period_features"] == [0, 1]
+
+
 def test_the_envelope_critic_trains_privately_and_records_no_loss_of_real_data():
     """Its term joins the private critic round (clipped with the others), and its loss,
     read on real data, stays out of the history as the other critics' do."""

@@ -8,15 +8,16 @@ Example:
     1024
 """
 
-from dgan.config.checks import MAX_SEED, short_repr
-from dgan.config.enums import DfStyle, Normalization, OutputType
-from dgan.config.fields import (
+from dgan.config.checks import (
     FP16_MAX,
     MAX_INIT_SCALE,
     MAX_LAYERS,
     MAX_ROUNDS,
-    DGANConfig,
+    MAX_SEED,
+    short_repr,
 )
+from dgan.config.enums import DfStyle, Normalization, OutputType
+from dgan.config.fields import DGANConfig
 from dgan.config.sizing import LARGE_DATA_SETTINGS, size_settings
 
 __all__ = [

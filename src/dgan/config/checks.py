@@ -219,6 +219,16 @@ _DIVISOR_SCAN = 64  # divisors looked for: up to this and their cofactors (bound
 MAX_SEED = 2**63 - 2
 """The largest seed: torch seeds are 64-bit and dgan seeds stream k with ``2 * seed + k + 1``."""
 
+FP16_MAX = 65504.0
+"""The largest finite fp16 value: a static loss scale above it overflows every fp16 step."""
+MAX_INIT_SCALE = 2.0**16
+"""The largest first dynamic loss scale accepted (torch's default start). Each halving from
+a larger start costs a skipped step."""
+PRECISIONS = ("fp32", "fp16", "bf16", "auto")
+MAX_LAYERS = MAX_ROUNDS = 100
+"""The most hidden layers of a network, and critic or generator updates per batch: more
+train no better, and each is work in every step (10**6 made ``--dry-run`` run for ever)."""
+
 
 def seed_problem(name: str, value: Any, default: Any) -> str | None:
     """The problem with a seed, or None (`DGANConfig.seed`).

@@ -17,6 +17,11 @@ from enum import Enum
 from typing import Any
 
 from dgan.config.checks import (
+    FP16_MAX,
+    MAX_INIT_SCALE,
+    MAX_LAYERS,
+    MAX_ROUNDS,
+    PRECISIONS,
     Check,
     Custom,
     Flag,
@@ -38,16 +43,6 @@ from dgan.config.enums import Normalization
 from dgan.config.given import GIVEN, record_given
 from dgan.config.sizing import LARGE_DATA_SETTINGS, private_settings, resolve
 from dgan.errors import ParameterError, raise_all
-
-FP16_MAX = 65504.0
-"""The largest finite fp16 value: a static loss scale above it overflows every fp16 step."""
-MAX_INIT_SCALE = 2.0**16
-"""The largest first dynamic loss scale accepted (torch's default start). Each halving from
-a larger start costs a skipped step."""
-PRECISIONS = ("fp32", "fp16", "bf16", "auto")
-MAX_LAYERS = MAX_ROUNDS = 100
-"""The most hidden layers of a network, and critic or generator updates per batch: more
-train no better, and each is work in every step (10**6 made ``--dry-run`` run for ever)."""
 
 
 def setting(default: Any = MISSING, check: Check | None = None) -> Any:
@@ -139,10 +134,9 @@ class DGANConfig:
     """Where every training series of a continuous feature has one mean and standard
     deviation (standardized series by series), give each generated series them too."""
     log_scale: bool | str = setting("auto", OneOf((True, False, "auto")))
-    """Scale continuous variables on a signed log scale, sign(x) * log10(1 + |x| / floor):
-    "auto" for those whose typical non-zero magnitudes span more than three orders of
-    magnitude (amplitudes 0.01 to 10,000 across classes) but not waves around 0, True for
-    all, False never (as gretel). The floor: the 5% quantile of the non-zero magnitudes."""
+    """Scale continuous variables by sign(x) * log10(1 + |x| / floor), the floor the 5% quantile
+    of non-zero magnitudes: "auto" where they span over three orders (0.01 to 10,000 across
+    classes), not waves around 0; True all, False none (as gretel)."""
     per_class_scaling: bool | str = setting("auto", Custom(per_class_scaling_problem))
     """Scale each series' level and spread within its class's range (a discrete attribute's
     value): "auto" where one attribute's classes set the levels (several sensors in one
@@ -152,6 +146,10 @@ class DGANConfig:
     attribute critic, read by the LSTM) where it ends, not the generated end-of-series flag."""
     onset_attribute: bool | str = setting("auto", OneOf((True, False, "auto")))
     """Generate each series' leading zero steps as an attribute (`dgan.encoding.onsets`)."""
+    period_carrier: bool | str = setting("auto", OneOf((True, False, "auto")))
+    """Draw each feature that oscillates steadily as harmonics of a wave at the series' own
+    generated period (`dgan.encoding.periods`): "auto" where the median series holds 8+
+    cycles of one period, True every continuous feature, False never (as gretel)."""
     binary_encoder_cutoff: int = setting(150, PositiveInt())
     """Discrete variables with more categories than this use a binary code, not one-hot."""
 
@@ -281,8 +279,8 @@ class DGANConfig:
     """Weight of the temporal critic's term in the generator loss."""
     temporal_critic_num_units: int = setting(64, PositiveInt())
     """Channels of the temporal critic's convolutions."""
-    envelope_critic: bool = setting(False, Flag())
-    """Train another critic, of the attributes and each feature's envelope (log spreads) only."""
+    envelope_critic: bool | str = setting("auto", OneOf((True, False, "auto")))
+    """A critic of the attributes and envelopes (log spreads) alone; "auto": with a carrier."""
     envelope_critic_loss_coef: float = setting(1.0, _LOSS_WEIGHT)
     """Weight of the envelope critic's term in the generator loss."""
     spectral_critic: bool = setting(False, Flag())
@@ -430,6 +428,8 @@ class DGANConfig:
             reuse_fakes=True,
             large_data=False,
             temporal_critic=False,
+            period_carrier=False,
+            envelope_critic=False,
             init_scale=2.0**16,
         )
         return cls(**{**gretel_choices, **fields})

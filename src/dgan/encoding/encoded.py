@@ -1,7 +1,7 @@
 """`EncodedData`: a dataset in the networks' representation, and its digest; `series_ends`,
-where a generated series ends in it; `varies_in_length`, whether data needs the end encoded
-at all; `encode_lengths` and `lengths_from_unit`, each series' length as a generated
-attribute (``length_attribute``)."""
+where a generated series ends in it, and `flag_lengths` by that rule; `varies_in_length`,
+whether data needs the end encoded at all; `encode_lengths` and `lengths_from_unit`, each
+series' length as a generated attribute (``length_attribute``)."""
 
 from __future__ import annotations
 
@@ -66,6 +66,24 @@ def series_ends(continues, ends):
         [False, True, True]
     """
     return ends >= continues
+
+
+def flag_lengths(features: np.ndarray, flag: int | None) -> np.ndarray:
+    """(N,) the lengths of encoded series ``features`` (N, T, F): up to and including the
+    first step where `series_ends` by the flags at ``flag`` and ``flag + 1``; T for all
+    where ``flag`` is None (series of one length).
+
+    Example:
+        >>> flags = np.array([[[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]]])  # ends at step 1
+        >>> flag_lengths(flags, 0).tolist(), flag_lengths(flags, None).tolist()
+        ([2], [3])
+    """
+    n, t_max = features.shape[:2]
+    if flag is None:
+        return np.full(n, t_max, dtype=np.int64)
+    ends = series_ends(features[:, :, flag], features[:, :, flag + 1])  # (N, T)
+    ends[:, -1] = True
+    return ends.argmax(axis=1).astype(np.int64) + 1
 
 
 def varies_in_length(lengths: np.ndarray, max_sequence_len: int) -> bool:

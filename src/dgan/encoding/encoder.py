@@ -12,7 +12,9 @@ feature, and adds DoppelGANger's two extras:
   ``length_attribute`` the length is also the last additional attribute (`encode_lengths`):
   generated with the others, it sets where the generator ends each series;
 * with ``onset_attribute`` each series' leading zero steps come off before anything is
-  fitted, and their count is the very last additional attribute (`dgan.encoding.onsets`).
+  fitted, and their count is the very last additional attribute (`dgan.encoding.onsets`);
+* with ``period_carrier`` each carried feature's dominant frequency is an additional
+  attribute after the ranges (`dgan.encoding.periods`).
 
 Everything has an exact inverse and a JSON-native state (models are saved without pickle).
 """
@@ -28,7 +30,13 @@ from dgan.config import Normalization, OutputType
 from dgan.encoding.class_shares import ClassShares
 
 # series_ends: this module's API
-from dgan.encoding.encoded import EncodedData, encode_lengths, series_ends, varies_in_length
+from dgan.encoding.encoded import (
+    EncodedData,
+    encode_lengths,
+    flag_lengths,
+    series_ends,
+    varies_in_length,
+)
 from dgan.encoding.encoder_state import encoder_arguments, encoder_state
 from dgan.encoding.example_scaling import (
     fills_range,
@@ -46,6 +54,7 @@ from dgan.encoding.onsets import (
     starts_off,
     strip_onsets,
 )
+from dgan.encoding.periods import carried_features, encode_frequencies, series_frequencies
 from dgan.encoding.standardized import Standardized
 from dgan.encoding.texture import SeriesTexture
 from dgan.encoding.training_maps import fit_training_maps
@@ -59,14 +68,16 @@ from dgan.encoding.variables import (  # re-exported: the encoders are part of t
     OutputSlice,
     VariableEncoder,
     all_numeric,
+    class_codes,
     encoder_from_json,
     fit_variables,
     inverse_columns,
     output_slices,
     output_type,
+    transform_columns,
     variable_names,
+    variable_settings,
 )
-from dgan.errors import DataError, raise_all
 from dgan.series import SeriesRows, as_series_rows
 
 __all__ = [
@@ -115,6 +126,7 @@ class DataEncoder:
         class_shares: ClassShares | None = None,
         standardized: Standardized | None = None,
         onset_attribute: bool = False,
+        period_features: list[int] | None = None,
     ):
         self.attribute_encoders = attribute_encoders
         self.feature_encoders = feature_encoders
@@ -138,6 +150,9 @@ class DataEncoder:
         self.length_attribute = length_attribute and variable_length
         # Whether each series' leading zero steps are taken off and generated as a count.
         self.onset_attribute = onset_attribute
+        # The features drawn on a carrier at each series' own period, each with its
+        # frequency as an additional attribute after the ranges ([] for none).
+        self.period_features = list(period_features or [])
         self.continuous_features = [
             i for i, e in enumerate(feature_encoders) if isinstance(e, ContinuousEncoder)
         ]
@@ -153,8 +168,8 @@ class DataEncoder:
             None if self.additional_encoders is None else output_slices(self.additional_encoders)
         )
         zero_one = self.normalization == Normalization.ZERO_ONE
-        # the length, then the onset, after the example-scaling attributes
-        for _ in range(self.length_attribute + self.onset_attribute):
+        # the periods, the length, then the onset, after the example-scaling attributes
+        for _ in range(len(self.period_features) + self.length_attribute + self.onset_attribute):
             start = sum(s.width for s in slices or [])
             slices = [*(slices or []), OutputSlice(start, 1, SIGMOID if zero_one else TANH)]
         return slices
@@ -165,6 +180,12 @@ class DataEncoder:
         if not self.length_attribute:
             return None
         return self.additional_dim - 1 - self.onset_attribute
+
+    @property
+    def period_columns(self) -> list[int]:
+        """Columns of the carried features' frequencies among the additional attributes."""
+        first = self.additional_dim - self.onset_attribute - self.length_attribute
+        return list(range(first - len(self.period_features), first))
 
     @property
     def onset_column(self) -> int | None:
@@ -245,12 +266,7 @@ class DataEncoder:
         onset_attribute = starts_off(config.onset_attribute, features, varied)
         if onset_attribute:  # everything is fitted on the series from their switch-on
             features = strip_onsets(features, series_onsets(features))
-        settings = {
-            "normalization": config.normalization,
-            "apply_feature_scaling": config.apply_feature_scaling,
-            "binary_encoder_cutoff": config.binary_encoder_cutoff,
-            "log_scale": config.log_scale,
-        }
+        settings = variable_settings(config)
         feature_names = variable_names(feature_names, "feature", len(feature_types))
         feature_encoders = fit_variables(feature_types, feature_names, features.rows, settings)
         attribute_encoders = None
@@ -270,6 +286,8 @@ class DataEncoder:
             length_attribute=config.length_attribute,
             onset_attribute=onset_attribute,
         )
+        continuous = encoder.continuous_features
+        encoder.period_features = carried_features(config.period_carrier, features, continuous)
         if config.apply_example_scaling and encoder.continuous_features:
             mid, half = encoder._midpoints_and_half_ranges(features)
             names = [str(feature_names[i]) for i in encoder.continuous_features]
@@ -277,7 +295,7 @@ class DataEncoder:
             encoder.groups = GroupRanges.choose(
                 config.per_class_scaling,
                 encoder._encode_ranges(mid, half),
-                {} if attributes is None else encoder._class_codes(attributes),
+                {} if attributes is None else class_codes(attribute_encoders, attributes),
                 config.normalization,
             )
         group = None if encoder.groups is None else encoder.groups.attribute
@@ -286,14 +304,6 @@ class DataEncoder:
         )
         encoder.marginals, encoder.texture, encoder.class_shares, encoder.standardized = maps
         return encoder
-
-    def _class_codes(self, attributes: np.ndarray) -> dict[int, tuple[str, np.ndarray, int]]:
-        """Each discrete attribute's name, category index per example and category count."""
-        return {
-            i: (enc.name, enc.codes(attributes[:, i]), len(enc.categories))
-            for i, enc in enumerate(self.attribute_encoders or [])
-            if isinstance(enc, DiscreteEncoder)
-        }
 
     def _encode_ranges(self, mid: np.ndarray, half: np.ndarray) -> np.ndarray:
         """(N, 2C) the example-scaling attributes (midpoint, half-range per continuous
@@ -375,10 +385,13 @@ class DataEncoder:
                     additional, self.class_of(attributes, self.groups.attribute)
                 )
         zero_one = self.normalization == Normalization.ZERO_ONE
-        counts = (
-            [encode_lengths(features.lengths, t_max, zero_one)] if self.length_attribute else []
-        )
-        if onsets is not None:  # the length, then the onset, after the ranges
+        counts = [  # the periods, the length, then the onset, after the ranges
+            encode_frequencies(series_frequencies(features, i)[0], t_max, zero_one)
+            for i in self.period_features
+        ]
+        if self.length_attribute:
+            counts.append(encode_lengths(features.lengths, t_max, zero_one))
+        if onsets is not None:
             counts.append(encode_onsets(onsets, t_max, zero_one))
         if counts:
             additional = np.column_stack([*([] if additional is None else [additional]), *counts])
@@ -408,29 +421,15 @@ class DataEncoder:
             block[:, starts[i]] = unit[j]
 
     def transform_attributes(self, attributes: np.ndarray | None, n: int) -> np.ndarray | None:
+        """(n, A_enc) the encoded attributes, or None without attributes."""
         if self.attribute_encoders is None:
             return None
-        columns, problems = [], []
-        for i, enc in enumerate(self.attribute_encoders):
-            try:
-                col = enc.transform(attributes[:, i])
-            except DataError as e:  # unknown categories: report every attribute at once
-                problems.append(str(e))
-                continue
-            columns.append(col[:, None] if col.ndim == 1 else col)
-        raise_all(problems, DataError, "the attributes")
-        return np.concatenate(columns, axis=1).reshape(n, -1).astype(np.float32)
+        return transform_columns(self.attribute_encoders, attributes, n)
 
     # ----- inverse --------------------------------------------------------------------
     def lengths_from_flags(self, features: np.ndarray) -> np.ndarray:
         """Series lengths: up to and including the first step where `series_ends`."""
-        n, t_max = features.shape[:2]
-        if not self.variable_length:
-            return np.full(n, t_max, dtype=np.int64)
-        flag = self.generation_flag_column
-        ends = series_ends(features[:, :, flag], features[:, :, flag + 1])  # (N, T)
-        ends[:, -1] = True
-        return ends.argmax(axis=1).astype(np.int64) + 1
+        return flag_lengths(features, self.generation_flag_column)
 
     def onsets(self, data: EncodedData) -> np.ndarray | None:
         """(N,) the zero steps to put before each decoded series (`with_onsets`), or None."""

@@ -45,6 +45,7 @@ def encoder_state(encoder: Any) -> dict[str, Any]:
         "fill_range": encoder.fill_range,
         "length_attribute": encoder.length_attribute,
         "onset_attribute": encoder.onset_attribute,
+        "period_features": encoder.period_features,
         **{key: state(getattr(encoder, key)) for key in TRAINING_MAPS},
     }
 
@@ -69,5 +70,6 @@ def encoder_arguments(state: dict[str, Any]) -> dict[str, Any]:
         "fill_range": state.get("fill_range", False),  # series decoded as generated
         "length_attribute": state.get("length_attribute", False),  # ended by the flag
         "onset_attribute": state.get("onset_attribute", False),  # decoded as generated
+        "period_features": state.get("period_features", []),  # before the period carrier
         **{key: optional(key, kind) for key, kind in TRAINING_MAPS.items()},
     }

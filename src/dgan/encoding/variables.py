@@ -25,7 +25,7 @@ import pandas as pd
 
 from dgan.config import Normalization, OutputType
 from dgan.encoding.log_scale import from_log, scale_floor, to_log
-from dgan.errors import DataError, SerializationError
+from dgan.errors import DataError, SerializationError, raise_all
 
 # Activation kinds the generator's fused output head applies to a slice of its output.
 SIGMOID, TANH, SOFTMAX, BITS = "sigmoid", "tanh", "softmax", "bits"
@@ -387,6 +387,34 @@ def encoder_from_json(state: dict[str, Any]) -> VariableEncoder:
     return kinds[state["type"]].from_json(state)
 
 
+def class_codes(encoders, values: np.ndarray) -> dict[int, tuple[str, np.ndarray, int]]:
+    """Each discrete variable's name, category index per row of ``values`` (rows,
+    variables) and category count, by the variable's position.
+
+    Example:
+        >>> enc = DiscreteEncoder(150, "c").fit(np.array(["a", "b"], dtype=object))
+        >>> class_codes([enc], np.array([["b"], ["a"]], dtype=object))[0][1].tolist()
+        [1, 0]
+    """
+    return {
+        i: (enc.name, enc.codes(values[:, i]), len(enc.categories))
+        for i, enc in enumerate(encoders or [])
+        if isinstance(enc, DiscreteEncoder)
+    }
+
+
+def variable_settings(config: Any) -> dict[str, Any]:
+    """The config fields `make_encoder` reads, by name.
+
+    Example:
+        >>> from dgan import DGANConfig
+        >>> sorted(variable_settings(DGANConfig(max_sequence_len=4, sample_len=2)))
+        ['apply_feature_scaling', 'binary_encoder_cutoff', 'log_scale', 'normalization']
+    """
+    names = ("normalization", "apply_feature_scaling", "binary_encoder_cutoff", "log_scale")
+    return {name: getattr(config, name) for name in names}
+
+
 def fit_variables(
     kinds: Sequence[OutputType], names: Sequence[str], values: np.ndarray, settings: dict
 ) -> list[VariableEncoder]:
@@ -449,3 +477,24 @@ def inverse_columns(encoders, slices, encoded: np.ndarray, lead_shape: tuple) ->
     for i, col in enumerate(columns):
         out[..., i] = col
     return out
+
+
+def transform_columns(encoders, values: np.ndarray, n: int) -> np.ndarray:
+    """(n, width) every variable's encoding of ``values`` (n, variables), float32; the
+    problems of all variables (unknown categories) in one DataError.
+
+    Example:
+        >>> enc = ContinuousEncoder(Normalization.ZERO_ONE, True, "x").fit(np.array([0.0, 4.0]))
+        >>> transform_columns([enc], np.array([[1.0], [4.0]]), 2).ravel().tolist()
+        [0.25, 1.0]
+    """
+    columns, problems = [], []
+    for i, enc in enumerate(encoders):
+        try:
+            col = enc.transform(values[:, i])
+        except DataError as e:  # unknown categories: report every variable at once
+            problems.append(str(e))
+            continue
+        columns.append(col[:, None] if col.ndim == 1 else col)
+    raise_all(problems, DataError, "the attributes")
+    return np.concatenate(columns, axis=1).reshape(n, -1).astype(np.float32)

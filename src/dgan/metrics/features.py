@@ -32,6 +32,7 @@ import numpy as np
 
 from dgan.metrics.data import SeriesData
 from dgan.metrics.distances import factorize_pair
+from dgan.spectrum import dominant_frequencies
 
 _MAX_CATEGORIES = 20
 """Discrete variables contribute at most this many categories (the most common in the real
@@ -196,7 +197,8 @@ def _continuous_rows(series, lengths: np.ndarray, longest: int, floor: float) ->
     head = np.nanmean(np.where(steps < tenth, x, np.nan), axis=1)
     tail = np.nanmean(np.where(inside & (steps >= lengths[:, None] - tenth), x, np.nan), axis=1)
     centred = np.where(inside, unit - np.nanmean(unit, axis=1)[:, None], 0.0)
-    period, strength = _dominant_period(centred, lengths)
+    frequency, strength = dominant_frequencies(centred, lengths)
+    period = 1.0 / frequency
     with np.errstate(invalid="ignore", divide="ignore"):
         features = [
             np.log10(np.nanmedian(magnitude, axis=1) + floor),
@@ -234,28 +236,6 @@ def _trend(centred: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     numerator = (centred * time).sum(axis=1)
     denominator = np.sqrt((centred**2).sum(axis=1) * (time**2).sum(axis=1))
     return np.where(denominator > 0, numerator / np.where(denominator > 0, denominator, 1), np.nan)
-
-
-def _dominant_period(centred: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The period (steps) of the strongest frequency between 2 and length/2 steps, and the
-    share of the power within one bin of it; NaN for series with no power there."""
-    size = centred.shape[1]
-    power = np.abs(np.fft.rfft(centred, axis=1)) ** 2  # (N, size//2 + 1)
-    frequency = np.fft.rfftfreq(size)[None, :]  # cycles per step
-    # Periods from 2 steps to half the series' own length (zero padding leaves the rest).
-    usable = (frequency >= 2.0 / lengths[:, None]) & (frequency <= 0.5)
-    masked = np.where(usable, power, -1.0)
-    best = masked.argmax(axis=1)
-    rows = np.arange(len(best))
-    total = np.where(usable, power, 0.0).sum(axis=1)
-    near = np.zeros(len(best))
-    for offset in (-1, 0, 1):  # the peak's bin and its neighbours (leakage of a period)
-        column = np.clip(best + offset, 0, power.shape[1] - 1)
-        near += np.where(usable[rows, column], power[rows, column], 0.0)
-    found = (masked[rows, best] > 0) & (total > 0)
-    period = np.where(found, 1.0 / np.where(found, frequency[0, best], 1.0), np.nan)
-    strength = np.where(found, near / np.where(total > 0, total, 1.0), np.nan)
-    return period, strength
 
 
 def _catch22_names() -> list[str]:

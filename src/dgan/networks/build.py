@@ -44,6 +44,8 @@ def build_networks(config, encoder) -> tuple[Generator, Critic, Critic | None]:
         length_column=enc.length_column,
         bridge_seams=c.bridge_seams,
         bridge_width=c.bridge_width,
+        carried_columns=[enc.feature_slices[i].start for i in enc.period_features],
+        frequency_columns=enc.period_columns,
     )
     attribute_dim = enc.attribute_dim + enc.additional_dim
     critic_dim = attribute_dim + c.max_sequence_len * enc.feature_dim
@@ -87,6 +89,14 @@ def envelope_window(sample_len: int) -> int:
         (50, 2)
     """
     return max(2, sample_len // 2)
+
+
+def wants_envelope_critic(config, encoder) -> bool:
+    """Whether a model trains the envelope critic: ``envelope_critic`` True, or "auto" where
+    the encoder carries a feature (``period_carrier``)."""
+    if config.envelope_critic == "auto":
+        return bool(encoder.period_features)
+    return bool(config.envelope_critic)
 
 
 def build_envelope_critic(config, encoder) -> EnvelopeCritic:

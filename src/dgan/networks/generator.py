@@ -13,7 +13,9 @@ The generator has three parts (Lin et al., IMC 2020, and gretel-synthetics' port
 
 For variable-length data the last two feature columns are a generation flag
 (continues / ends); every step after the first "ends" is zeroed, as in the paper, or,
-with a length attribute, every step after the generated length.
+with a length attribute, every step after the generated length. Features that oscillate
+steadily can be drawn on a carrier at each series' generated period instead of by the
+head (`dgan.networks.carrier`).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from torch import nn
 
 from dgan.encoding.encoded import lengths_from_unit
 from dgan.encoding.encoder import SIGMOID, TANH, OutputSlice, series_ends
+from dgan.networks.carrier import Carrier
 from dgan.networks.layers import OutputActivation, mlp
 
 
@@ -56,6 +59,8 @@ class Generator(nn.Module):
         length_column: int | None = None,
         bridge_seams: bool = False,
         bridge_width: int = 2,
+        carried_columns: list[int] | None = None,
+        frequency_columns: list[int] | None = None,
     ):
         super().__init__()
         self.length_column = length_column
@@ -118,6 +123,22 @@ class Generator(nn.Module):
         self.lstm_even_input = False
         self.head = nn.Linear(feature_num_units, sample_len * self.feature_dim)
         self.feature_activation = OutputActivation(feature_slices)
+        # The feature columns drawn on a carrier at the frequencies in `frequency_columns`
+        # of the additional attributes, in place of the head's output for them.
+        self.carried_columns = list(carried_columns or [])
+        self.carrier = None
+        if self.carried_columns:
+            self.carrier = Carrier(
+                feature_num_units,
+                sample_len=sample_len,
+                max_sequence_len=max_sequence_len,
+                frequency_columns=list(frequency_columns),
+                zero_one=any(
+                    x.start == frequency_columns[0] and x.activation == SIGMOID
+                    for x in additional_slices
+                ),
+                noise_dim=attribute_noise_dim,
+            )
         # With `bridge_seams`, each LSTM step's first continuous logit is the one that
         # continues the step before: the line fitted to its last `bridge_width` values,
         # one value on. The others are shifted by an offset that falls linearly from that
@@ -136,6 +157,8 @@ class Generator(nn.Module):
             for s in feature_slices:
                 if s.activation in (SIGMOID, TANH):
                     continuous[s.start : s.start + s.width] = 1.0
+            if self.carried_columns:  # a carrier's wave has no seams to bridge
+                continuous[self.carried_columns] = 0.0
             # 0 from the last `width` values on: the step's own end stays its own.
             ramp = (1.0 - torch.arange(sample_len) / (sample_len - width)).clamp(min=0.0)
             bridge = ramp[:, None] * continuous  # (S, F)
@@ -160,15 +183,20 @@ class Generator(nn.Module):
             )
             additional = self.additional_net(torch.cat(parts, dim=1))  # (B, AA)
         conditioning = [t.detach() for t in (attributes, additional) if t is not None]
+        angles = None if self.carrier is None else self.carrier.angles(additional, attribute_noise)
         steps = feature_noise.shape[1]  # T / S cells
         lstm_in = torch.cat(
             [c.unsqueeze(1).expand(-1, steps, -1) for c in conditioning] + [feature_noise], dim=2
         )  # (B, T/S, A + AA + noise)
         if self.feature_feedback:
-            features = self._features_with_feedback(lstm_in)  # (B, T, F)
+            features = self._features_with_feedback(lstm_in, angles)  # (B, T, F)
         else:
             hidden, _ = self._lstm(lstm_in, None)  # (B, T/S, H): all steps in one call
-            features = self._features(self._logits(hidden), None)  # (B, T, F)
+            logits = self._logits(hidden)
+            if self.carrier is not None:
+                waves, _ = self.carrier(hidden, angles, None, None)
+                logits = self._carried(logits, waves)
+            features = self._features(logits, None)  # (B, T, F)
         if self.length_column is not None:
             features = self._end_at_length(features, additional[:, self.length_column])
         elif self.generation_flag_column is not None:
@@ -189,6 +217,13 @@ class Generator(nn.Module):
         """(B, K, H) LSTM outputs -> (B, K, S, F) feature logits."""
         logits = self.head(hidden)  # (B, K, S*F)
         return logits.unflatten(-1, (self.sample_len, self.feature_dim))
+
+    def _carried(self, logits: torch.Tensor, waves: torch.Tensor) -> torch.Tensor:
+        """``logits`` (B, K, S, F) with the carried columns the carrier's ``waves``
+        (B, K, S, C)."""
+        logits = logits.clone()
+        logits[..., self.carried_columns] = waves.to(logits.dtype)
+        return logits
 
     def _features(self, logits: torch.Tensor, before: torch.Tensor | None) -> torch.Tensor:
         """(B, K, S, F) raw logits -> (B, K * S, F) activated features, each of the K
@@ -211,19 +246,28 @@ class Generator(nn.Module):
             logits = torch.cat([logits[:, :first], joined], dim=1)
         return self.feature_activation(logits.flatten(1, 2))
 
-    def _features_with_feedback(self, lstm_in: torch.Tensor) -> torch.Tensor:
+    def _features_with_feedback(
+        self, lstm_in: torch.Tensor, angles: torch.Tensor | None
+    ) -> torch.Tensor:
         """The LSTM one step at a time, each step reading the previous step's values.
 
         The fed-back values keep their graph: the generator learns how each step's output
-        shapes the next (a smooth join between consecutive groups of S steps).
+        shapes the next (a smooth join between consecutive groups of S steps). ``angles``:
+        the carrier's (`Carrier.angles`), None without one.
         """
         batch, steps, _ = lstm_in.shape
         previous = lstm_in.new_zeros(batch, self.sample_len * self.feature_dim)
         state, chunks, before = None, [], None
+        phases, knot = None, None  # the carrier's waveform and last knot
         for k in range(steps):
             step_in = torch.cat([lstm_in[:, k], previous.to(lstm_in.dtype)], dim=1)
             hidden, state = self._lstm(step_in.unsqueeze(1), state)  # (B, 1, H)
             logits = self._logits(hidden)  # (B, 1, S, F)
+            if self.carrier is not None:
+                if phases is None:  # the series' first step sets its waveform
+                    phases = self.carrier.harmonic_phases(hidden[:, 0])
+                waves, knot = self.carrier(hidden, angles, phases, knot, first_step=k)
+                logits = self._carried(logits, waves)
             chunk = self._features(logits, before)  # (B, S, F)
             chunks.append(chunk)
             previous, before = chunk.flatten(1), logits[:, 0]

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from dgan.config import DfStyle, DGANConfig
+from dgan.config import DfStyle, DGANConfig, OutputType
 from dgan.config.sizing import (
     FEATURE_NOISE_DIM,
     LONG_SERIES,
@@ -40,6 +40,7 @@ from dgan.config.sizing import (
 )
 from dgan.encoding.encoded import varies_in_length
 from dgan.encoding.onsets import MIN_ONSET, series_onsets, starts_off, strip_onsets
+from dgan.encoding.periods import carried_features, series_frequencies
 from dgan.planning.columns import (
     ColumnPlan,
     classed,
@@ -87,6 +88,7 @@ class TrainingPlan:
     minutes: float | None = None  # the time budget (training_minutes)
     missing_values: str = ""  # what the repair of missing values does ("" when none are)
     onsets: str = ""  # the leading zero steps generated as an attribute ("" when not)
+    periods: str = ""  # the features drawn on a carrier at each series' period ("" when none)
     steps_done: int = 0  # resuming: optimizer steps its run has trained (set by the caller)
     seconds_done: float = 0.0  # resuming: seconds trained before, counted by the time budget
     processes: int = 1  # under torchrun: the processes that train together
@@ -139,6 +141,8 @@ class TrainingPlan:
             lines.append(f"  {self.missing_values}")
         if self.onsets:
             lines.append(f"  {self.onsets}")
+        if self.periods:
+            lines.append(f"  {self.periods}")
         for c in self.columns:
             kind = f"{c.kind}, {c.detail}" if c.detail else c.kind
             lines.append(f"  {c.name:<{width}}  {c.role:<10}  {kind}".rstrip())
@@ -252,6 +256,7 @@ def make_plan(
         processes=world_size(),
         missing_values=missing,
         onsets=onsets,
+        periods=_periods(repaired, layout, config),
     )
     plan.privacy = privacy_plan(config, checked, budget.steps)  # "" without privacy
     note_fitted(plan.columns, config, repaired)
@@ -280,6 +285,37 @@ def _from_onsets(arrays: TrainingArrays, config: DGANConfig) -> tuple[TrainingAr
         f"more) {what}"
     )
     return dataclasses.replace(arrays, features=strip_onsets(features, onsets)), line
+
+
+def _periods(arrays: TrainingArrays, layout: FrameLayout | None, config: DGANConfig) -> str:
+    """The plan's line on the features drawn on a carrier at each series' own period
+    (`dgan.encoding.periods`), "" where none is; ``arrays`` as the encoder fits them."""
+    kinds = arrays.feature_types
+    continuous = [i for i, kind in enumerate(kinds) if kind == OutputType.CONTINUOUS]
+    private = config.dp_target_epsilon is not None  # "auto" would read the values: off
+    if private:
+        carried = continuous if config.period_carrier is True else []
+    else:
+        carried = carried_features(config.period_carrier, arrays.features, continuous)
+    if not carried:
+        return ""
+    names = column_names(arrays, layout)[1]
+    words = []
+    for i in carried:
+        said = repr(names[i])
+        if not private:
+            frequency, share = series_frequencies(arrays.features, i)
+            said += (
+                f" (median period {1 / np.nanmedian(frequency):.3g} steps, "
+                f"{np.nanmedian(share):.0%} of the power there)"
+            )
+        words.append(said)
+    critic = config.envelope_critic is not False  # "auto" trains it beside a carrier
+    return (
+        f"periods: {', '.join(words)} drawn as waves at each series' own generated period, "
+        "not by the LSTM's head (period_carrier)"
+        + ("; an envelope critic beside the others (envelope_critic)" if critic else "")
+    )
 
 
 def _budget_reason(asked: DGANConfig, config: DGANConfig, n: int) -> str:

@@ -34,7 +34,13 @@ import numpy as np
 
 from dgan.config import Normalization, OutputType
 from dgan.encoding.encoder import ContinuousEncoder, DataEncoder, DiscreteEncoder
-from dgan.encoding.variables import VariableEncoder, all_numeric, make_encoder, variable_names
+from dgan.encoding.variables import (
+    VariableEncoder,
+    all_numeric,
+    make_encoder,
+    variable_names,
+    variable_settings,
+)
 from dgan.errors import DataError, ParameterError, raise_all
 from dgan.privacy.accounting import check_sample_rate, noise_multiplier_for
 from dgan.tabular.arrays import TrainingArrays
@@ -97,12 +103,7 @@ def public_encoder(
         (-5.0, 5.0)
     """
     given = dict(config.public_values or {})
-    settings = {
-        "normalization": config.normalization,
-        "apply_feature_scaling": config.apply_feature_scaling,
-        "binary_encoder_cutoff": config.binary_encoder_cutoff,
-        "log_scale": config.log_scale,
-    }
+    settings = variable_settings(config)
     problems: list[str] = []
     encoders: dict[str, list[VariableEncoder]] = {"feature": [], "attribute": []}
     for role, name, kind in _variables(arrays):
@@ -143,6 +144,9 @@ def public_encoder(
         length_attribute=config.length_attribute,  # encoded by max_sequence_len alone
         onset_attribute=onsets,  # each series' own zeros, encoded by max_sequence_len alone
     )
+    # "auto" would read the values: off; True carries each continuous feature, its
+    # frequency encoded by max_sequence_len alone
+    encoder.period_features = encoder.continuous_features if config.period_carrier is True else []
     if config.apply_example_scaling and encoder.continuous_features:
         encoder.additional_encoders = _scaling_encoders(encoder, config.normalization)
     return encoder

@@ -9,7 +9,12 @@ import torch
 from dgan.config import DGANConfig
 from dgan.encoding.encoder import DataEncoder
 from dgan.errors import DataError, ParameterError
-from dgan.networks import build_envelope_critic, build_networks, build_temporal_critic
+from dgan.networks import (
+    build_envelope_critic,
+    build_networks,
+    build_temporal_critic,
+    wants_envelope_critic,
+)
 
 
 def check_memory(config: DGANConfig, encoder: DataEncoder, device: torch.device) -> None:
@@ -22,7 +27,7 @@ def check_memory(config: DGANConfig, encoder: DataEncoder, device: torch.device)
         networks = dict(zip(names, build_networks(config, encoder), strict=True))
         if config.temporal_critic:
             networks["temporal_critic"] = build_temporal_critic(config, encoder)
-        if config.envelope_critic:
+        if wants_envelope_critic(config, encoder):
             networks["envelope_critic"] = build_envelope_critic(config, encoder)
     sizes = {
         name: sum(p.numel() for p in net.parameters())

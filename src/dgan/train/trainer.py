@@ -28,6 +28,7 @@ from dgan.networks import (
     build_envelope_critic,
     build_networks,
     build_temporal_critic,
+    wants_envelope_critic,
 )
 from dgan.noise import draw_noise, make_rng, seeded_cpu_rng
 from dgan.precision import (
@@ -149,7 +150,11 @@ class Trainer:
         with seeded_cpu_rng(config.seed):  # the caller's RNG state is untouched
             generator, critic, attribute_critic = build_networks(config, encoder)
             temporal = build_temporal_critic(config, encoder) if config.temporal_critic else None
-            envelope = build_envelope_critic(config, encoder) if config.envelope_critic else None
+            envelope = (
+                build_envelope_critic(config, encoder)
+                if wants_envelope_critic(config, encoder)
+                else None
+            )
         return cls(
             config,
             generator.to(device),

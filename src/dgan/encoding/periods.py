@@ -1,0 +1,116 @@
+"""Each series' own period, as a generated attribute that a carrier wave follows
+(``period_carrier``).
+
+Series that oscillate steadily (an appliance's current after its switch-on) keep one
+period, phase and amplitude over hundreds of steps. An LSTM that draws them a group of
+``sample_len`` steps at a time restarts the wave at each group: the phase breaks and the
+amplitude swings at the seams (docs/quality.md, "A carrier of each series' own period").
+So each such feature's dominant frequency becomes an additional attribute, drawn by the
+attribute generator with the others and judged by the attribute critic, and the
+generator draws that feature as a sum of harmonics of a wave at that frequency that
+runs over the whole series (`dgan.networks.carrier`): no step can break its phase.
+
+A feature is *steady* when its median training series has at least `MIN_CYCLES` cycles
+of its dominant period with at least `STEADY_SHARE` of its power there
+(`dgan.spectrum.dominant_frequencies`). ``"auto"`` carries the steady continuous
+features, True every continuous feature, False none.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dgan.errors import DataError
+from dgan.series import SeriesRows
+from dgan.spectrum import dominant_frequencies
+
+MIN_CYCLES = 8.0
+"""``"auto"``: cycles of its dominant period the median series must hold."""
+STEADY_SHARE = 0.6
+"""``"auto"``: the share of its power the median series must have at that period."""
+PADDING = 8
+"""The transform's length over the series' (a peak to within 1/16 of a plain bin)."""
+_CHUNK_VALUES = 1 << 22  # padded values transformed at once: memory stays bounded
+
+
+def series_frequencies(features: SeriesRows, column: int) -> tuple[np.ndarray, np.ndarray]:
+    """(N,) each series' dominant frequency in ``column`` (cycles per step) and the share
+    of its power there; NaN for series with no period (constant, or too short).
+
+    Example:
+        >>> t = np.arange(96.0)
+        >>> rows = SeriesRows.from_list([np.sin(2 * np.pi * t / 12)[:, None], np.ones((5, 1))])
+        >>> frequency, share = series_frequencies(rows, 0)
+        >>> np.round(1 / frequency, 2).tolist(), bool(share[0] > 0.9)
+        ([12.0, nan], True)
+    """
+    n = len(features)
+    frequency, share = np.full(n, np.nan), np.full(n, np.nan)
+    if not n:
+        return frequency, share
+    longest = int(features.lengths.max())
+    per_chunk = max(1, _CHUNK_VALUES // (longest * PADDING))
+    values = features.rows[:, column].astype(np.float64)
+    ends = np.cumsum(features.lengths)
+    for first in range(0, n, per_chunk):
+        last = min(n, first + per_chunk)
+        lengths = features.lengths[first:last]
+        centred = np.zeros((last - first, longest))
+        for i in range(first, last):
+            x = values[ends[i] - features.lengths[i] : ends[i]]
+            centred[i - first, : len(x)] = x - x.mean()
+        frequency[first:last], share[first:last] = dominant_frequencies(centred, lengths, PADDING)
+    return frequency, share
+
+
+def carried_features(setting: bool | str, features: SeriesRows, continuous: list[int]) -> list[int]:
+    """The features (indices among ``continuous``, the continuous ones) that get a period
+    attribute and a carrier under ``setting`` (True, False or "auto"). Raises DataError
+    where True has no continuous feature to carry.
+
+    Example:
+        >>> t = np.arange(200.0)
+        >>> waves = [np.c_[np.sin(2 * np.pi * t / p), t] for p in (10, 11, 12)]
+        >>> carried_features("auto", SeriesRows.from_list(waves), [0, 1])
+        [0]
+    """
+    if setting is False:
+        return []
+    if setting is True:
+        if not continuous:
+            raise DataError(
+                "period_carrier=True needs a continuous feature (it draws each one as a wave "
+                "at the series' own period). Set period_carrier='auto' or False."
+            )
+        return list(continuous)
+    if not len(features):
+        return []
+    steady = []
+    for i in continuous:
+        frequency, share = series_frequencies(features, i)
+        if np.isnan(frequency).mean() > 0.5:
+            continue
+        cycles = np.nanmedian(frequency * features.lengths)
+        if cycles >= MIN_CYCLES and np.nanmedian(share) >= STEADY_SHARE:
+            steady.append(i)
+    return steady
+
+
+def lowest_frequency(max_sequence_len: int) -> float:
+    """The lowest frequency a period attribute encodes: one cycle over the longest series."""
+    return 1.0 / max(max_sequence_len, 2)
+
+
+def encode_frequencies(frequency: np.ndarray, max_sequence_len: int, zero_one: bool) -> np.ndarray:
+    """(N,) cycles per step -> float32 in the attributes' output range, on a log scale from
+    `lowest_frequency` to 0.5, fixed by ``max_sequence_len`` alone (no period is read
+    from the data to set it); NaN (no period) encodes as the lowest.
+
+    Example:
+        >>> encode_frequencies(np.array([0.01, 0.1, 0.5, np.nan]), 100, zero_one=True).round(3)
+        array([0.   , 0.589, 1.   , 0.   ], dtype=float32)
+    """
+    low = lowest_frequency(max_sequence_len)
+    frequency = np.where(np.isnan(frequency), low, frequency)
+    unit = np.clip(np.log(np.maximum(frequency, low) / low) / np.log(0.5 / low), 0.0, 1.0)
+    return (unit if zero_one else 2 * unit - 1).astype(np.float32)

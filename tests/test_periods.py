@@ -1,0 +1,246 @@
+"""Each series' own period as a generated attribute, and the carrier the generator draws
+steady oscillations on (``period_carrier``: `dgan.encoding.periods`,
+`dgan.networks.carrier`)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from dgan import DGAN, DGANConfig, OutputType
+from dgan.encoding import periods
+from dgan.encoding.encoder import DataEncoder
+from dgan.encoding.periods import (
+    carried_features,
+    encode_frequencies,
+    series_frequencies,
+)
+from dgan.errors import DataError, ParameterError
+from dgan.metrics.features import CONTINUOUS_FEATURES, _continuous_block
+from dgan.networks import build_networks
+from dgan.networks.carrier import HARMONICS, KNOTS, Carrier, knot_weights
+from dgan.series import SeriesRows
+from dgan.spectrum import dominant_frequencies
+from tiny import tiny_config
+
+T = 120
+
+
+def _waves(rng, n=24, length=T, period=(8.0, 12.0), noise=0.05):
+    """n series of varied lengths that oscillate steadily, each at its own period."""
+    out = []
+    for _ in range(n):
+        steps = np.arange(rng.integers(length // 2, length + 1))
+        wave = np.sin(2 * np.pi * steps / rng.uniform(*period) + rng.uniform(0, 2 * np.pi))
+        out.append((rng.uniform(1, 3) * wave + noise * rng.normal(size=len(steps)))[:, None])
+    return out
+
+
+# ----- the period and the rule ---------------------------------------------------------------
+def test_a_padded_transform_finds_a_period_between_the_plain_bins():
+    t = np.arange(96)
+    wave = np.cos(2 * np.pi * t / 11.3)[None, :]
+    plain, _ = dominant_frequencies(wave, np.array([96]))
+    padded, share = dominant_frequencies(wave, np.array([96]), padding=8)
+    assert abs(1 / padded[0] - 11.3) < abs(1 / plain[0] - 11.3)
+    assert abs(1 / padded[0] - 11.3) < 0.1 and share[0] > 0.9
+
+
+def test_the_judges_period_feature_reads_as_before():
+    """`dgan evaluate`'s dominant period is the plain transform's (padding 1), moved into
+    `dgan.spectrum`: a wave of 8 steps in 64 reads 8, with all of its power there."""
+    t = np.arange(64.0)
+    values = _continuous_block([np.sin(2 * np.pi * t / 8)], floor=1e-6)[0]
+    assert values[CONTINUOUS_FEATURES.index("dominant period (log10 steps)")] == pytest.approx(
+        np.log10(8.0)
+    )
+    assert values[CONTINUOUS_FEATURES.index("period strength (share of power)")] == pytest.approx(
+        1.0
+    )
+
+
+def test_series_frequencies_are_each_series_own_and_do_not_depend_on_the_chunking(rng, monkeypatch):
+    series = [*_waves(rng), np.ones((30, 1))]
+    rows = SeriesRows.from_list(series)
+    frequency, share = series_frequencies(rows, 0)
+    assert np.isnan(frequency[-1]) and np.isnan(share[-1])  # constant: no period
+    monkeypatch.setattr(periods, "_CHUNK_VALUES", 1)  # one series a chunk
+    again, again_share = series_frequencies(rows, 0)
+    np.testing.assert_array_equal(again, frequency)
+    np.testing.assert_array_equal(again_share, share)
+    assert np.all((1 / frequency[:-1] > 7.5) & (1 / frequency[:-1] < 12.5))
+
+
+def test_auto_carries_steady_waves_and_nothing_else(rng):
+    waves = SeriesRows.from_list(_waves(rng))
+    assert carried_features("auto", waves, [0]) == [0]
+    noise = SeriesRows.from_list([rng.normal(size=(T, 1)) for _ in range(24)])
+    assert carried_features("auto", noise, [0]) == []
+    # Two or three cycles a series (a window of a slow wave) is no steady period.
+    slow = SeriesRows.from_list(_waves(rng, length=24))
+    assert carried_features("auto", slow, [0]) == []
+    assert carried_features(False, waves, [0]) == []
+    assert carried_features(True, noise, [0]) == [0]
+    with pytest.raises(DataError, match="period_carrier=True needs a continuous feature"):
+        carried_features(True, noise, [])
+
+
+def test_frequencies_encode_on_a_log_scale_the_carrier_reads_back():
+    """The carrier turns the generated attribute back into the frequency it encodes: its
+    first harmonic's angle advances by 2 pi f a step."""
+    frequency = np.array([1 / 40, 1 / 12, 0.3])
+    for zero_one in (True, False):
+        unit = encode_frequencies(frequency, T, zero_one)
+        assert (np.diff(unit) > 0).all()
+        carrier = Carrier(
+            4,
+            sample_len=10,
+            max_sequence_len=T,
+            frequency_columns=[0],
+            zero_one=zero_one,
+            noise_dim=1,
+        )
+        angles = carrier.angles(torch.from_numpy(unit)[:, None], torch.zeros(3, 1))
+        step = torch.diff(angles[:, :, 0, 0], dim=1) % (2 * np.pi)  # (B, T - 1)
+        np.testing.assert_allclose(step.median(dim=1).values, 2 * np.pi * frequency, rtol=1e-3)
+
+
+# ----- the encoder ---------------------------------------------------------------------------
+def test_the_encoder_adds_each_carried_period_and_decodes_as_before(rng):
+    series = _waves(rng)
+    config = DGANConfig(max_sequence_len=T, sample_len=10, length_attribute=True)
+    encoder = DataEncoder.fit(config, series, [OutputType.CONTINUOUS], None, None)
+    plain = DataEncoder.fit(
+        DGANConfig(max_sequence_len=T, sample_len=10, length_attribute=True, period_carrier=False),
+        series,
+        [OutputType.CONTINUOUS],
+        None,
+        None,
+    )
+    assert encoder.period_features == [0] and plain.period_features == []
+    assert encoder.additional_dim == plain.additional_dim + 1
+    encoded = encoder.transform(series, None)
+    column = encoded.additional_attributes[:, encoder.period_columns[0]]
+    expected = encode_frequencies(series_frequencies(SeriesRows.from_list(series), 0)[0], T, True)
+    np.testing.assert_allclose(column, expected)
+    # Its column sits before the length; decoding reads the others where they were.
+    assert encoder.period_columns[0] < encoder.length_column
+    _, decoded = encoder.inverse(encoded)
+    _, decoded_plain = plain.inverse(plain.transform(series, None))
+    for got, want, plain_got in zip(decoded, series, decoded_plain, strict=True):
+        np.testing.assert_allclose(got, want, atol=1e-5)
+        np.testing.assert_allclose(got, plain_got, atol=1e-6)
+    again = DataEncoder.from_json(encoder.to_json())
+    assert again.period_features == [0] and again.period_columns == encoder.period_columns
+    state = encoder.to_json()
+    del state["period_features"]  # a model file from before the carrier
+    assert DataEncoder.from_json(state).period_features == []
+
+
+# ----- the carrier ---------------------------------------------------------------------------
+def _carrier(sample_len=8, steps=5, carried=2, seed=0):
+    torch.manual_seed(seed)
+    carrier = Carrier(
+        6,
+        sample_len=sample_len,
+        max_sequence_len=sample_len * steps,
+        frequency_columns=list(range(carried)),
+        zero_one=True,
+        noise_dim=3,
+    )
+    torch.nn.init.normal_(carrier.knots.weight)  # trained knots, not the zero start
+    torch.nn.init.normal_(carrier.knots.bias)
+    return carrier
+
+
+def test_knots_interpolate_within_a_step_and_end_on_its_last_value():
+    weights = knot_weights(10)
+    np.testing.assert_allclose(weights.sum(dim=1), 1.0)
+    assert weights[-1].tolist() == [0.0] * KNOTS + [1.0]  # the last value: the last knot
+    assert (weights[:, 0] > 0).sum() == 10 // KNOTS  # values before the first knot
+
+
+def test_the_carrier_step_by_step_draws_what_it_draws_at_once():
+    """The generator with feature feedback runs the carrier one LSTM step at a time,
+    handing each step's last knot on; without, all steps at once: the same series."""
+    carrier = _carrier()
+    hidden, batch = torch.randn(4, 5, 6), 4
+    angles = carrier.angles(torch.rand(batch, 2), torch.randn(batch, 3))
+    whole, _ = carrier(hidden, angles, None, None)
+    phases, knot, parts = carrier.harmonic_phases(hidden[:, 0]), None, []
+    for k in range(5):
+        part, knot = carrier(hidden[:, k : k + 1], angles, phases, knot, first_step=k)
+        parts.append(part)
+    torch.testing.assert_close(torch.cat(parts, dim=1), whole)
+
+
+def test_the_amplitude_runs_on_across_the_seams():
+    """With every angle at pi / 2 and no harmonic phase the wave is the sum of the
+    amplitudes: a line between knots, so no value jumps further than the knots' steepest
+    line allows, at a seam as within a step."""
+    sample_len, steps = 8, 5
+    carrier = _carrier(sample_len, steps, carried=1)
+    hidden = torch.randn(3, steps, 6)
+    angles = torch.full((3, sample_len * steps, 1, HARMONICS), torch.pi / 2)
+    with torch.no_grad():
+        wave, _ = carrier(hidden, angles, torch.zeros(3, 1, HARMONICS), None)
+        knots = carrier.knots(hidden).view(3, steps, KNOTS, 1, HARMONICS).sum(-1)[..., 0]
+    values = wave.flatten(1, 2)[..., 0]  # (B, T)
+    spacing = sample_len / KNOTS
+    steepest = knots.flatten(1).diff(dim=1).abs().max() / spacing
+    assert values.diff(dim=1).abs().max() <= steepest + 1e-5
+    # and at the seams the change is an ordinary one, not a restart
+    seam = values[:, sample_len::sample_len] - values[:, sample_len - 1 : -1 : sample_len]
+    assert seam.abs().max() <= steepest + 1e-5
+
+
+def test_too_little_attribute_noise_for_the_phases_is_a_clear_error():
+    with pytest.raises(ParameterError, match="set attribute_noise_dim to 3 or more"):
+        Carrier(4, sample_len=2, max_sequence_len=8, frequency_columns=[0, 1, 2],
+                zero_one=True, noise_dim=2)  # fmt: skip
+
+
+def test_a_carried_feature_is_the_carriers_alone_and_is_not_bridged(rng):
+    """The head's output for a carried feature is not used: with the carrier's knots at 0
+    (its start), the value sits at the activation's middle whatever the head draws."""
+    series = _waves(rng)
+    config = tiny_config(max_sequence_len=T, sample_len=10, bridge_seams=True)
+    encoder = DataEncoder.fit(config, series, [OutputType.CONTINUOUS], None, None)
+    generator = build_networks(config, encoder)[0]
+    assert generator.carried_columns == [0]
+    assert generator.bridge[:, 0].abs().sum() == 0  # the carried column is not bridged
+    torch.nn.init.normal_(generator.head.weight)
+    with torch.no_grad():
+        _, _, features = generator(torch.randn(5, 10), torch.randn(5, T // 10, 10))
+    alive = features[..., 1] + features[..., 2] > 0  # steps before each series' end
+    np.testing.assert_allclose(features[..., 0][alive], 0.5, atol=1e-6)
+
+
+# ----- training ------------------------------------------------------------------------------
+@pytest.mark.parametrize("feedback", [False, True])
+def test_a_model_with_a_carrier_trains_plans_saves_and_generates(rng, tmp_path, feedback):
+    series = _waves(rng, n=32)
+    config = tiny_config(max_sequence_len=T, sample_len=10, epochs=2, feature_feedback=feedback)
+    model = DGAN(config)
+    plan = model.plan(series, warm_up_steps=0)
+    assert "periods: 'feature 0' (median period" in str(plan)
+    assert "an envelope critic" in str(plan)
+    model.train_numpy(series, progress_bar=False)
+    assert model.trainer.envelope_critic is not None  # "auto": beside a carrier
+    assert np.isfinite(model.history[-1]["generator_loss"])
+    loaded = DGAN.load(model.save(tmp_path / "carrier.dgan"))
+    for name, value in model.generator.state_dict().items():
+        torch.testing.assert_close(loaded.generator.state_dict()[name], value)
+    _, features = loaded.generate_numpy(6)
+    assert all(np.isfinite(f).all() for f in features)
+
+
+def test_noise_gets_no_carrier_and_false_turns_it_off(rng):
+    noise = [rng.normal(size=(T, 1)) for _ in range(16)]
+    model = DGAN(tiny_config(max_sequence_len=T, sample_len=10))
+    assert "periods:" not in str(model.plan(noise, warm_up_steps=0))
+    waves = _waves(rng)
+    off = DGAN(tiny_config(max_sequence_len=T, sample_len=10, period_carrier=False))
+    assert "periods:" not in str(off.plan(waves, warm_up_steps=0))
+    assert DGANConfig.gretel(max_sequence_len=T, sample_len=10).period_carrier is False
