@@ -297,7 +297,7 @@ def test_private_training_spends_at_most_its_epsilon_and_stops_at_it(tmp_path):
 
 
 def test_a_carrier_is_off_by_auto_and_trains_when_asked_for_in_a_private_run(tmp_path):
-    """"auto" would read the values to decide: off; True carries every continuous feature,
+    """ "auto" would read the values to decide: off; True carries every continuous feature,
     each period encoded by max_sequence_len alone, with the envelope critic beside it."""
     _opacus()
     auto = DGAN(_dp_config(batch_size=8, epochs=1))
