@@ -86,6 +86,20 @@ def test_auto_carries_steady_waves_and_nothing_else(rng):
         carried_features(True, noise, [])
 
 
+def test_auto_reads_evenly_spaced_series_of_large_data(rng, monkeypatch):
+    """On more than `GATE_SERIES` series "auto" reads the medians of that many: the waves
+    among many noisy series are still told by their median, from a sample."""
+    mixed = SeriesRows.from_list(_waves(rng, n=30) + [rng.normal(size=(T, 1)) for _ in range(10)])
+    monkeypatch.setattr(periods, "GATE_SERIES", 8)
+    read = []
+    real_frequencies = periods.series_frequencies
+    monkeypatch.setattr(
+        periods, "series_frequencies", lambda f, c: read.append(len(f)) or real_frequencies(f, c)
+    )
+    assert carried_features("auto", mixed, [0]) == [0]
+    assert read == [8]
+
+
 def test_frequencies_encode_on_a_log_scale_the_carrier_reads_back():
     """The carrier turns the generated attribute back into the frequency it encodes: its
     first harmonic's angle advances by 2 pi f a step."""

@@ -30,7 +30,9 @@ STEADY_SHARE = 0.6
 """``"auto"``: the share of its power the median series must have at that period."""
 PADDING = 8
 """The transform's length over the series' (a peak to within 1/16 of a plain bin)."""
-_CHUNK_VALUES = 1 << 22  # padded values transformed at once: memory stays bounded
+GATE_SERIES = 4096
+"""``"auto"`` reads the medians of at most this many series, evenly spaced in the data."""
+_CHUNK_VALUES = 1 << 22  # padded values transformed at once (about): memory stays bounded
 
 
 def series_frequencies(features: SeriesRows, column: int) -> tuple[np.ndarray, np.ndarray]:
@@ -49,17 +51,13 @@ def series_frequencies(features: SeriesRows, column: int) -> tuple[np.ndarray, n
     if not n:
         return frequency, share
     longest = int(features.lengths.max())
-    per_chunk = max(1, _CHUNK_VALUES // (longest * PADDING))
-    values = features.rows[:, column].astype(np.float64)
-    ends = np.cumsum(features.lengths)
-    for first in range(0, n, per_chunk):
-        last = min(n, first + per_chunk)
-        lengths = features.lengths[first:last]
-        centred = np.zeros((last - first, longest))
-        for i in range(first, last):
-            x = values[ends[i] - features.lengths[i] : ends[i]]
-            centred[i - first, : len(x)] = x - x.mean()
-        frequency[first:last], share[first:last] = dominant_frequencies(centred, lengths, PADDING)
+    for first, part in features.chunks(rows=max(1, _CHUNK_VALUES // (longest * PADDING))):
+        values = part.rows[:, column].astype(np.float64)
+        means = np.add.reduceat(values, part.starts) / part.lengths
+        centred = np.zeros((len(part), longest))
+        centred[part.example_of_row(), part.step_of_row()] = values - part.per_row(means)
+        kept = slice(first, first + len(part))
+        frequency[kept], share[kept] = dominant_frequencies(centred, part.lengths, PADDING)
     return frequency, share
 
 
@@ -85,6 +83,10 @@ def carried_features(setting: bool | str, features: SeriesRows, continuous: list
         return list(continuous)
     if not len(features):
         return []
+    if len(features) > GATE_SERIES:  # medians: evenly spaced series tell them as well
+        keep = np.zeros(len(features), dtype=bool)
+        keep[np.linspace(0, len(features) - 1, GATE_SERIES).astype(np.int64)] = True
+        features = features.take(keep)
     steady = []
     for i in continuous:
         frequency, share = series_frequencies(features, i)
