@@ -257,4 +257,5 @@ def test_noise_gets_no_carrier_and_false_turns_it_off(rng):
     waves = _waves(rng)
     off = DGAN(tiny_config(max_sequence_len=T, sample_len=10, period_carrier=False))
     assert "periods:" not in str(off.plan(waves, warm_up_steps=0))
-    assert DGANConfig.gretel(max_sequence_len=T, sample_len=10).period_carrier is False
+    gretel = DGANConfig.gretel(max_sequence_len=T, sample_len=10)
+    assert gretel.period_carrier is gretel.envelope_critic is gretel.onset_attribute is False

@@ -147,9 +147,8 @@ class DGANConfig:
     onset_attribute: bool | str = setting("auto", OneOf((True, False, "auto")))
     """Generate each series' leading zero steps as an attribute (`dgan.encoding.onsets`)."""
     period_carrier: bool | str = setting("auto", OneOf((True, False, "auto")))
-    """Draw each feature that oscillates steadily as harmonics of a wave at the series' own
-    generated period (`dgan.encoding.periods`): "auto" where the median series holds 8+
-    cycles of one period, True every continuous feature, False never (as gretel)."""
+    """Draw steady waves on a carrier at each series' generated period (`dgan.encoding.periods`;
+    "auto": 8+ cycles of one period, median series), True every continuous feature, False none."""
     binary_encoder_cutoff: int = setting(150, PositiveInt())
     """Discrete variables with more categories than this use a binary code, not one-hot."""
 
@@ -407,8 +406,8 @@ class DGANConfig:
         reason to differ; this undoes those: the gradient penalty takes one norm over the
         whole batch, one generator pass per batch serves the critic and generator rounds,
         the same settings for every data size (no large-data settings), no generator
-        weight average or temporal critic, one linear range per continuous variable, values
-        decoded and filtered as generated, and fp16 loss scaling starts at GradScaler's 2**16.
+        weight average or critic beside the main ones, one linear range per continuous variable,
+        values decoded and filtered as generated, no onsets or carrier, fp16 scaling from 2**16.
 
         Example:
             >>> config = DGANConfig.gretel(max_sequence_len=20, sample_len=5)
@@ -428,6 +427,7 @@ class DGANConfig:
             reuse_fakes=True,
             large_data=False,
             temporal_critic=False,
+            onset_attribute=False,
             period_carrier=False,
             envelope_critic=False,
             init_scale=2.0**16,
