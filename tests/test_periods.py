@@ -181,8 +181,8 @@ def test_the_carrier_step_by_step_draws_what_it_draws_at_once():
     carrier = _carrier()
     hidden, batch = torch.randn(4, 5, 6), 4
     angles = carrier.angles(torch.rand(batch, 2), torch.randn(batch, 3))
-    whole, _ = carrier(hidden, angles, None, None)
     phases, knot, parts = carrier.harmonic_phases(hidden[:, 0]), None, []
+    whole, _ = carrier(hidden, angles, phases, None)
     for k in range(5):
         part, knot = carrier(hidden[:, k : k + 1], angles, phases, knot, first_step=k)
         parts.append(part)

@@ -39,7 +39,9 @@ class Carrier(nn.Module):
         >>> carrier = Carrier(8, sample_len=5, max_sequence_len=20, frequency_columns=[0],
         ...                   zero_one=True, noise_dim=3)
         >>> angles = carrier.angles(torch.full((2, 1), 0.5), torch.randn(2, 3))
-        >>> waves, last = carrier(torch.randn(2, 4, 8), angles, None, None)
+        >>> hidden = torch.randn(2, 4, 8)
+        >>> phases = carrier.harmonic_phases(hidden[:, 0])
+        >>> waves, last = carrier(hidden, angles, phases, None)
         >>> tuple(waves.shape), tuple(last.shape)
         ((2, 4, 5, 1), (2, 1, 3))
     """
@@ -95,18 +97,15 @@ class Carrier(nn.Module):
         self,
         hidden: torch.Tensor,
         angles: torch.Tensor,
-        harmonic_phases: torch.Tensor | None,
+        harmonic_phases: torch.Tensor,
         before: torch.Tensor | None,
         first_step: int = 0,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """The values (B, K, S, C) of steps ``first_step`` .. + K from their LSTM outputs
         ``hidden`` (B, K, H), and the last knot (B, C, H) for the step after them.
-        ``harmonic_phases`` (B, C, H) from `harmonic_phases` (None: from ``hidden``'s first
-        step, the series' first); ``before``: the knot before the first step (None: the
-        first step's own first knot)."""
+        ``harmonic_phases`` (B, C, H): `harmonic_phases` of the series' first LSTM output;
+        ``before``: the knot before the first step (None: the first step's own first knot)."""
         batch, steps = hidden.shape[:2]
-        if harmonic_phases is None:
-            harmonic_phases = self.harmonic_phases(hidden[:, 0])
         with torch.autocast(hidden.device.type, enabled=False):
             knots = self.knots(hidden.float()).view(batch, steps, KNOTS, -1, HARMONICS)
             first = knots[:, :1, :1] if before is None else before[:, None, None]

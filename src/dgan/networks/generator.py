@@ -65,8 +65,8 @@ class Generator(nn.Module):
         super().__init__()
         self.length_column = length_column
         # The length's output range: [0, 1] from a sigmoid, else [-1, 1] from a tanh.
-        self.length_zero_one = length_column is not None and any(
-            x.start == length_column and x.activation == SIGMOID for x in additional_slices
+        self.length_zero_one = length_column is not None and sigmoid_at(
+            additional_slices, length_column
         )
         self.feature_feedback = feature_feedback
         self.sample_len = sample_len
@@ -133,10 +133,7 @@ class Generator(nn.Module):
                 sample_len=sample_len,
                 max_sequence_len=max_sequence_len,
                 frequency_columns=list(frequency_columns),
-                zero_one=any(
-                    x.start == frequency_columns[0] and x.activation == SIGMOID
-                    for x in additional_slices
-                ),
+                zero_one=sigmoid_at(additional_slices, frequency_columns[0]),
                 noise_dim=attribute_noise_dim,
             )
         # With `bridge_seams`, each LSTM step's first continuous logit is the one that
@@ -194,7 +191,8 @@ class Generator(nn.Module):
             hidden, _ = self._lstm(lstm_in, None)  # (B, T/S, H): all steps in one call
             logits = self._logits(hidden)
             if self.carrier is not None:
-                waves, _ = self.carrier(hidden, angles, None, None)
+                phases = self.carrier.harmonic_phases(hidden[:, 0])
+                waves, _ = self.carrier(hidden, angles, phases, None)
                 logits = self._carried(logits, waves)
             features = self._features(logits, None)  # (B, T, F)
         if self.length_column is not None:
@@ -293,6 +291,17 @@ class Generator(nn.Module):
             alive = torch.cumprod(continues, dim=1)  # (B, T): 1 while every step so far continues
             mask = torch.cat([torch.ones_like(alive[:, :1]), alive[:, :-1]], dim=1)
         return mask.unsqueeze(-1)
+
+
+def sigmoid_at(slices: list[OutputSlice], column: int) -> bool:
+    """Whether the output at ``column`` comes from a sigmoid (in [0, 1]; else a tanh's
+    [-1, 1]): how a generated length or frequency is read back.
+
+    Example:
+        >>> sigmoid_at([OutputSlice(0, 2, TANH), OutputSlice(2, 1, SIGMOID)], 2)
+        True
+    """
+    return any(s.start == column and s.activation == SIGMOID for s in slices)
 
 
 def line_reach(width: int) -> torch.Tensor:
