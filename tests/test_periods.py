@@ -180,25 +180,25 @@ def test_the_carrier_step_by_step_draws_what_it_draws_at_once():
     handing each step's last knot on; without, all steps at once: the same series."""
     carrier = _carrier()
     hidden, batch = torch.randn(4, 5, 6), 4
-    angles = carrier.angles(torch.rand(batch, 2), torch.randn(batch, 3))
-    phases, knot, parts = carrier.harmonic_phases(hidden[:, 0]), None, []
-    whole, _ = carrier(hidden, angles, phases, None)
+    sines = carrier.sines(torch.rand(batch, 2), torch.randn(batch, 3), hidden[:, 0])
+    knot, parts = None, []
+    whole, _ = carrier(hidden, sines, None)
     for k in range(5):
-        part, knot = carrier(hidden[:, k : k + 1], angles, phases, knot, first_step=k)
+        part, knot = carrier(hidden[:, k : k + 1], sines, knot, first_step=k)
         parts.append(part)
     torch.testing.assert_close(torch.cat(parts, dim=1), whole)
 
 
 def test_the_amplitude_runs_on_across_the_seams():
-    """With every angle at pi / 2 and no harmonic phase the wave is the sum of the
-    amplitudes: a line between knots, so no value jumps further than the knots' steepest
-    line allows, at a seam as within a step."""
+    """With every harmonic's wave at its crest the value is the sum of the amplitudes: a
+    line between knots, so no value jumps further than the knots' steepest line allows,
+    at a seam as within a step."""
     sample_len, steps = 8, 5
     carrier = _carrier(sample_len, steps, carried=1)
     hidden = torch.randn(3, steps, 6)
-    angles = torch.full((3, sample_len * steps, 1, HARMONICS), torch.pi / 2)
+    crests = torch.ones(3, sample_len * steps, 1, HARMONICS)
     with torch.no_grad():
-        wave, _ = carrier(hidden, angles, torch.zeros(3, 1, HARMONICS), None)
+        wave, _ = carrier(hidden, crests, None)
         knots = carrier.knots(hidden).view(3, steps, KNOTS, 1, HARMONICS).sum(-1)[..., 0]
     values = wave.flatten(1, 2)[..., 0]  # (B, T)
     spacing = sample_len / KNOTS
@@ -207,6 +207,24 @@ def test_the_amplitude_runs_on_across_the_seams():
     # and at the seams the change is an ordinary one, not a restart
     seam = values[:, sample_len::sample_len] - values[:, sample_len - 1 : -1 : sample_len]
     assert seam.abs().max() <= steepest + 1e-5
+
+
+def test_harmonics_that_would_fold_back_are_left_out():
+    """A harmonic at or above half a cycle a step would alias onto a lower frequency: at
+    a period of 5 steps only the first two harmonics sound, at 3 steps only the first;
+    the audible ones turn at h times the carrier's frequency."""
+    carrier = Carrier(4, sample_len=10, max_sequence_len=T, frequency_columns=[0],
+                      zero_one=True, noise_dim=1)  # fmt: skip
+    frequency = np.array([1 / 5, 1 / 3, 1 / 12])
+    unit = torch.from_numpy(encode_frequencies(frequency, T, True))[:, None]
+    with torch.no_grad():
+        sines = carrier.sines(unit, torch.full((3, 1), 0.3), torch.zeros(3, 4))[:, :, 0]
+    sounding = sines.abs().amax(dim=1) > 0.5  # (B, H)
+    assert sounding.tolist() == [[True, True, False], [True, False, False], [True, True, True]]
+    assert HARMONICS == 3  # the rows above list three
+    steps = 1 / frequency[2]
+    crossings = (sines[2, :-1] * sines[2, 1:] < 0).sum(dim=0)  # (H,): 2 h per period
+    np.testing.assert_allclose(crossings.numpy(), 2 * np.arange(1, 4) * T / steps, atol=2)
 
 
 def test_too_little_attribute_noise_for_the_phases_is_a_clear_error():

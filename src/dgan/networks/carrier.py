@@ -7,9 +7,10 @@ attribute noise, and the feature's value (before its output activation) is
 sum_h a_h(t) sin(h theta(t) + psi_h) over `HARMONICS` harmonics: the LSTM's steps set the
 amplitudes a_h at `KNOTS` knots a step, joined by straight lines that run on across the
 steps' seams, and its first step sets each higher harmonic's phase psi_h (the waveform).
-No step can break the phase or jump at a seam. Beside the head's own output the two
-waves beat (docs/quality.md, "A carrier of each series' own period"), so the carried
-features are drawn by the carrier alone.
+No step can break the phase or jump at a seam. A harmonic at or above half a cycle a
+step would fold back onto a lower frequency: it is left out of that series. Beside the
+head's own output the two waves beat (docs/quality.md, "A carrier of each series' own
+period"), so the carried features are drawn by the carrier alone.
 """
 
 from __future__ import annotations
@@ -38,10 +39,9 @@ class Carrier(nn.Module):
     Example:
         >>> carrier = Carrier(8, sample_len=5, max_sequence_len=20, frequency_columns=[0],
         ...                   zero_one=True, noise_dim=3)
-        >>> angles = carrier.angles(torch.full((2, 1), 0.5), torch.randn(2, 3))
         >>> hidden = torch.randn(2, 4, 8)
-        >>> phases = carrier.harmonic_phases(hidden[:, 0])
-        >>> waves, last = carrier(hidden, angles, phases, None)
+        >>> sines = carrier.sines(torch.full((2, 1), 0.5), torch.randn(2, 3), hidden[:, 0])
+        >>> waves, last = carrier(hidden, sines, None)
         >>> tuple(waves.shape), tuple(last.shape)
         ((2, 4, 5, 1), (2, 1, 3))
     """
@@ -76,35 +76,55 @@ class Carrier(nn.Module):
         # Not saved: fixed by sample_len.
         self.register_buffer("interpolation", knot_weights(sample_len), persistent=False)
 
+    def sines(
+        self, additional: torch.Tensor, attribute_noise: torch.Tensor, first_hidden: torch.Tensor
+    ) -> torch.Tensor:
+        """(B, T, C, H) each harmonic's wave sin(h theta(t) + psi_h) over the whole series,
+        in fp32, from the generated frequencies (``additional``), the carriers' phases
+        (``attribute_noise``) and the waveform (`harmonic_phases` of the series' first LSTM
+        output ``first_hidden``, (B, H)); 0 for a harmonic at or above 0.5 cycles a step.
+        Drawn once a series: the steps only scale them."""
+        with torch.autocast(additional.device.type, enabled=False):
+            angles, frequency = self._angles(additional, attribute_noise)
+            sines = torch.sin(angles + self.harmonic_phases(first_hidden)[:, None])
+            h = torch.arange(1, HARMONICS + 1, device=angles.device, dtype=torch.float32)
+            audible = frequency[:, None, :, None] * h < 0.5  # (B, 1, C, H)
+            return torch.where(audible, sines, 0.0)
+
     def angles(self, additional: torch.Tensor, attribute_noise: torch.Tensor) -> torch.Tensor:
         """(B, T, C, H) each harmonic's angle h theta(t) in fp32, reduced to [0, 2 pi) so
         that its sine stays exact over thousands of steps."""
-        carried = len(self.frequency_columns)
         with torch.autocast(additional.device.type, enabled=False):
-            unit = additional[:, self.frequency_columns].detach().float()  # (B, C)
-            unit = (unit if self.zero_one else (unit + 1) / 2).clamp(0, 1)
-            frequency = self.lowest * (0.5 / self.lowest) ** unit  # cycles per step
-            z = attribute_noise[:, attribute_noise.shape[1] - carried :].float()
-            phase = 0.5 * (1 + torch.erf(z / math.sqrt(2)))  # (B, C) uniform, in cycles
-            device = additional.device
-            t = torch.arange(self.max_sequence_len, device=device, dtype=torch.float32)
-            h = torch.arange(1, HARMONICS + 1, device=device, dtype=torch.float32)
-            cycles = frequency[:, None, :, None] * t[None, :, None, None]  # (B, T, C, 1)
-            cycles = (cycles + phase[:, None, :, None]) * h  # (B, T, C, H)
-            return 2 * math.pi * torch.frac(cycles)
+            return self._angles(additional, attribute_noise)[0]
+
+    def _angles(
+        self, additional: torch.Tensor, attribute_noise: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """`angles`, and (B, C) the frequencies (cycles per step) they turn at."""
+        carried = len(self.frequency_columns)
+        unit = additional[:, self.frequency_columns].detach().float()  # (B, C)
+        unit = (unit if self.zero_one else (unit + 1) / 2).clamp(0, 1)
+        frequency = self.lowest * (0.5 / self.lowest) ** unit  # cycles per step
+        z = attribute_noise[:, attribute_noise.shape[1] - carried :].float()
+        phase = 0.5 * (1 + torch.erf(z / math.sqrt(2)))  # (B, C) uniform, in cycles
+        device = additional.device
+        t = torch.arange(self.max_sequence_len, device=device, dtype=torch.float32)
+        h = torch.arange(1, HARMONICS + 1, device=device, dtype=torch.float32)
+        cycles = frequency[:, None, :, None] * t[None, :, None, None]  # (B, T, C, 1)
+        cycles = (cycles + phase[:, None, :, None]) * h  # (B, T, C, H)
+        return 2 * math.pi * torch.frac(cycles), frequency
 
     def forward(
         self,
         hidden: torch.Tensor,
-        angles: torch.Tensor,
-        harmonic_phases: torch.Tensor,
+        sines: torch.Tensor,
         before: torch.Tensor | None,
         first_step: int = 0,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """The values (B, K, S, C) of steps ``first_step`` .. + K from their LSTM outputs
         ``hidden`` (B, K, H), and the last knot (B, C, H) for the step after them.
-        ``harmonic_phases`` (B, C, H): `harmonic_phases` of the series' first LSTM output;
-        ``before``: the knot before the first step (None: the first step's own first knot)."""
+        ``sines``: the series' `sines`; ``before``: the knot before the first step (None:
+        the first step's own first knot)."""
         batch, steps = hidden.shape[:2]
         with torch.autocast(hidden.device.type, enabled=False):
             knots = self.knots(hidden.float()).view(batch, steps, KNOTS, -1, HARMONICS)
@@ -114,8 +134,7 @@ class Carrier(nn.Module):
                 "sm,bkmch->bksch", self.interpolation, torch.cat([previous, knots], dim=2)
             )
             span = slice(first_step * self.sample_len, (first_step + steps) * self.sample_len)
-            angle = angles[:, span].unflatten(1, (steps, self.sample_len))  # (B, K, S, C, H)
-            wave = amplitude * torch.sin(angle + harmonic_phases[:, None, None])
+            wave = amplitude * sines[:, span].unflatten(1, (steps, self.sample_len))
             return wave.sum(-1), knots[:, -1, -1]
 
     def harmonic_phases(self, hidden: torch.Tensor) -> torch.Tensor:

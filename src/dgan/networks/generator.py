@@ -180,19 +180,18 @@ class Generator(nn.Module):
             )
             additional = self.additional_net(torch.cat(parts, dim=1))  # (B, AA)
         conditioning = [t.detach() for t in (attributes, additional) if t is not None]
-        angles = None if self.carrier is None else self.carrier.angles(additional, attribute_noise)
         steps = feature_noise.shape[1]  # T / S cells
         lstm_in = torch.cat(
             [c.unsqueeze(1).expand(-1, steps, -1) for c in conditioning] + [feature_noise], dim=2
         )  # (B, T/S, A + AA + noise)
         if self.feature_feedback:
-            features = self._features_with_feedback(lstm_in, angles)  # (B, T, F)
+            features = self._features_with_feedback(lstm_in, additional, attribute_noise)
         else:
             hidden, _ = self._lstm(lstm_in, None)  # (B, T/S, H): all steps in one call
             logits = self._logits(hidden)
             if self.carrier is not None:
-                phases = self.carrier.harmonic_phases(hidden[:, 0])
-                waves, _ = self.carrier(hidden, angles, phases, None)
+                sines = self.carrier.sines(additional, attribute_noise, hidden[:, 0])
+                waves, _ = self.carrier(hidden, sines, None)
                 logits = self._carried(logits, waves)
             features = self._features(logits, None)  # (B, T, F)
         if self.length_column is not None:
@@ -245,26 +244,29 @@ class Generator(nn.Module):
         return self.feature_activation(logits.flatten(1, 2))
 
     def _features_with_feedback(
-        self, lstm_in: torch.Tensor, angles: torch.Tensor | None
+        self,
+        lstm_in: torch.Tensor,
+        additional: torch.Tensor | None,
+        attribute_noise: torch.Tensor,
     ) -> torch.Tensor:
         """The LSTM one step at a time, each step reading the previous step's values.
 
         The fed-back values keep their graph: the generator learns how each step's output
-        shapes the next (a smooth join between consecutive groups of S steps). ``angles``:
-        the carrier's (`Carrier.angles`), None without one.
+        shapes the next (a smooth join between consecutive groups of S steps). The
+        additional attributes and the attribute noise set the carrier's waves, if any.
         """
         batch, steps, _ = lstm_in.shape
         previous = lstm_in.new_zeros(batch, self.sample_len * self.feature_dim)
         state, chunks, before = None, [], None
-        phases, knot = None, None  # the carrier's waveform and last knot
+        sines, knot = None, None  # the carrier's waves and last knot
         for k in range(steps):
             step_in = torch.cat([lstm_in[:, k], previous.to(lstm_in.dtype)], dim=1)
             hidden, state = self._lstm(step_in.unsqueeze(1), state)  # (B, 1, H)
             logits = self._logits(hidden)  # (B, 1, S, F)
             if self.carrier is not None:
-                if phases is None:  # the series' first step sets its waveform
-                    phases = self.carrier.harmonic_phases(hidden[:, 0])
-                waves, knot = self.carrier(hidden, angles, phases, knot, first_step=k)
+                if sines is None:  # the series' first step sets its waveform
+                    sines = self.carrier.sines(additional, attribute_noise, hidden[:, 0])
+                waves, knot = self.carrier(hidden, sines, knot, first_step=k)
                 logits = self._carried(logits, waves)
             chunk = self._features(logits, before)  # (B, S, F)
             chunks.append(chunk)
