@@ -40,6 +40,7 @@ def oscillating_table(
     wobble: float = 0.0,
     swell: float = 0.0,
     period_jitter: float = 0.05,
+    distortion: float = 0.0,
 ) -> pd.DataFrame:
     """The LONG table: ``example_id``, ``step``, ``value``, ``appliance``.
 
@@ -49,7 +50,10 @@ def oscillating_table(
     ``wobble``, a slow swing of the period by that share (a 200-step cycle); ``swell``, a
     slow swing of the amplitude by that share (the same cycle); ``period_jitter``, how far
     each series' period may lie from its class's (0: every series of a class at one
-    period). The defaults draw the simulated set itself.
+    period); ``distortion``, a waveform that is not a sine, as a non-linear load draws:
+    the 3rd, 5th and 7th harmonics at that share, half and a quarter of it of the
+    fundamental, at phases fixed per class (no random draw). The defaults draw the
+    simulated set itself.
 
     Example:
         >>> t = oscillating_table(per_class=2)
@@ -60,7 +64,12 @@ def oscillating_table(
     """
     rng = np.random.default_rng(seed)
     series = []
-    for name, (period, amplitude) in CLASSES.items():
+    for k, (name, (period, amplitude)) in enumerate(CLASSES.items()):
+
+        def wave(angle: np.ndarray, k: int = k) -> np.ndarray:
+            shares = {3: distortion, 5: distortion / 2, 7: distortion / 4} if distortion else {}
+            return np.sin(angle) + sum(a * np.sin(h * angle + k + h) for h, a in shares.items())
+
         for _ in range(per_class):
             n = int(rng.integers(300, 1001))
             off = int(n * rng.uniform(0.05, 0.3))
@@ -69,12 +78,12 @@ def oscillating_table(
             # (u - 1) and back are exact: the defaults draw the same periods as before
             stretch = 1 + (rng.uniform(0.95, 1.05) - 1) * (period_jitter / 0.05)
             phase = 2 * np.pi * t / (period * stretch) + rng.uniform(0, 2 * np.pi)
-            on = envelope * np.sin(phase) + noise * amplitude * rng.standard_normal(len(t))
+            on = envelope * wave(phase) + noise * amplitude * rng.standard_normal(len(t))
             if wobble:  # drawn last, so that the defaults draw the set as before
                 swing = np.sin(2 * np.pi * t / 200 + rng.uniform(0, 2 * np.pi))
                 speed = (phase[1] - phase[0]) * (1 + wobble * swing[:-1])  # this series' period
                 bent = phase[0] + np.r_[0.0, np.cumsum(speed)]
-                on = envelope * np.sin(bent) + (on - envelope * np.sin(phase))
+                on = envelope * wave(bent) + (on - envelope * wave(phase))
             if swell:  # drawn last too
                 on = on * (1 + swell * np.sin(2 * np.pi * t / 200 + rng.uniform(0, 2 * np.pi)))
             series.append((np.r_[np.zeros(off), on], name))
@@ -96,8 +105,14 @@ def main() -> None:
         "--period-jitter", type=float, default=0.05,
         help="how far each series' period may lie from its class's (0: one period a class)",
     )  # fmt: skip
+    parser.add_argument(
+        "--distortion", type=float, default=0.0,
+        help="the 3rd harmonic's share of the fundamental (5th: half, 7th: a quarter; 0: sines)",
+    )  # fmt: skip
     args = parser.parse_args()
-    table = oscillating_table(args.per_class, args.seed, period_jitter=args.period_jitter)
+    table = oscillating_table(
+        args.per_class, args.seed, period_jitter=args.period_jitter, distortion=args.distortion
+    )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     table.to_csv(args.out, index=False)
     print(f"{args.out}: {table['example_id'].nunique()} series, {len(table):,} rows")
