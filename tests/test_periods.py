@@ -12,6 +12,7 @@ from dgan import DGAN, DGANConfig, OutputType
 from dgan.encoding import periods
 from dgan.encoding.encoder import DataEncoder
 from dgan.encoding.periods import (
+    HARMONICS,
     carried_features,
     encode_frequencies,
     series_frequencies,
@@ -19,7 +20,7 @@ from dgan.encoding.periods import (
 from dgan.errors import DataError, ParameterError
 from dgan.metrics.features import CONTINUOUS_FEATURES, _continuous_block
 from dgan.networks import build_networks
-from dgan.networks.carrier import HARMONICS, KNOTS, Carrier, knot_weights
+from dgan.networks.carrier import KNOTS, Carrier, knot_weights
 from dgan.series import SeriesRows
 from dgan.spectrum import dominant_frequencies
 from tiny import tiny_config
@@ -147,7 +148,10 @@ def test_the_encoder_adds_each_carried_period_and_decodes_as_before(rng):
         np.testing.assert_allclose(got, plain_got, atol=1e-6)
     again = DataEncoder.from_json(encoder.to_json())
     assert again.period_features == [0] and again.period_columns == encoder.period_columns
+    assert again.period_harmonics == encoder.period_harmonics == HARMONICS
     state = encoder.to_json()
+    del state["period_harmonics"]  # a model file from the carrier's first form: three
+    assert DataEncoder.from_json(state).period_harmonics == 3
     del state["period_features"]  # a model file from before the carrier
     assert DataEncoder.from_json(state).period_features == []
 
@@ -196,7 +200,7 @@ def test_the_amplitude_runs_on_across_the_seams():
     sample_len, steps = 8, 5
     carrier = _carrier(sample_len, steps, carried=1)
     hidden = torch.randn(3, steps, 6)
-    crests = torch.ones(3, sample_len * steps, 1, HARMONICS)
+    crests = torch.ones(3, sample_len * steps, 1, HARMONICS)  # the default: `_carrier`'s
     with torch.no_grad():
         wave, _ = carrier(hidden, crests, None)
         knots = carrier.knots(hidden).view(3, steps, KNOTS, 1, HARMONICS).sum(-1)[..., 0]
@@ -214,17 +218,30 @@ def test_harmonics_that_would_fold_back_are_left_out():
     a period of 5 steps only the first two harmonics sound, at 3 steps only the first;
     the audible ones turn at h times the carrier's frequency."""
     carrier = Carrier(4, sample_len=10, max_sequence_len=T, frequency_columns=[0],
-                      zero_one=True, noise_dim=1)  # fmt: skip
+                      zero_one=True, noise_dim=1, harmonics=5)  # fmt: skip
     frequency = np.array([1 / 5, 1 / 3, 1 / 12])
     unit = torch.from_numpy(encode_frequencies(frequency, T, True))[:, None]
     with torch.no_grad():
         sines = carrier.sines(unit, torch.full((3, 1), 0.3), torch.zeros(3, 4))[:, :, 0]
     sounding = sines.abs().amax(dim=1) > 0.5  # (B, H)
-    assert sounding.tolist() == [[True, True, False], [True, False, False], [True, True, True]]
-    assert HARMONICS == 3  # the rows above list three
+    assert sounding.sum(dim=1).tolist() == [2, 1, 5]
+    assert sounding[:, 0].all()  # the lowest ones sound
     steps = 1 / frequency[2]
     crossings = (sines[2, :-1] * sines[2, 1:] < 0).sum(dim=0)  # (H,): 2 h per period
-    np.testing.assert_allclose(crossings.numpy(), 2 * np.arange(1, 4) * T / steps, atol=2)
+    np.testing.assert_allclose(crossings.numpy(), 2 * np.arange(1, 6) * T / steps, atol=2)
+
+
+def test_the_carrier_draws_the_harmonics_its_encoder_holds(rng):
+    """A model file keeps its carrier's harmonics (its weights' shapes follow them): the
+    networks are built with the encoder's count, not today's default."""
+    series = _waves(rng)
+    config = tiny_config(max_sequence_len=T, sample_len=10)
+    encoder = DataEncoder.fit(config, series, [OutputType.CONTINUOUS], None, None)
+    encoder.period_harmonics = HARMONICS + 2
+    carrier = build_networks(config, encoder)[0].carrier
+    assert carrier.harmonics == HARMONICS + 2
+    assert carrier.knots.out_features == KNOTS * (HARMONICS + 2)  # one carried feature
+    assert carrier.phases.out_features == HARMONICS + 2
 
 
 def test_too_little_attribute_noise_for_the_phases_is_a_clear_error():

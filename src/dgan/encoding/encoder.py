@@ -54,7 +54,7 @@ from dgan.encoding.onsets import (
     starts_off,
     strip_onsets,
 )
-from dgan.encoding.periods import carried_features, encode_frequencies, series_frequencies
+from dgan.encoding.periods import HARMONICS, carried_features, frequency_attributes
 from dgan.encoding.standardized import Standardized
 from dgan.encoding.texture import SeriesTexture
 from dgan.encoding.training_maps import fit_training_maps
@@ -127,6 +127,7 @@ class DataEncoder:
         standardized: Standardized | None = None,
         onset_attribute: bool = False,
         period_features: list[int] | None = None,
+        period_harmonics: int = HARMONICS,
     ):
         self.attribute_encoders = attribute_encoders
         self.feature_encoders = feature_encoders
@@ -151,8 +152,10 @@ class DataEncoder:
         # Whether each series' leading zero steps are taken off and generated as a count.
         self.onset_attribute = onset_attribute
         # The features drawn on a carrier at each series' own period, each with its
-        # frequency as an additional attribute after the ranges ([] for none).
+        # frequency as an additional attribute after the ranges ([] for none), and the
+        # harmonics of that frequency the carrier draws.
         self.period_features = list(period_features or [])
+        self.period_harmonics = period_harmonics
         self.continuous_features = [
             i for i, e in enumerate(feature_encoders) if isinstance(e, ContinuousEncoder)
         ]
@@ -385,10 +388,8 @@ class DataEncoder:
                     additional, self.class_of(attributes, self.groups.attribute)
                 )
         zero_one = self.normalization == Normalization.ZERO_ONE
-        counts = [  # the periods, the length, then the onset, after the ranges
-            encode_frequencies(series_frequencies(features, i)[0], t_max, zero_one)
-            for i in self.period_features
-        ]
+        # the periods, the length, then the onset, after the ranges
+        counts = frequency_attributes(features, self.period_features, t_max, zero_one)
         if self.length_attribute:
             counts.append(encode_lengths(features.lengths, t_max, zero_one))
         if onsets is not None:

@@ -46,6 +46,7 @@ def encoder_state(encoder: Any) -> dict[str, Any]:
         "length_attribute": encoder.length_attribute,
         "onset_attribute": encoder.onset_attribute,
         "period_features": encoder.period_features,
+        "period_harmonics": encoder.period_harmonics,
         **{key: state(getattr(encoder, key)) for key in TRAINING_MAPS},
     }
 
@@ -71,5 +72,6 @@ def encoder_arguments(state: dict[str, Any]) -> dict[str, Any]:
         "length_attribute": state.get("length_attribute", False),  # ended by the flag
         "onset_attribute": state.get("onset_attribute", False),  # decoded as generated
         "period_features": state.get("period_features", []),  # before the period carrier
+        "period_harmonics": state.get("period_harmonics", 3),  # the carrier's first form
         **{key: optional(key, kind) for key, kind in TRAINING_MAPS.items()},
     }

@@ -30,6 +30,11 @@ STEADY_SHARE = 0.6
 """``"auto"``: the share of its power the median series must have at that period."""
 PADDING = 8
 """The transform's length over the series' (a peak to within 1/16 of a plain bin)."""
+HARMONICS = 7
+"""Harmonics of its frequency a newly fitted model draws each carried feature with, those
+below half a cycle a step (`dgan.networks.carrier`): enough for the odd harmonics of a
+distorted current. A model file keeps its own (`DataEncoder.period_harmonics`; 3 in
+files from before it was kept)."""
 GATE_SERIES = 4096
 """``"auto"`` reads the medians of at most this many series, evenly spaced in the data."""
 _CHUNK_VALUES = 1 << 22  # padded values transformed at once (about): memory stays bounded
@@ -96,6 +101,24 @@ def carried_features(setting: bool | str, features: SeriesRows, continuous: list
         if cycles >= MIN_CYCLES and np.nanmedian(share) >= STEADY_SHARE:
             steady.append(i)
     return steady
+
+
+def frequency_attributes(
+    features: SeriesRows, columns: list[int], max_sequence_len: int, zero_one: bool
+) -> list[np.ndarray]:
+    """(N,) each series' frequency in each of ``columns`` (the carried features), encoded
+    as the model generates it (`encode_frequencies`).
+
+    Example:
+        >>> t = np.arange(100.0)
+        >>> rows = SeriesRows.from_list([np.sin(2 * np.pi * t / 10)[:, None]])
+        >>> [round(float(a[0]), 3) for a in frequency_attributes(rows, [0], 100, zero_one=True)]
+        [0.589]
+    """
+    return [
+        encode_frequencies(series_frequencies(features, i)[0], max_sequence_len, zero_one)
+        for i in columns
+    ]
 
 
 def lowest_frequency(max_sequence_len: int) -> float:

@@ -4,9 +4,10 @@
 For each carried feature the series' frequency f is a generated additional attribute. A
 carrier theta(t) = 2 pi f t + phi runs over the whole series, its phase phi drawn from the
 attribute noise, and the feature's value (before its output activation) is
-sum_h a_h(t) sin(h theta(t) + psi_h) over `HARMONICS` harmonics: the LSTM's steps set the
-amplitudes a_h at `KNOTS` knots a step, joined by straight lines that run on across the
-steps' seams, and its first step sets each higher harmonic's phase psi_h (the waveform).
+sum_h a_h(t) sin(h theta(t) + psi_h) over the model's harmonics (`HARMONICS`): the
+LSTM's steps set the amplitudes a_h at `KNOTS` knots a step, joined by straight lines
+that run on across the steps' seams, and its first step sets each higher harmonic's
+phase psi_h (the waveform).
 No step can break the phase or jump at a seam. A harmonic at or above half a cycle a
 step would fold back onto a lower frequency: it is left out of that series. Beside the
 head's own output the two waves beat (docs/quality.md, "A carrier of each series' own
@@ -20,11 +21,9 @@ import math
 import torch
 from torch import nn
 
-from dgan.encoding.periods import lowest_frequency
+from dgan.encoding.periods import HARMONICS, lowest_frequency
 from dgan.errors import ParameterError
 
-HARMONICS = 3
-"""Harmonics of the series' frequency a carried feature is drawn with."""
 KNOTS = 4
 """Amplitude knots per LSTM step (at its last value and evenly before it)."""
 
@@ -34,11 +33,12 @@ class Carrier(nn.Module):
 
     ``frequency_columns``: each carried feature's frequency among the additional
     attributes, in [0, 1] (``zero_one``) or [-1, 1]; ``noise_dim``: the attribute noise's
-    size, whose last C columns give the C carriers' phases.
+    size, whose last C columns give the C carriers' phases; ``harmonics``: H, the model's
+    (`DataEncoder.period_harmonics`).
 
     Example:
         >>> carrier = Carrier(8, sample_len=5, max_sequence_len=20, frequency_columns=[0],
-        ...                   zero_one=True, noise_dim=3)
+        ...                   zero_one=True, noise_dim=3, harmonics=3)
         >>> hidden = torch.randn(2, 4, 8)
         >>> sines = carrier.sines(torch.full((2, 1), 0.5), torch.randn(2, 3), hidden[:, 0])
         >>> waves, last = carrier(hidden, sines, None)
@@ -55,6 +55,7 @@ class Carrier(nn.Module):
         frequency_columns: list[int],
         zero_one: bool,
         noise_dim: int,
+        harmonics: int = HARMONICS,
     ):
         super().__init__()
         carried = len(frequency_columns)
@@ -68,11 +69,12 @@ class Carrier(nn.Module):
         self.zero_one = zero_one
         self.sample_len = sample_len
         self.max_sequence_len = max_sequence_len
+        self.harmonics = harmonics
         self.lowest = lowest_frequency(max_sequence_len)
-        self.knots = nn.Linear(hidden_units, KNOTS * carried * HARMONICS)
+        self.knots = nn.Linear(hidden_units, KNOTS * carried * harmonics)
         nn.init.zeros_(self.knots.weight)  # no wave until training asks for one
         nn.init.zeros_(self.knots.bias)
-        self.phases = nn.Linear(hidden_units, carried * HARMONICS)
+        self.phases = nn.Linear(hidden_units, carried * harmonics)
         # Not saved: fixed by sample_len.
         self.register_buffer("interpolation", knot_weights(sample_len), persistent=False)
 
@@ -87,7 +89,7 @@ class Carrier(nn.Module):
         with torch.autocast(additional.device.type, enabled=False):
             angles, frequency = self._angles(additional, attribute_noise)
             sines = torch.sin(angles + self.harmonic_phases(first_hidden)[:, None])
-            h = torch.arange(1, HARMONICS + 1, device=angles.device, dtype=torch.float32)
+            h = torch.arange(1, self.harmonics + 1, device=angles.device, dtype=torch.float32)
             audible = frequency[:, None, :, None] * h < 0.5  # (B, 1, C, H)
             return torch.where(audible, sines, 0.0)
 
@@ -109,7 +111,7 @@ class Carrier(nn.Module):
         phase = 0.5 * (1 + torch.erf(z / math.sqrt(2)))  # (B, C) uniform, in cycles
         device = additional.device
         t = torch.arange(self.max_sequence_len, device=device, dtype=torch.float32)
-        h = torch.arange(1, HARMONICS + 1, device=device, dtype=torch.float32)
+        h = torch.arange(1, self.harmonics + 1, device=device, dtype=torch.float32)
         cycles = frequency[:, None, :, None] * t[None, :, None, None]  # (B, T, C, 1)
         cycles = (cycles + phase[:, None, :, None]) * h  # (B, T, C, H)
         return 2 * math.pi * torch.frac(cycles), frequency
@@ -127,7 +129,7 @@ class Carrier(nn.Module):
         the first step's own first knot)."""
         batch, steps = hidden.shape[:2]
         with torch.autocast(hidden.device.type, enabled=False):
-            knots = self.knots(hidden.float()).view(batch, steps, KNOTS, -1, HARMONICS)
+            knots = self.knots(hidden.float()).view(batch, steps, KNOTS, -1, self.harmonics)
             first = knots[:, :1, :1] if before is None else before[:, None, None]
             previous = torch.cat([first, knots[:, :-1, -1:]], dim=1)  # (B, K, 1, C, H)
             amplitude = torch.einsum(
@@ -141,7 +143,7 @@ class Carrier(nn.Module):
         """(B, C, H) each harmonic's phase against the carrier's from the series' first LSTM
         output (B, H): the waveform; the first harmonic's is 0 (the carrier's own)."""
         with torch.autocast(hidden.device.type, enabled=False):
-            raw = self.phases(hidden.float()).view(hidden.shape[0], -1, HARMONICS)
+            raw = self.phases(hidden.float()).view(hidden.shape[0], -1, self.harmonics)
             phases = math.pi * torch.tanh(raw)
             return torch.cat([torch.zeros_like(phases[..., :1]), phases[..., 1:]], dim=-1)
 

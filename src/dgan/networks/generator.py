@@ -25,6 +25,7 @@ from torch import nn
 
 from dgan.encoding.encoded import lengths_from_unit
 from dgan.encoding.encoder import SIGMOID, TANH, OutputSlice, series_ends
+from dgan.encoding.periods import HARMONICS
 from dgan.networks.carrier import Carrier
 from dgan.networks.layers import OutputActivation, mlp
 
@@ -61,6 +62,7 @@ class Generator(nn.Module):
         bridge_width: int = 2,
         carried_columns: list[int] | None = None,
         frequency_columns: list[int] | None = None,
+        carrier_harmonics: int = HARMONICS,
     ):
         super().__init__()
         self.length_column = length_column
@@ -135,6 +137,7 @@ class Generator(nn.Module):
                 frequency_columns=list(frequency_columns),
                 zero_one=sigmoid_at(additional_slices, frequency_columns[0]),
                 noise_dim=attribute_noise_dim,
+                harmonics=carrier_harmonics,
             )
         # With `bridge_seams`, each LSTM step's first continuous logit is the one that
         # continues the step before: the line fitted to its last `bridge_width` values,
