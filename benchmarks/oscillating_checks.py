@@ -25,7 +25,7 @@ It says which defects the judges can see at all, and how surely.
   holds an amplitude of its own, about one over the blocks per step for noise;
 * the peak over the steady amplitude: each series' largest |x| over the median of its
   period-long blocks' largest from value 200 on, 5%-50%-95% over the series (real: the
-  transient's overshoot, 1.6-2.0 in every series);
+  transient's overshoot, 1.6-2.0 from 5% to 95%);
 * the phase across seams: the correlation of the period before a place with the period
   after it, at the LSTM steps' seams and at their middles from value 200 on, median over
   the series (real: 0.98-0.99 at both, each series' period up to 5% off its class's;
@@ -220,7 +220,8 @@ def corrected_values(
         >>> slow = [(np.r_[np.zeros(20), 0.5 + np.sin(2 * np.pi * t / 13)], "fan")]
         >>> [round(_period(x), 1) for x in corrected_values(real, slow, "period", 0)]
         [12.0]
-        >>> float(corrected_values(real, slow, "offset", 0)[0][20 + SETTLED :].mean()).__round__(2)
+        >>> offset_off = corrected_values(real, slow, "offset", 0)[0]
+        >>> round(float(offset_off[20 + SETTLED :].mean()), 2)
         0.0
     """
     rng = np.random.default_rng(seed)
