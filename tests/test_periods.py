@@ -116,7 +116,7 @@ def test_frequencies_encode_on_a_log_scale_the_carrier_reads_back():
             zero_one=zero_one,
             noise_dim=1,
         )
-        angles = carrier.angles(torch.from_numpy(unit)[:, None], torch.zeros(3, 1))
+        angles, _ = carrier.angles(torch.from_numpy(unit)[:, None], torch.zeros(3, 1))
         step = torch.diff(angles[:, :, 0, 0], dim=1) % (2 * np.pi)  # (B, T - 1)
         np.testing.assert_allclose(step.median(dim=1).values, 2 * np.pi * frequency, rtol=1e-3)
 

@@ -87,34 +87,30 @@ class Carrier(nn.Module):
         output ``first_hidden``, (B, H)); 0 for a harmonic at or above 0.5 cycles a step.
         Drawn once a series: the steps only scale them."""
         with torch.autocast(additional.device.type, enabled=False):
-            angles, frequency = self._angles(additional, attribute_noise)
+            angles, audible = self.angles(additional, attribute_noise)
             sines = torch.sin(angles + self.harmonic_phases(first_hidden)[:, None])
-            h = torch.arange(1, self.harmonics + 1, device=angles.device, dtype=torch.float32)
-            audible = frequency[:, None, :, None] * h < 0.5  # (B, 1, C, H)
             return torch.where(audible, sines, 0.0)
 
-    def angles(self, additional: torch.Tensor, attribute_noise: torch.Tensor) -> torch.Tensor:
-        """(B, T, C, H) each harmonic's angle h theta(t) in fp32, reduced to [0, 2 pi) so
-        that its sine stays exact over thousands of steps."""
-        with torch.autocast(additional.device.type, enabled=False):
-            return self._angles(additional, attribute_noise)[0]
-
-    def _angles(
+    def angles(
         self, additional: torch.Tensor, attribute_noise: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """`angles`, and (B, C) the frequencies (cycles per step) they turn at."""
+        """(B, T, C, H) each harmonic's angle h theta(t) in fp32, reduced to [0, 2 pi) so
+        that its sine stays exact over thousands of steps, and (B, 1, C, H) whether each
+        harmonic lies below 0.5 cycles a step (above, it would fold back)."""
         carried = len(self.frequency_columns)
-        unit = additional[:, self.frequency_columns].detach().float()  # (B, C)
-        unit = (unit if self.zero_one else (unit + 1) / 2).clamp(0, 1)
-        frequency = self.lowest * (0.5 / self.lowest) ** unit  # cycles per step
-        z = attribute_noise[:, attribute_noise.shape[1] - carried :].float()
-        phase = 0.5 * (1 + torch.erf(z / math.sqrt(2)))  # (B, C) uniform, in cycles
-        device = additional.device
-        t = torch.arange(self.max_sequence_len, device=device, dtype=torch.float32)
-        h = torch.arange(1, self.harmonics + 1, device=device, dtype=torch.float32)
-        cycles = frequency[:, None, :, None] * t[None, :, None, None]  # (B, T, C, 1)
-        cycles = (cycles + phase[:, None, :, None]) * h  # (B, T, C, H)
-        return 2 * math.pi * torch.frac(cycles), frequency
+        with torch.autocast(additional.device.type, enabled=False):
+            unit = additional[:, self.frequency_columns].detach().float()  # (B, C)
+            unit = (unit if self.zero_one else (unit + 1) / 2).clamp(0, 1)
+            frequency = self.lowest * (0.5 / self.lowest) ** unit  # cycles per step
+            z = attribute_noise[:, attribute_noise.shape[1] - carried :].float()
+            phase = 0.5 * (1 + torch.erf(z / math.sqrt(2)))  # (B, C) uniform, in cycles
+            device = additional.device
+            t = torch.arange(self.max_sequence_len, device=device, dtype=torch.float32)
+            h = torch.arange(1, self.harmonics + 1, device=device, dtype=torch.float32)
+            cycles = frequency[:, None, :, None] * t[None, :, None, None]  # (B, T, C, 1)
+            audible = frequency[:, None, :, None] * h < 0.5  # (B, 1, C, H)
+            cycles = (cycles + phase[:, None, :, None]) * h  # (B, T, C, H)
+            return 2 * math.pi * torch.frac(cycles), audible
 
     def forward(
         self,
