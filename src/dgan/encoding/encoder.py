@@ -13,8 +13,9 @@ feature, and adds DoppelGANger's two extras:
   generated with the others, it sets where the generator ends each series;
 * with ``onset_attribute`` each series' leading zero steps come off before anything is
   fitted, and their count is the very last additional attribute (`dgan.encoding.onsets`);
-* with ``period_carrier`` each carried feature's dominant frequency is an additional
-  attribute after the ranges (`dgan.encoding.periods`).
+* with ``period_carrier`` each carried feature's dominant frequency, and in the "series"
+  form its noise floor, are additional attributes after the ranges
+  (`dgan.encoding.periods`).
 
 Everything has an exact inverse and a JSON-native state (models are saved without pickle).
 """
@@ -27,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from dgan.config import Normalization, OutputType
+from dgan.encoding.additional_layout import AdditionalLayout
 from dgan.encoding.class_shares import ClassShares
 
 # series_ends: this module's API
@@ -54,7 +56,12 @@ from dgan.encoding.onsets import (
     starts_off,
     strip_onsets,
 )
-from dgan.encoding.periods import HARMONICS, carried_features, frequency_attributes
+from dgan.encoding.periods import (
+    HARMONICS,
+    carried_features,
+    held_harmonics,
+    period_attributes,
+)
 from dgan.encoding.standardized import Standardized
 from dgan.encoding.texture import SeriesTexture
 from dgan.encoding.training_maps import fit_training_maps
@@ -95,7 +102,7 @@ __all__ = [
 ]
 
 
-class DataEncoder:
+class DataEncoder(AdditionalLayout):
     """Encode whole datasets: attributes (N, A) and features (list of (T_i, F) arrays).
 
     Example:
@@ -128,6 +135,7 @@ class DataEncoder:
         onset_attribute: bool = False,
         period_features: list[int] | None = None,
         period_harmonics: int = HARMONICS,
+        period_waveform: str = "series",
     ):
         self.attribute_encoders = attribute_encoders
         self.feature_encoders = feature_encoders
@@ -153,9 +161,9 @@ class DataEncoder:
         self.onset_attribute = onset_attribute
         # The features drawn on a carrier at each series' own period, each with its
         # frequency as an additional attribute after the ranges ([] for none), and the
-        # harmonics of that frequency the carrier draws.
+        # carrier's form: its harmonics and how they move (`periods.WAVEFORMS`).
         self.period_features = list(period_features or [])
-        self.period_harmonics = period_harmonics
+        self.period_harmonics, self.period_waveform = period_harmonics, period_waveform
         self.continuous_features = [
             i for i, e in enumerate(feature_encoders) if isinstance(e, ContinuousEncoder)
         ]
@@ -164,36 +172,6 @@ class DataEncoder:
     @property
     def attribute_slices(self) -> list[OutputSlice] | None:
         return None if self.attribute_encoders is None else output_slices(self.attribute_encoders)
-
-    @property
-    def additional_slices(self) -> list[OutputSlice] | None:
-        slices = (
-            None if self.additional_encoders is None else output_slices(self.additional_encoders)
-        )
-        zero_one = self.normalization == Normalization.ZERO_ONE
-        # the periods, the length, then the onset, after the example-scaling attributes
-        for _ in range(len(self.period_features) + self.length_attribute + self.onset_attribute):
-            start = sum(s.width for s in slices or [])
-            slices = [*(slices or []), OutputSlice(start, 1, SIGMOID if zero_one else TANH)]
-        return slices
-
-    @property
-    def length_column(self) -> int | None:
-        """Column of the length among the additional attributes (``length_attribute``)."""
-        if not self.length_attribute:
-            return None
-        return self.additional_dim - 1 - self.onset_attribute
-
-    @property
-    def period_columns(self) -> list[int]:
-        """Columns of the carried features' frequencies among the additional attributes."""
-        first = self.additional_dim - self.onset_attribute - self.length_attribute
-        return list(range(first - len(self.period_features), first))
-
-    @property
-    def onset_column(self) -> int | None:
-        """Column of the onset among the additional attributes (``onset_attribute``)."""
-        return self.additional_dim - 1 if self.onset_attribute else None
 
     @property
     def feature_slices(self) -> list[OutputSlice]:
@@ -235,10 +213,6 @@ class DataEncoder:
     @property
     def attribute_dim(self) -> int:
         return sum(s.width for s in self.attribute_slices or [])
-
-    @property
-    def additional_dim(self) -> int:
-        return sum(s.width for s in self.additional_slices or [])
 
     @property
     def feature_dim(self) -> int:
@@ -291,6 +265,8 @@ class DataEncoder:
         )
         continuous = encoder.continuous_features
         encoder.period_features = carried_features(config.period_carrier, features, continuous)
+        if encoder.period_features:  # the harmonics the data holds (a new model's form)
+            encoder.period_harmonics = held_harmonics(features, encoder.period_features)
         if config.apply_example_scaling and encoder.continuous_features:
             mid, half = encoder._midpoints_and_half_ranges(features)
             names = [str(feature_names[i]) for i in encoder.continuous_features]
@@ -388,8 +364,10 @@ class DataEncoder:
                     additional, self.class_of(attributes, self.groups.attribute)
                 )
         zero_one = self.normalization == Normalization.ZERO_ONE
-        # the periods, the length, then the onset, after the ranges
-        counts = frequency_attributes(features, self.period_features, t_max, zero_one)
+        # the periods (and floors), the length, then the onset, after the ranges
+        counts = period_attributes(
+            features, self.period_features, t_max, zero_one, self.period_floors
+        )
         if self.length_attribute:
             counts.append(encode_lengths(features.lengths, t_max, zero_one))
         if onsets is not None:

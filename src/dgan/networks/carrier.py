@@ -4,10 +4,18 @@
 For each carried feature the series' frequency f is a generated additional attribute. A
 carrier theta(t) = 2 pi f t + phi runs over the whole series, its phase phi drawn from the
 attribute noise, and the feature's value (before its output activation) is
-sum_h a_h(t) sin(h theta(t) + psi_h) over the model's harmonics (`HARMONICS`): the
-LSTM's steps set the amplitudes a_h at `KNOTS` knots a step, joined by straight lines
-that run on across the steps' seams, and its first step sets each higher harmonic's
-phase psi_h (the waveform).
+a(t) sum_h s_h sin(h theta(t) + psi_h) over the model's harmonics (those the training
+series hold, `held_harmonics`), plus noise. The series' first LSTM step sets its
+waveform, each higher harmonic's share s_h (s_1 = 1) and phase psi_h, and its loudness
+a(t) = L (1 + g exp(-t / tau)) s(t): a level L and a switch-on g that decays over tau,
+while the LSTM's steps only swing it, s(t) within 1 -+ `SWING`, at `KNOTS` knots a step
+joined by straight lines that run on across the steps' seams. White noise at the
+series' generated noise floor r (an additional attribute, `dgan.encoding.periods`) sits
+at its level, L r e(t) (`dgan.networks.white_noise`): a sensor's noise does not follow
+the switch-on. All of this is the ``waveform`` "series" (docs/quality.md, "One loudness
+and one noise floor a series"). Models from before it ("step") let the steps set each
+harmonic's amplitude a_h(t) on its own, with no noise: waveform and loudness wandered
+within a series, which real steady waves do not.
 No step can break the phase or jump at a seam. A harmonic at or above half a cycle a
 step would fold back onto a lower frequency: it is left out of that series. Beside the
 head's own output the two waves beat (docs/quality.md, "A carrier of each series' own
@@ -21,11 +29,14 @@ import math
 import torch
 from torch import nn
 
-from dgan.encoding.periods import HARMONICS, lowest_frequency
+from dgan.encoding.periods import FLOORS, HARMONICS, WAVEFORMS, lowest_frequency
 from dgan.errors import ParameterError
+from dgan.networks.white_noise import white_noise
 
 KNOTS = 4
 """Amplitude knots per LSTM step (at its last value and evenly before it)."""
+SWING = 0.1
+"""How far the steps may swing a "series" carrier's loudness, as a share of it."""
 
 
 class Carrier(nn.Module):
@@ -33,17 +44,20 @@ class Carrier(nn.Module):
 
     ``frequency_columns``: each carried feature's frequency among the additional
     attributes, in [0, 1] (``zero_one``) or [-1, 1]; ``noise_dim``: the attribute noise's
-    size, whose last C columns give the C carriers' phases; ``harmonics``: H, the model's
-    (`DataEncoder.period_harmonics`).
+    size, whose last C columns give the C carriers' phases; ``harmonics``: H, and
+    ``waveform``: "series" (one waveform and loudness a series) or "step" (each
+    harmonic's amplitude set by the steps), the model's (`DataEncoder.period_harmonics`,
+    ``period_waveform``); ``floor_columns``: with "series", each carried feature's noise
+    floor among the additional attributes (`DataEncoder.floor_columns`).
 
     Example:
         >>> carrier = Carrier(8, sample_len=5, max_sequence_len=20, frequency_columns=[0],
-        ...                   zero_one=True, noise_dim=3, harmonics=3)
+        ...                   zero_one=True, noise_dim=3, harmonics=3, floor_columns=[1])
         >>> hidden = torch.randn(2, 4, 8)
-        >>> sines = carrier.sines(torch.full((2, 1), 0.5), torch.randn(2, 3), hidden[:, 0])
-        >>> waves, last = carrier(hidden, sines, None)
-        >>> tuple(waves.shape), tuple(last.shape)
-        ((2, 4, 5, 1), (2, 1, 3))
+        >>> sines = carrier.sines(torch.full((2, 2), 0.5), torch.randn(2, 3), hidden[:, 0])
+        >>> waves, last = carrier(hidden, sines, None, torch.randn(2, 4, 3))
+        >>> tuple(waves.shape), tuple(last.shape)  # one loudness a carrier
+        ((2, 4, 5, 1), (2, 1, 1))
     """
 
     def __init__(
@@ -56,6 +70,8 @@ class Carrier(nn.Module):
         zero_one: bool,
         noise_dim: int,
         harmonics: int = HARMONICS,
+        waveform: str = "series",
+        floor_columns: list[int] | None = None,
     ):
         super().__init__()
         carried = len(frequency_columns)
@@ -69,27 +85,80 @@ class Carrier(nn.Module):
         self.zero_one = zero_one
         self.sample_len = sample_len
         self.max_sequence_len = max_sequence_len
+        if waveform not in WAVEFORMS:
+            raise ParameterError(f"waveform is {waveform!r}: use one of {WAVEFORMS}.")
+        self.floor_columns = list(floor_columns or [])
+        if len(self.floor_columns) != (carried if waveform == "series" else 0):
+            raise ParameterError(
+                f"a {waveform!r} carrier of {carried} features takes "
+                f"{carried if waveform == 'series' else 0} noise floors, and "
+                f"{len(self.floor_columns)} were given."
+            )
         self.harmonics = harmonics
         self.lowest = lowest_frequency(max_sequence_len)
-        self.knots = nn.Linear(hidden_units, KNOTS * carried * harmonics)
+        # The amplitudes the steps set a carrier: its loudness, or each harmonic's.
+        self.amplitudes = 1 if waveform == "series" else harmonics
+        self.knots = nn.Linear(hidden_units, KNOTS * carried * self.amplitudes)
         nn.init.zeros_(self.knots.weight)  # no wave until training asks for one
         nn.init.zeros_(self.knots.bias)
         self.phases = nn.Linear(hidden_units, carried * harmonics)
+        self.shares, self.loudness = None, None
+        if waveform == "series":
+            # the higher harmonics' shares, if any (0 at the start: a sine), and the
+            # loudness's level, switch-on and decay (0 at the start: no wave until
+            # training asks for one)
+            if harmonics > 1:
+                self.shares = nn.Linear(hidden_units, carried * (harmonics - 1))
+            self.loudness = nn.Linear(hidden_units, carried * 3)
+            for layer in (self.shares, self.loudness):
+                if layer is not None:
+                    nn.init.zeros_(layer.weight)
+                    nn.init.zeros_(layer.bias)
         # Not saved: fixed by sample_len.
         self.register_buffer("interpolation", knot_weights(sample_len), persistent=False)
 
     def sines(
         self, additional: torch.Tensor, attribute_noise: torch.Tensor, first_hidden: torch.Tensor
     ) -> torch.Tensor:
-        """(B, T, C, H) each harmonic's wave sin(h theta(t) + psi_h) over the whole series,
-        in fp32, from the generated frequencies (``additional``), the carriers' phases
-        (``attribute_noise``) and the waveform (`harmonic_phases` of the series' first LSTM
-        output ``first_hidden``, (B, H)); 0 for a harmonic at or above 0.5 cycles a step.
-        Drawn once a series: the steps only scale them."""
+        """(B, T, C, H) each harmonic's wave s_h sin(h theta(t) + psi_h) over the whole
+        series, in fp32, from the generated frequencies (``additional``), the carriers'
+        phases (``attribute_noise``) and the waveform (its shares s_h, 1 where the steps
+        set each harmonic's amplitude, and its `harmonic_phases`, from the series' first
+        LSTM output ``first_hidden``, (B, H)); 0 for a harmonic at or above 0.5 cycles a
+        step. In the "series" form each is times the series' loudness (`envelope`), and
+        the noise floor r times its level follows as one more channel (H + 1), which
+        `forward` multiplies by white noise. Drawn once a series: the steps only swing
+        the harmonics."""
         with torch.autocast(additional.device.type, enabled=False):
             angles, audible = self.angles(additional, attribute_noise)
             sines = torch.sin(angles + self.harmonic_phases(first_hidden)[:, None])
-            return torch.where(audible, sines, 0.0)
+            if self.shares is not None:
+                higher = self.shares(first_hidden.float()).view(
+                    len(first_hidden), -1, self.harmonics - 1
+                )
+                shares = torch.cat([torch.ones_like(higher[..., :1]), higher], dim=-1)
+                sines = sines * shares[:, None]
+            sines = torch.where(audible, sines, 0.0)
+            if self.loudness is None:
+                return sines
+            unit = additional[:, self.floor_columns].detach().float()  # (B, C)
+            unit = (unit if self.zero_one else (unit + 1) / 2).clamp(0, 1)
+            floor = FLOORS[0] * (FLOORS[1] / FLOORS[0]) ** unit
+            level, loudness = self.envelope(first_hidden)
+            noise = (level * floor)[:, None, :, None].expand(-1, sines.shape[1], -1, 1)
+            return torch.cat([sines * loudness[..., None], noise], dim=-1)
+
+    def envelope(self, first_hidden: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Each series' level L (B, C) and its loudness before the steps' swing (B, T, C),
+        L (1 + g exp(-t / tau)), from its first LSTM output (B, H): tau is S exp(.) steps
+        (S at the start)."""
+        with torch.autocast(first_hidden.device.type, enabled=False):
+            raw = self.loudness(first_hidden.float()).view(len(first_hidden), -1, 3)
+            level, height = raw[..., 0], raw[..., 1]  # (B, C)
+            decay = self.sample_len * torch.exp(raw[..., 2].clamp(min=-20.0))
+            t = torch.arange(self.max_sequence_len, device=raw.device, dtype=torch.float32)
+            switch_on = torch.exp(-t[None, :, None] / decay[:, None])  # (B, T, C)
+            return level, level[:, None] * (1 + height[:, None] * switch_on)
 
     def angles(
         self, additional: torch.Tensor, attribute_noise: torch.Tensor
@@ -117,23 +186,31 @@ class Carrier(nn.Module):
         hidden: torch.Tensor,
         sines: torch.Tensor,
         before: torch.Tensor | None,
+        feature_noise: torch.Tensor,
         first_step: int = 0,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """The values (B, K, S, C) of steps ``first_step`` .. + K from their LSTM outputs
-        ``hidden`` (B, K, H), and the last knot (B, C, H) for the step after them.
+        ``hidden`` (B, K, H), and the last knot (B, C, 1 or H) for the step after them.
         ``sines``: the series' `sines`; ``before``: the knot before the first step (None:
-        the first step's own first knot)."""
+        the first step's own first knot); ``feature_noise``: those steps' (B, K, Nf),
+        from which the white noise is made (`white_noise`)."""
         batch, steps = hidden.shape[:2]
         with torch.autocast(hidden.device.type, enabled=False):
-            knots = self.knots(hidden.float()).view(batch, steps, KNOTS, -1, self.harmonics)
+            knots = self.knots(hidden.float()).view(batch, steps, KNOTS, -1, self.amplitudes)
             first = knots[:, :1, :1] if before is None else before[:, None, None]
             previous = torch.cat([first, knots[:, :-1, -1:]], dim=1)  # (B, K, 1, C, H)
             amplitude = torch.einsum(
                 "sm,bkmch->bksch", self.interpolation, torch.cat([previous, knots], dim=2)
             )
             span = slice(first_step * self.sample_len, (first_step + steps) * self.sample_len)
-            wave = amplitude * sines[:, span].unflatten(1, (steps, self.sample_len))
-            return wave.sum(-1), knots[:, -1, -1]
+            waves = sines[:, span].unflatten(1, (steps, self.sample_len))  # (B, K, S, C, *)
+            if self.loudness is None:
+                return (amplitude * waves).sum(-1), knots[:, -1, -1]
+            swing = 1 + SWING * torch.tanh(amplitude)  # the steps only swing the loudness
+            count = self.sample_len * len(self.floor_columns)
+            noise = white_noise(feature_noise, count, first_step).view(waves.shape[:4])
+            wave = (swing * waves[..., :-1]).sum(-1) + waves[..., -1] * noise
+            return wave, knots[:, -1, -1]
 
     def harmonic_phases(self, hidden: torch.Tensor) -> torch.Tensor:
         """(B, C, H) each harmonic's phase against the carrier's from the series' first LSTM

@@ -63,6 +63,8 @@ class Generator(nn.Module):
         carried_columns: list[int] | None = None,
         frequency_columns: list[int] | None = None,
         carrier_harmonics: int = HARMONICS,
+        carrier_waveform: str = "series",
+        floor_columns: list[int] | None = None,
     ):
         super().__init__()
         self.length_column = length_column
@@ -138,6 +140,8 @@ class Generator(nn.Module):
                 zero_one=sigmoid_at(additional_slices, frequency_columns[0]),
                 noise_dim=attribute_noise_dim,
                 harmonics=carrier_harmonics,
+                waveform=carrier_waveform,
+                floor_columns=floor_columns,
             )
         # With `bridge_seams`, each LSTM step's first continuous logit is the one that
         # continues the step before: the line fitted to its last `bridge_width` values,
@@ -188,13 +192,15 @@ class Generator(nn.Module):
             [c.unsqueeze(1).expand(-1, steps, -1) for c in conditioning] + [feature_noise], dim=2
         )  # (B, T/S, A + AA + noise)
         if self.feature_feedback:
-            features = self._features_with_feedback(lstm_in, additional, attribute_noise)
+            features = self._features_with_feedback(
+                lstm_in, additional, attribute_noise, feature_noise
+            )
         else:
             hidden, _ = self._lstm(lstm_in, None)  # (B, T/S, H): all steps in one call
             logits = self._logits(hidden)
             if self.carrier is not None:
                 sines = self.carrier.sines(additional, attribute_noise, hidden[:, 0])
-                waves, _ = self.carrier(hidden, sines, None)
+                waves, _ = self.carrier(hidden, sines, None, feature_noise)
                 logits = self._carried(logits, waves)
             features = self._features(logits, None)  # (B, T, F)
         if self.length_column is not None:
@@ -251,12 +257,14 @@ class Generator(nn.Module):
         lstm_in: torch.Tensor,
         additional: torch.Tensor | None,
         attribute_noise: torch.Tensor,
+        feature_noise: torch.Tensor,
     ) -> torch.Tensor:
         """The LSTM one step at a time, each step reading the previous step's values.
 
         The fed-back values keep their graph: the generator learns how each step's output
         shapes the next (a smooth join between consecutive groups of S steps). The
-        additional attributes and the attribute noise set the carrier's waves, if any.
+        additional attributes, the attribute noise and the feature noise set the
+        carrier's waves, if any.
         """
         batch, steps, _ = lstm_in.shape
         previous = lstm_in.new_zeros(batch, self.sample_len * self.feature_dim)
@@ -269,7 +277,8 @@ class Generator(nn.Module):
             if self.carrier is not None:
                 if sines is None:  # the series' first step sets its waveform
                     sines = self.carrier.sines(additional, attribute_noise, hidden[:, 0])
-                waves, knot = self.carrier(hidden, sines, knot, first_step=k)
+                noise = feature_noise[:, k : k + 1]
+                waves, knot = self.carrier(hidden, sines, knot, noise, first_step=k)
                 logits = self._carried(logits, waves)
             chunk = self._features(logits, before)  # (B, S, F)
             chunks.append(chunk)

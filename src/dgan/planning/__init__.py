@@ -40,7 +40,7 @@ from dgan.config.sizing import (
 )
 from dgan.encoding.encoded import varies_in_length
 from dgan.encoding.onsets import MIN_ONSET, series_onsets, starts_off, strip_onsets
-from dgan.encoding.periods import carried_features, series_frequencies
+from dgan.encoding.periods import carried_features, series_frequencies, series_noise_floors
 from dgan.planning.columns import (
     ColumnPlan,
     classed,
@@ -305,9 +305,11 @@ def _periods(arrays: TrainingArrays, layout: FrameLayout | None, config: DGANCon
         said = repr(names[i])
         if not private:
             frequency, share = series_frequencies(arrays.features, i)
+            floor = np.nanmedian(series_noise_floors(arrays.features, i))
             said += (
                 f" (median period {1 / np.nanmedian(frequency):.3g} steps, "
-                f"{np.nanmedian(share):.0%} of the power there)"
+                f"{np.nanmedian(share):.0%} of the power there, a noise floor of "
+                f"{floor:.2%} of the wave)"
             )
         words.append(said)
     critic = config.envelope_critic is not False  # "auto" trains it beside a carrier
