@@ -130,6 +130,10 @@ class Generator(nn.Module):
         # The feature columns drawn on a carrier at the frequencies in `frequency_columns`
         # of the additional attributes, in place of the head's output for them.
         self.carried_columns = list(carried_columns or [])
+        self._carried_tanh = any(
+            sl.activation == TANH and sl.start <= c < sl.start + sl.width
+            for sl in feature_slices for c in self.carried_columns
+        )
         self.carrier = None
         if self.carried_columns:
             self.carrier = Carrier(
@@ -250,7 +254,14 @@ class Generator(nn.Module):
             rest = joined[:, :, 1:] + (continued - anchor).unsqueeze(2) * bridge[1:]
             joined = torch.cat([start, rest], dim=2)
             logits = torch.cat([logits[:, :first], joined], dim=1)
-        return self.feature_activation(logits.flatten(1, 2))
+        flat = logits.flatten(1, 2)
+        out = self.feature_activation(flat)
+        if self.carried_columns:  # experiment: a carried wave is its own value (the tangent at 0)
+            out = out.clone()
+            for c in self.carried_columns:
+                x = flat[..., c].to(out.dtype)
+                out[..., c] = x if self._carried_tanh else 0.5 + 0.25 * x
+        return out
 
     def _features_with_feedback(
         self,
