@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from dgan import DGAN, DGANConfig, OutputType
+from dgan import DGAN, DGANConfig, Normalization, OutputType
 from dgan.encoding import periods
 from dgan.encoding.encoder import DataEncoder
 from dgan.encoding.periods import (
@@ -23,7 +23,7 @@ from dgan.encoding.periods import (
 from dgan.errors import DataError, ParameterError
 from dgan.metrics.features import CONTINUOUS_FEATURES, _continuous_block
 from dgan.networks import build_networks
-from dgan.networks.carrier import KNOTS, SWING, Carrier, knot_weights
+from dgan.networks.carrier import HEADROOM, KNOTS, SWING, Carrier, knot_weights
 from dgan.networks.white_noise import white_noise
 from dgan.series import SeriesRows
 from dgan.spectrum import dominant_frequencies
@@ -190,6 +190,18 @@ def _carrier(sample_len=8, steps=5, carried=2, seed=0, waveform="series"):
     return carrier
 
 
+def _set_loudness(carrier, level, start, decay=0.0):
+    """The carrier's loudness fixed at a ``level`` and a ``start`` (within its bound) and
+    a decay of S exp(``decay``) steps, whatever its first LSTM output."""
+    bound = HEADROOM  # the features' half range is 1 (tanh) in these tests
+    with torch.no_grad():
+        carrier.loudness.weight.zero_()
+        carrier.loudness.bias.copy_(
+            torch.tensor([float(np.log(x / (bound - x))) for x in (level, start)] + [decay])
+        )
+    return carrier
+
+
 def test_knots_interpolate_within_a_step_and_end_on_its_last_value():
     weights = knot_weights(10)
     np.testing.assert_allclose(weights.sum(dim=1), 1.0)
@@ -242,8 +254,7 @@ def test_harmonics_that_would_fold_back_are_left_out():
     carrier = Carrier(4, sample_len=10, max_sequence_len=T, frequency_columns=[0],
                       zero_one=True, noise_dim=1, harmonics=5, floor_columns=[1])  # fmt: skip
     torch.nn.init.ones_(carrier.shares.bias)  # every harmonic at the fundamental's share
-    with torch.no_grad():
-        carrier.loudness.bias[0] = 1.0  # a level of 1 and no switch-on
+    _set_loudness(carrier, level=1.0, start=1.0)  # a level of 1 and no switch-on
     frequency = np.array([1 / 5, 1 / 3, 1 / 12])
     unit = torch.from_numpy(encode_frequencies(frequency, T, True))[:, None]
     unit = torch.cat([unit, torch.zeros_like(unit)], dim=1)  # the lowest floor
@@ -297,18 +308,16 @@ def test_the_steps_set_the_loudness_and_the_first_the_waveform():
 
 
 def test_the_loudness_is_a_level_and_a_switch_on_that_the_steps_swing_a_little():
-    """The first LSTM output sets a level and a switch-on that decays to it; whatever the
+    """The first LSTM output sets a level and a start that decays to it; whatever the
     steps' knots, they swing that loudness by `SWING` of it at most."""
-    carrier = _carrier(sample_len=8, steps=5, carried=1)
+    carrier = _set_loudness(_carrier(sample_len=8, steps=5, carried=1), level=0.5, start=1.0)
     with torch.no_grad():
-        carrier.loudness.weight.zero_()
-        carrier.loudness.bias.copy_(torch.tensor([2.0, 1.0, 0.0]))  # L 2, g 1, tau S
         hidden = torch.randn(3, 5, 6)
         level, envelope = carrier.envelope(hidden[:, 0])
         envelope = envelope[..., 0]  # (B, T)
-        torch.testing.assert_close(level, torch.full((3, 1), 2.0))
+        torch.testing.assert_close(level, torch.full((3, 1), 0.5))
         t = torch.arange(40.0)
-        torch.testing.assert_close(envelope, (2 * (1 + torch.exp(-t / 8))).expand(3, -1))
+        torch.testing.assert_close(envelope, (0.5 * (1 + torch.exp(-t / 8))).expand(3, -1))
         crests = torch.ones(3, 40, 1, 1) * envelope[..., None, None]
         crests = torch.cat([crests, torch.zeros_like(crests)], dim=-1)  # no noise
         wave, _ = carrier(hidden, crests, None, torch.randn(3, 5, 3))
@@ -317,15 +326,31 @@ def test_the_loudness_is_a_level_and_a_switch_on_that_the_steps_swing_a_little()
     assert (ratio - 1).abs().max() > SWING / 10  # the trained knots do swing it
 
 
+def test_the_loudness_stays_within_its_bound_however_far_training_pushes():
+    """A level and a start are each at most `HEADROOM` times the features' half range,
+    and above 0, whatever the first LSTM output: a switch-on cannot run away (drawn
+    unbounded, the fans' grew to 4.3 times their level, real 1.9)."""
+    for half_range in (1.0, 2.0):
+        carrier = Carrier(6, sample_len=8, max_sequence_len=40, frequency_columns=[0],
+                          zero_one=True, noise_dim=1, floor_columns=[1], half_range=half_range)  # fmt: skip
+        torch.nn.init.normal_(carrier.loudness.weight, std=100.0)
+        with torch.no_grad():
+            level, envelope = carrier.envelope(torch.randn(64, 6))
+        bound = HEADROOM * half_range
+        assert 0 <= level.min() and level.max() <= bound
+        assert 0 <= envelope.min() and envelope.max() <= bound
+        assert envelope.max() > 0.99 * bound  # the bound itself is within reach
+
+
 def test_the_noise_sits_at_the_generated_floor_of_the_level():
     """The white noise's size is the generated floor times the series' level, through the
     switch-on and whatever the steps' swing; its values follow from the feature noise."""
     carrier = _carrier(sample_len=10, steps=300, carried=1)
     with torch.no_grad():
-        for layer in (carrier.knots, carrier.shares, carrier.loudness):
+        for layer in (carrier.knots, carrier.shares):
             layer.weight.zero_()
             layer.bias.zero_()
-        carrier.loudness.bias.copy_(torch.tensor([3.0, 1.0, 0.0]))  # a level of 3, a switch-on
+        _set_loudness(carrier, level=0.5, start=1.0)  # a level of 0.5, a switch-on
         torch.nn.init.normal_(carrier.knots.bias)  # and a swing
         floor = np.array([0.01, 0.1])
         unit = torch.from_numpy(encode_floors(floor, True))[:, None]
@@ -338,7 +363,7 @@ def test_the_noise_sits_at_the_generated_floor_of_the_level():
         quiet[..., -1] = 0.0  # the noise channel off: the swung waves alone
         clean, _ = carrier(hidden, quiet, None, noise)
     residual = (wave - clean).flatten(1, 2)[..., 0]
-    np.testing.assert_allclose(residual.std(dim=1), 3 * floor, rtol=0.05)
+    np.testing.assert_allclose(residual.std(dim=1), 0.5 * floor, rtol=0.05)
     lag = (residual[:, 1:] * residual[:, :-1]).mean(dim=1) / residual.var(dim=1)
     assert lag.abs().max() < 0.1  # white
     torch.testing.assert_close(wave, again)
@@ -398,20 +423,37 @@ def test_too_little_attribute_noise_for_the_phases_is_a_clear_error():
                 zero_one=True, noise_dim=2)  # fmt: skip
 
 
-def test_a_carried_feature_is_the_carriers_alone_and_is_not_bridged(rng):
-    """The head's output for a carried feature is not used: with the carrier's knots at 0
-    (its start), the value sits at the activation's middle whatever the head draws."""
+@pytest.mark.parametrize("tanh", [False, True])
+def test_a_carried_feature_is_the_carriers_wave_as_it_is_and_is_not_bridged(rng, tanh):
+    """The head's output for a carried feature is not used, and no activation bends the
+    carrier's wave: the value is the wave itself on the tangent of the feature's
+    activation at 0 (a sigmoid's x / 4 + 1/2, a tanh's x), unbridged."""
     series = _waves(rng)
-    config = tiny_config(max_sequence_len=T, sample_len=10, bridge_seams=True)
+    config = tiny_config(
+        max_sequence_len=T, sample_len=10, bridge_seams=True,
+        normalization=Normalization.MINUSONE_ONE if tanh else Normalization.ZERO_ONE,
+    )
     encoder = DataEncoder.fit(config, series, [OutputType.CONTINUOUS], None, None)
     generator = build_networks(config, encoder)[0]
     assert generator.carried_columns == [0]
     assert generator.bridge[:, 0].abs().sum() == 0  # the carried column is not bridged
-    torch.nn.init.normal_(generator.head.weight)
-    with torch.no_grad():
-        _, _, features = generator(torch.randn(5, 10), torch.randn(5, T // 10, 10))
+    inputs = torch.randn(5, 10), torch.randn(5, T // 10, 10)
+    carried = []
+    for _ in range(2):  # two different heads for the carried column, the same carrier
+        with torch.no_grad():
+            generator.head.weight[:: generator.feature_dim].normal_(std=3.0)
+            _, additional, features = generator(*inputs)
+        carried.append(features[..., 0])
+    torch.testing.assert_close(carried[0], carried[1])
     alive = features[..., 1] + features[..., 2] > 0  # steps before each series' end
-    np.testing.assert_allclose(features[..., 0][alive], 0.5, atol=1e-6)
+    with torch.no_grad():  # the carrier's wave, drawn by hand from the same inputs
+        lstm_in = torch.cat([additional[:, None].expand(-1, T // 10, -1), inputs[1]], dim=2)
+        hidden, _ = generator.lstm(lstm_in)
+        sines = generator.carrier.sines(additional, inputs[0], hidden[:, 0])
+        wave = generator.carrier(hidden, sines, None, inputs[1])[0].flatten(1, 2)[..., 0]
+    expected = wave if tanh else 0.5 + 0.25 * wave
+    torch.testing.assert_close(carried[1][alive], expected[alive])
+    assert alive.any() and wave.abs().max() > 0.1  # a wave, not a constant
 
 
 # ----- training ------------------------------------------------------------------------------

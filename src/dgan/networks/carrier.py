@@ -7,9 +7,12 @@ attribute noise, and the feature's value (before its output activation) is
 a(t) sum_h s_h sin(h theta(t) + psi_h) over the model's harmonics (those the training
 series hold, `held_harmonics`), plus noise. The series' first LSTM step sets its
 waveform, each higher harmonic's share s_h (s_1 = 1) and phase psi_h, and its loudness
-a(t) = L (1 + g exp(-t / tau)) s(t): a level L and a switch-on g that decays over tau,
-while the LSTM's steps only swing it, s(t) within 1 -+ `SWING`, at `KNOTS` knots a step
-joined by straight lines that run on across the steps' seams. White noise at the
+a(t) = (L + (A - L) exp(-t / tau)) s(t): a level L and a start A, both between 0 and
+`HEADROOM` times the feature's half range (where a sigmoid would have held them), the
+start decaying to the level over tau, while the LSTM's steps only swing it, s(t) within
+1 -+ `SWING`, at `KNOTS` knots a step joined by straight lines that run on across the
+steps' seams. The wave is the feature's value, not bent by an activation
+(`dgan.networks.generator`). White noise at the
 series' generated noise floor r (an additional attribute, `dgan.encoding.periods`) sits
 at its level, L r e(t) (`dgan.networks.white_noise`): a sensor's noise does not follow
 the switch-on. All of this is the ``waveform`` "series" (docs/quality.md, "One loudness
@@ -37,6 +40,10 @@ KNOTS = 4
 """Amplitude knots per LSTM step (at its last value and evenly before it)."""
 SWING = 0.1
 """How far the steps may swing a "series" carrier's loudness, as a share of it."""
+HEADROOM = 1.25
+"""A "series" carrier's level and start, at most, over the feature's half range: room
+above the range's end, where each training series' largest value sits, so that a
+generated one reaches it at a finite weight."""
 
 
 class Carrier(nn.Module):
@@ -48,7 +55,9 @@ class Carrier(nn.Module):
     ``waveform``: "series" (one waveform and loudness a series) or "step" (each
     harmonic's amplitude set by the steps), the model's (`DataEncoder.period_harmonics`,
     ``period_waveform``); ``floor_columns``: with "series", each carried feature's noise
-    floor among the additional attributes (`DataEncoder.floor_columns`).
+    floor among the additional attributes (`DataEncoder.floor_columns`); ``half_range``:
+    the features' half range before their output's tangent (1 for tanh, 2 for sigmoid),
+    which bounds a "series" carrier's loudness.
 
     Example:
         >>> carrier = Carrier(8, sample_len=5, max_sequence_len=20, frequency_columns=[0],
@@ -72,6 +81,7 @@ class Carrier(nn.Module):
         harmonics: int = HARMONICS,
         waveform: str = "series",
         floor_columns: list[int] | None = None,
+        half_range: float = 1.0,
     ):
         super().__init__()
         carried = len(frequency_columns)
@@ -95,6 +105,7 @@ class Carrier(nn.Module):
                 f"{len(self.floor_columns)} were given."
             )
         self.harmonics = harmonics
+        self.bound = HEADROOM * half_range
         self.lowest = lowest_frequency(max_sequence_len)
         # The amplitudes the steps set a carrier: its loudness, or each harmonic's.
         self.amplitudes = 1 if waveform == "series" else harmonics
@@ -105,8 +116,8 @@ class Carrier(nn.Module):
         self.shares, self.loudness = None, None
         if waveform == "series":
             # the higher harmonics' shares, if any (0 at the start: a sine), and the
-            # loudness's level, switch-on and decay (0 at the start: no wave until
-            # training asks for one)
+            # loudness's level, start and decay (0 at the start: a steady wave at half
+            # the bound)
             if harmonics > 1:
                 self.shares = nn.Linear(hidden_units, carried * (harmonics - 1))
             self.loudness = nn.Linear(hidden_units, carried * 3)
@@ -150,15 +161,15 @@ class Carrier(nn.Module):
 
     def envelope(self, first_hidden: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Each series' level L (B, C) and its loudness before the steps' swing (B, T, C),
-        L (1 + g exp(-t / tau)), from its first LSTM output (B, H): tau is S exp(.) steps
-        (S at the start)."""
+        L + (A - L) exp(-t / tau), from its first LSTM output (B, H): the level L and the
+        start A each `bound` sigmoid(.), tau S exp(.) steps (S at the start)."""
         with torch.autocast(first_hidden.device.type, enabled=False):
             raw = self.loudness(first_hidden.float()).view(len(first_hidden), -1, 3)
-            level, height = raw[..., 0], raw[..., 1]  # (B, C)
+            level, start = (self.bound * torch.sigmoid(raw[..., :2])).unbind(-1)  # (B, C)
             decay = self.sample_len * torch.exp(raw[..., 2].clamp(min=-20.0))
             t = torch.arange(self.max_sequence_len, device=raw.device, dtype=torch.float32)
             switch_on = torch.exp(-t[None, :, None] / decay[:, None])  # (B, T, C)
-            return level, level[:, None] * (1 + height[:, None] * switch_on)
+            return level, level[:, None] + (start - level)[:, None] * switch_on
 
     def angles(
         self, additional: torch.Tensor, attribute_noise: torch.Tensor

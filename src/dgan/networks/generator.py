@@ -126,13 +126,15 @@ class Generator(nn.Module):
         # Set by the policy in 16 bits on a CPU: an odd number of inputs gets a zero one.
         self.lstm_even_input = False
         self.head = nn.Linear(feature_num_units, sample_len * self.feature_dim)
-        self.feature_activation = OutputActivation(feature_slices)
         # The feature columns drawn on a carrier at the frequencies in `frequency_columns`
-        # of the additional attributes, in place of the head's output for them.
+        # of the additional attributes, in place of the head's output for them. In the
+        # "series" form a carried wave is its own value, bounded by the carrier: the
+        # activation would bend it (a sigmoid over half the range puts 2.3% of a third
+        # harmonic on a sine) and hold a switch-on at the range's end only at infinity.
         self.carried_columns = list(carried_columns or [])
-        self._carried_tanh = any(
-            sl.activation == TANH and sl.start <= c < sl.start + sl.width
-            for sl in feature_slices for c in self.carried_columns
+        series = bool(self.carried_columns) and carrier_waveform == "series"
+        self.feature_activation = OutputActivation(
+            feature_slices, linear=self.carried_columns if series else None
         )
         self.carrier = None
         if self.carried_columns:
@@ -146,6 +148,7 @@ class Generator(nn.Module):
                 harmonics=carrier_harmonics,
                 waveform=carrier_waveform,
                 floor_columns=floor_columns,
+                half_range=2.0 if sigmoid_at(feature_slices, self.carried_columns[0]) else 1.0,
             )
         # With `bridge_seams`, each LSTM step's first continuous logit is the one that
         # continues the step before: the line fitted to its last `bridge_width` values,
@@ -254,14 +257,7 @@ class Generator(nn.Module):
             rest = joined[:, :, 1:] + (continued - anchor).unsqueeze(2) * bridge[1:]
             joined = torch.cat([start, rest], dim=2)
             logits = torch.cat([logits[:, :first], joined], dim=1)
-        flat = logits.flatten(1, 2)
-        out = self.feature_activation(flat)
-        if self.carried_columns:  # experiment: a carried wave is its own value (the tangent at 0)
-            out = out.clone()
-            for c in self.carried_columns:
-                x = flat[..., c].to(out.dtype)
-                out[..., c] = x if self._carried_tanh else 0.5 + 0.25 * x
-        return out
+        return self.feature_activation(logits.flatten(1, 2))
 
     def _features_with_feedback(
         self,
