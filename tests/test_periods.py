@@ -332,13 +332,14 @@ def test_the_loudness_stays_within_its_bound_however_far_training_pushes():
     unbounded, the fans' grew to 4.3 times their level, real 1.9)."""
     for half_range in (1.0, 2.0):
         carrier = Carrier(6, sample_len=8, max_sequence_len=40, frequency_columns=[0],
-                          zero_one=True, noise_dim=1, floor_columns=[1], half_range=half_range)  # fmt: skip
+                          zero_one=True, noise_dim=1, floor_columns=[1],
+                          half_range=half_range)  # fmt: skip
         torch.nn.init.normal_(carrier.loudness.weight, std=100.0)
         with torch.no_grad():
             level, envelope = carrier.envelope(torch.randn(64, 6))
         bound = HEADROOM * half_range
-        assert 0 <= level.min() and level.max() <= bound
-        assert 0 <= envelope.min() and envelope.max() <= bound
+        assert level.min() >= 0 and level.max() <= bound
+        assert envelope.min() >= 0 and envelope.max() <= bound
         assert envelope.max() > 0.99 * bound  # the bound itself is within reach
 
 
@@ -430,7 +431,9 @@ def test_a_carried_feature_is_the_carriers_wave_as_it_is_and_is_not_bridged(rng,
     activation at 0 (a sigmoid's x / 4 + 1/2, a tanh's x), unbridged."""
     series = _waves(rng)
     config = tiny_config(
-        max_sequence_len=T, sample_len=10, bridge_seams=True,
+        max_sequence_len=T,
+        sample_len=10,
+        bridge_seams=True,
         normalization=Normalization.MINUSONE_ONE if tanh else Normalization.ZERO_ONE,
     )
     encoder = DataEncoder.fit(config, series, [OutputType.CONTINUOUS], None, None)

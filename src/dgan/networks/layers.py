@@ -37,8 +37,10 @@ class OutputActivation(nn.Module):
             for i in range(s.start, s.start + s.width):
                 tangent = i in linear
                 if tangent and s.activation not in (SIGMOID, TANH):
-                    raise ValueError(f"column {i} is {s.activation}: only sigmoid and tanh "
-                                     "columns have a tangent to draw them on")
+                    raise ValueError(
+                        f"column {i} is {s.activation}: only sigmoid and tanh "
+                        "columns have a tangent to draw them on"
+                    )
                 groups[(s.activation, width, tangent)].append(i)
         self.kinds = list(groups)
         order = [i for key in self.kinds for i in groups[key]]
