@@ -3,16 +3,15 @@
 
 For each carried feature the series' frequency f is a generated additional attribute. A
 carrier theta(t) = 2 pi f t + phi runs over the whole series, its phase phi drawn from the
-attribute noise, and the feature's value (before its output activation) is
+attribute noise, and the feature's value, taken as it is (on its output activation's
+tangent at 0, which bends no wave: `dgan.networks.generator`), is
 a(t) sum_h s_h sin(h theta(t) + psi_h) over the model's harmonics (those the training
 series hold, `held_harmonics`), plus noise. The series' first LSTM step sets its
 waveform, each higher harmonic's share s_h (s_1 = 1) and phase psi_h, and its loudness
 a(t) = (L + (A - L) exp(-t / tau)) s(t): a level L and a start A, both between 0 and
-`HEADROOM` times the feature's half range (where a sigmoid would have held them), the
-start decaying to the level over tau, while the LSTM's steps only swing it, s(t) within
-1 -+ `SWING`, at `KNOTS` knots a step joined by straight lines that run on across the
-steps' seams. The wave is the feature's value, not bent by an activation
-(`dgan.networks.generator`). White noise at the
+`HEADROOM` times the feature's half range, the start decaying to the level over tau,
+while the LSTM's steps only swing it, s(t) within 1 -+ `SWING`, at `KNOTS` knots a step
+joined by straight lines that run on across the steps' seams. White noise at the
 series' generated noise floor r (an additional attribute, `dgan.encoding.periods`) sits
 at its level, L r e(t) (`dgan.networks.white_noise`): a sensor's noise does not follow
 the switch-on. All of this is the ``waveform`` "series" (docs/quality.md, "One loudness

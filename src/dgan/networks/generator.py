@@ -132,9 +132,9 @@ class Generator(nn.Module):
         # activation would bend it (a sigmoid over half the range puts 2.3% of a third
         # harmonic on a sine) and hold a switch-on at the range's end only at infinity.
         self.carried_columns = list(carried_columns or [])
-        series = bool(self.carried_columns) and carrier_waveform == "series"
+        own_value = bool(self.carried_columns) and carrier_waveform == "series"
         self.feature_activation = OutputActivation(
-            feature_slices, linear=self.carried_columns if series else None
+            feature_slices, linear=self.carried_columns if own_value else None
         )
         self.carrier = None
         if self.carried_columns:
@@ -148,6 +148,7 @@ class Generator(nn.Module):
                 harmonics=carrier_harmonics,
                 waveform=carrier_waveform,
                 floor_columns=floor_columns,
+                # the tangents' x / 4 + 1/2 and x reach the range's ends at x = -+2 and -+1
                 half_range=2.0 if sigmoid_at(feature_slices, self.carried_columns[0]) else 1.0,
             )
         # With `bridge_seams`, each LSTM step's first continuous logit is the one that
