@@ -478,6 +478,24 @@ def test_a_model_with_a_carrier_trains_plans_saves_and_generates(rng, tmp_path, 
     assert all(np.isfinite(f).all() for f in features)
 
 
+def test_a_carried_feature_takes_no_texture_filter_and_others_keep_it(rng):
+    """The carrier draws a carried feature's noise floor and loudness; the texture filter
+    (`match_texture`) would swing them (docs/quality.md, "A carried wave as its own
+    value, its loudness bounded"): it filters the other continuous features only, and
+    the plan says so column by column."""
+    waves = _waves(rng)
+    walks = [np.cumsum(rng.normal(size=(len(w), 1)), axis=0) for w in waves]
+    series = [np.concatenate([w, k], axis=1) for w, k in zip(waves, walks, strict=True)]
+    config = tiny_config(max_sequence_len=T, sample_len=10, match_texture=True)
+    kinds = [OutputType.CONTINUOUS] * 2
+    encoder = DataEncoder.fit(config, series, kinds, None, None)
+    assert encoder.period_features == [0]
+    assert encoder.texture.features == [1]  # the random walk only
+    plan = str(DGAN(config).plan(series, warm_up_steps=0))
+    texture_lines = [line for line in plan.splitlines() if "match_texture" in line]
+    assert len(texture_lines) == 1 and "feature 1" in texture_lines[0]
+
+
 def test_noise_gets_no_carrier_and_false_turns_it_off(rng):
     noise = [rng.normal(size=(T, 1)) for _ in range(16)]
     model = DGAN(tiny_config(max_sequence_len=T, sample_len=10))

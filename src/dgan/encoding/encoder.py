@@ -279,7 +279,13 @@ class DataEncoder(AdditionalLayout):
             )
         group = None if encoder.groups is None else encoder.groups.attribute
         maps = fit_training_maps(
-            config, features, attributes, attribute_encoders, feature_encoders, group
+            config,
+            features,
+            attributes,
+            attribute_encoders,
+            feature_encoders,
+            group,
+            carried=encoder.period_features,
         )
         encoder.marginals, encoder.texture, encoder.class_shares, encoder.standardized = maps
         return encoder

@@ -40,12 +40,15 @@ def fit_training_maps(
     attribute_encoders: list[VariableEncoder] | None,
     feature_encoders: list[VariableEncoder],
     group: int | None,
+    carried: list[int] | None = None,
 ) -> tuple[ValueMarginals | None, SeriesTexture | None, ClassShares | None, Standardized | None]:
     """The value map, the texture, the class shares and the common means and deviations
     of the training ``features`` and ``attributes`` where ``config`` asks for them, else
     None. The value map's classes are those of the per-class ranges' attribute ``group``
     (None: one class); the texture's and the shares' those of ``group``, else of the
-    first discrete attribute.
+    first discrete attribute. The texture leaves out the ``carried`` features: a carrier
+    draws their noise floor and loudness, which the filter would swing (docs/quality.md,
+    "A carried wave as its own value, its loudness bounded").
 
     Example:
         >>> from dgan import DGANConfig, OutputType
@@ -85,8 +88,9 @@ def fit_training_maps(
     attribute = group if group is not None else (discrete[0] if discrete else None)
     if mapped:
         marginals = ValueMarginals.fit(features, mapped, group, *classes(group))
-    if continuous and matches_texture(config.match_texture, config.max_sequence_len, LONG_SERIES):
-        texture = SeriesTexture.fit(features, continuous, attribute, *classes(attribute))
+    filtered = [i for i in continuous if i not in set(carried or ())]
+    if filtered and matches_texture(config.match_texture, config.max_sequence_len, LONG_SERIES):
+        texture = SeriesTexture.fit(features, filtered, attribute, *classes(attribute))
     if attribute is not None and matches_class_shares(config.match_class_shares, True):
         shares = ClassShares.fit(attribute, *classes(attribute))
     if continuous and config.match_standardization:
