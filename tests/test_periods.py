@@ -183,7 +183,7 @@ def _carrier(sample_len=8, steps=5, carried=2, seed=0, waveform="series"):
         waveform=waveform,
         floor_columns=list(range(carried, 2 * carried)) if waveform == "series" else None,
     )
-    for layer in (carrier.knots, carrier.shares, carrier.loudness):  # trained, not zero
+    for layer in (carrier.knots, carrier.shares, carrier.loudness, carrier.centre):  # trained
         if layer is not None:
             torch.nn.init.normal_(layer.weight)
             torch.nn.init.normal_(layer.bias)
@@ -259,7 +259,7 @@ def test_harmonics_that_would_fold_back_are_left_out():
     unit = torch.from_numpy(encode_frequencies(frequency, T, True))[:, None]
     unit = torch.cat([unit, torch.zeros_like(unit)], dim=1)  # the lowest floor
     with torch.no_grad():
-        sines = carrier.sines(unit, torch.full((3, 1), 0.3), torch.zeros(3, 4))[:, :, 0, :-1]
+        sines = carrier.sines(unit, torch.full((3, 1), 0.3), torch.zeros(3, 4))[:, :, 0, :-2]
     sounding = sines.abs().amax(dim=1) > 0.5  # (B, H)
     audible = [[True, True, False, False, False], [True] + [False] * 4, [True] * 5]
     assert sounding.tolist() == audible  # the lowest ones, up to half a cycle a step
@@ -281,10 +281,12 @@ def test_the_carrier_draws_the_harmonics_its_encoder_holds(rng):
     assert carrier.phases.out_features == HARMONICS + 2
     assert carrier.shares.out_features == HARMONICS + 1  # the higher harmonics' shares
     assert carrier.loudness.out_features == 3  # a level, a switch-on and its decay
+    assert carrier.centre.out_features == 1
     encoder.period_waveform = "step"  # a model file from before: a knot per harmonic
     carrier = build_networks(config, encoder)[0].carrier
     assert carrier.knots.out_features == KNOTS * (HARMONICS + 2)
-    assert carrier.shares is carrier.loudness is None and carrier.floor_columns == []
+    assert carrier.shares is carrier.loudness is carrier.centre is None
+    assert carrier.floor_columns == []
 
 
 def test_the_steps_set_the_loudness_and_the_first_the_waveform():
@@ -319,7 +321,7 @@ def test_the_loudness_is_a_level_and_a_switch_on_that_the_steps_swing_a_little()
         t = torch.arange(40.0)
         torch.testing.assert_close(envelope, (0.5 * (1 + torch.exp(-t / 8))).expand(3, -1))
         crests = torch.ones(3, 40, 1, 1) * envelope[..., None, None]
-        crests = torch.cat([crests, torch.zeros_like(crests)], dim=-1)  # no noise
+        crests = torch.cat([crests] + [torch.zeros_like(crests)] * 2, dim=-1)  # at 0, no noise
         wave, _ = carrier(hidden, crests, None, torch.randn(3, 5, 3))
     ratio = wave.flatten(1, 2)[..., 0] / envelope
     assert (ratio - 1).abs().max() <= SWING + 1e-6
@@ -341,6 +343,30 @@ def test_the_loudness_stays_within_its_bound_however_far_training_pushes():
         assert level.min() >= 0 and level.max() <= bound
         assert envelope.min() >= 0 and envelope.max() <= bound
         assert envelope.max() > 0.99 * bound  # the bound itself is within reach
+
+
+def test_the_first_step_sets_where_the_wave_rests_within_the_half_range():
+    """A series' centre moves its whole wave, noise and swing included, by one value that
+    its first LSTM output sets; within the features' half range however far training
+    pushes, and at the range's middle before training (a real series rests where it was
+    before its switch-on, which need not be its range's middle)."""
+    hidden, noise = torch.randn(4, 5, 6), torch.randn(4, 5, 3)
+    additional = torch.tensor([[0.6, 0.5]]).repeat(4, 1)
+    for half_range in (1.0, 2.0):
+        carrier = Carrier(6, sample_len=8, max_sequence_len=40, frequency_columns=[0],
+                          zero_one=True, noise_dim=3, floor_columns=[1],
+                          half_range=half_range)  # fmt: skip
+        with torch.no_grad():
+            sines = carrier.sines(additional, torch.zeros(4, 3), hidden[:, 0])
+            at_middle, _ = carrier(hidden, sines, None, noise)
+            assert (sines[..., -2] == 0).all()  # untrained: the range's middle
+            torch.nn.init.normal_(carrier.centre.weight, std=100.0)
+            sines = carrier.sines(additional, torch.zeros(4, 3), hidden[:, 0])
+            moved, _ = carrier(hidden, sines, None, noise)
+        centre = sines[:, :1, 0, -2]  # (B, 1): one value a series
+        torch.testing.assert_close(sines[..., 0, -2], centre.expand(-1, 40))
+        torch.testing.assert_close(moved - at_middle, centre[:, :, None, None].expand(-1, 5, 8, 1))
+        assert centre.abs().max() <= half_range and centre.abs().max() > 0.9 * half_range
 
 
 def test_the_noise_sits_at_the_generated_floor_of_the_level():

@@ -5,9 +5,11 @@ For each carried feature the series' frequency f is a generated additional attri
 carrier theta(t) = 2 pi f t + phi runs over the whole series, its phase phi drawn from the
 attribute noise, and the feature's value, taken as it is (on its output activation's
 tangent at 0, which bends no wave: `dgan.networks.generator`), is
-a(t) sum_h s_h sin(h theta(t) + psi_h) over the model's harmonics (those the training
+c + a(t) sum_h s_h sin(h theta(t) + psi_h) over the model's harmonics (those the training
 series hold, `held_harmonics`), plus noise. The series' first LSTM step sets its
-waveform, each higher harmonic's share s_h (s_1 = 1) and phase psi_h, and its loudness
+centre c (where the series rests, which need not be its range's middle: a switch-on
+overshoots on one side), its waveform, each higher harmonic's share s_h (s_1 = 1) and
+phase psi_h, and its loudness
 a(t) = (L + (A - L) exp(-t / tau)) s(t): a level L and a start A, both between 0 and
 `HEADROOM` times the feature's half range, the start decaying to the level over tau,
 while the LSTM's steps only swing it, s(t) within 1 -+ `SWING`, at `KNOTS` knots a step
@@ -112,15 +114,17 @@ class Carrier(nn.Module):
         nn.init.zeros_(self.knots.weight)  # no wave until training asks for one
         nn.init.zeros_(self.knots.bias)
         self.phases = nn.Linear(hidden_units, carried * harmonics)
-        self.shares, self.loudness = None, None
+        self.shares, self.loudness, self.centre = None, None, None
+        self.half_range = half_range
         if waveform == "series":
-            # the higher harmonics' shares, if any (0 at the start: a sine), and the
+            # the higher harmonics' shares, if any (0 at the start: a sine), the
             # loudness's level, start and decay (0 at the start: a steady wave at half
-            # the bound)
+            # the bound) and the wave's centre (0 at the start: the range's middle)
             if harmonics > 1:
                 self.shares = nn.Linear(hidden_units, carried * (harmonics - 1))
             self.loudness = nn.Linear(hidden_units, carried * 3)
-            for layer in (self.shares, self.loudness):
+            self.centre = nn.Linear(hidden_units, carried)
+            for layer in (self.shares, self.loudness, self.centre):
                 if layer is not None:
                     nn.init.zeros_(layer.weight)
                     nn.init.zeros_(layer.bias)
@@ -136,9 +140,9 @@ class Carrier(nn.Module):
         set each harmonic's amplitude, and its `harmonic_phases`, from the series' first
         LSTM output ``first_hidden``, (B, H)); 0 for a harmonic at or above 0.5 cycles a
         step. In the "series" form each is times the series' loudness (`envelope`), and
-        the noise floor r times its level follows as one more channel (H + 1), which
-        `forward` multiplies by white noise. Drawn once a series: the steps only swing
-        the harmonics."""
+        two more channels follow: the wave's centre c, within the half range (H + 1),
+        and the noise floor r times the level, which `forward` multiplies by white noise
+        (H + 2). Drawn once a series: the steps only swing the harmonics."""
         with torch.autocast(additional.device.type, enabled=False):
             angles, audible = self.angles(additional, attribute_noise)
             sines = torch.sin(angles + self.harmonic_phases(first_hidden)[:, None])
@@ -155,8 +159,11 @@ class Carrier(nn.Module):
             unit = (unit if self.zero_one else (unit + 1) / 2).clamp(0, 1)
             floor = FLOORS[0] * (FLOORS[1] / FLOORS[0]) ** unit
             level, loudness = self.envelope(first_hidden)
-            noise = (level * floor)[:, None, :, None].expand(-1, sines.shape[1], -1, 1)
-            return torch.cat([sines * loudness[..., None], noise], dim=-1)
+            steps = sines.shape[1]
+            centre = self.half_range * torch.tanh(self.centre(first_hidden.float()))  # (B, C)
+            centre = centre[:, None, :, None].expand(-1, steps, -1, 1)
+            noise = (level * floor)[:, None, :, None].expand(-1, steps, -1, 1)
+            return torch.cat([sines * loudness[..., None], centre, noise], dim=-1)
 
     def envelope(self, first_hidden: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Each series' level L (B, C) and its loudness before the steps' swing (B, T, C),
@@ -219,7 +226,8 @@ class Carrier(nn.Module):
             swing = 1 + SWING * torch.tanh(amplitude)  # the steps only swing the loudness
             count = self.sample_len * len(self.floor_columns)
             noise = white_noise(feature_noise, count, first_step).view(waves.shape[:4])
-            wave = (swing * waves[..., :-1]).sum(-1) + waves[..., -1] * noise
+            harmonics, centre = waves[..., :-2], waves[..., -2]
+            wave = (swing * harmonics).sum(-1) + centre + waves[..., -1] * noise
             return wave, knots[:, -1, -1]
 
     def harmonic_phases(self, hidden: torch.Tensor) -> torch.Tensor:
