@@ -63,6 +63,7 @@ from dgan.encoding.periods import (
     period_attributes,
 )
 from dgan.encoding.standardized import Standardized
+from dgan.encoding.switch_on import median_switch_ons
 from dgan.encoding.texture import SeriesTexture
 from dgan.encoding.training_maps import fit_training_maps
 from dgan.encoding.variables import (  # re-exported: the encoders are part of this module's API
@@ -164,6 +165,8 @@ class DataEncoder(AdditionalLayout):
         # carrier's form: its harmonics and how they move (`periods.WAVEFORMS`).
         self.period_features = list(period_features or [])
         self.period_harmonics, self.period_waveform = period_harmonics, period_waveform
+        # Each carried feature's median switch-on, where training starts (`switch_on`): not saved.
+        self.period_switch_ons = None
         self.continuous_features = [
             i for i, e in enumerate(feature_encoders) if isinstance(e, ContinuousEncoder)
         ]
@@ -265,8 +268,9 @@ class DataEncoder(AdditionalLayout):
         )
         continuous = encoder.continuous_features
         encoder.period_features = carried_features(config.period_carrier, features, continuous)
-        if encoder.period_features:  # the harmonics the data holds (a new model's form)
-            encoder.period_harmonics = held_harmonics(features, encoder.period_features)
+        if carried := encoder.period_features:  # the harmonics and switch-ons the data holds
+            encoder.period_harmonics = held_harmonics(features, carried)
+            encoder.period_switch_ons = median_switch_ons(features, carried, feature_encoders)
         if config.apply_example_scaling and encoder.continuous_features:
             mid, half = encoder._midpoints_and_half_ranges(features)
             names = [str(feature_names[i]) for i in encoder.continuous_features]

@@ -50,7 +50,8 @@ FLOORS = (1e-4, 1.0)
 """The noise floors (the white noise's deviation over the wave's amplitude) a floor
 attribute encodes, on a log scale; a floor outside encodes as the nearer end."""
 GATE_SERIES = 4096
-"""``"auto"`` reads the medians of at most this many series, evenly spaced in the data."""
+"""``"auto"``, the held harmonics and the median switch-on read at most this many series,
+evenly spaced in the data (`gate_sample`)."""
 _CHUNK_VALUES = 1 << 22  # padded values transformed at once (about): memory stays bounded
 
 
@@ -113,6 +114,24 @@ def series_noise_floors(features: SeriesRows, column: int) -> np.ndarray:
     return floors
 
 
+def gate_sample(features: SeriesRows) -> SeriesRows:
+    """At most `GATE_SERIES` of ``features``, evenly spaced: what ``"auto"``, the held
+    harmonics and the median switch-on (`dgan.encoding.switch_on`) are read from, so
+    that reading them costs the same for a million series as for four thousand (medians
+    are told as well by evenly spaced series).
+
+    Example:
+        >>> rows = SeriesRows.from_list([np.zeros((3, 1))] * 5000)
+        >>> len(gate_sample(rows)), len(gate_sample(rows.take(np.arange(5000) < 10)))
+        (4096, 10)
+    """
+    if len(features) <= GATE_SERIES:
+        return features
+    keep = np.zeros(len(features), dtype=bool)
+    keep[np.linspace(0, len(features) - 1, GATE_SERIES).astype(np.int64)] = True
+    return features.take(keep)
+
+
 def held_harmonics(features: SeriesRows, columns: list[int]) -> int:
     """How many harmonics a carrier draws for ``columns`` (the carried features): up to
     the highest of the first `HARMONICS` that the median series holds at `HELD_SHARE` of
@@ -132,10 +151,7 @@ def held_harmonics(features: SeriesRows, columns: list[int]) -> int:
         >>> held_harmonics(SeriesRows.from_list(square), [0])
         3
     """
-    if len(features) > GATE_SERIES:
-        keep = np.zeros(len(features), dtype=bool)
-        keep[np.linspace(0, len(features) - 1, GATE_SERIES).astype(np.int64)] = True
-        features = features.take(keep)
+    features = gate_sample(features)
     held = 1
     for column in columns:
         shares = harmonic_shares(features, column)
@@ -217,10 +233,7 @@ def carried_features(setting: bool | str, features: SeriesRows, continuous: list
         return list(continuous)
     if not len(features):
         return []
-    if len(features) > GATE_SERIES:  # medians: evenly spaced series tell them as well
-        keep = np.zeros(len(features), dtype=bool)
-        keep[np.linspace(0, len(features) - 1, GATE_SERIES).astype(np.int64)] = True
-        features = features.take(keep)
+    features = gate_sample(features)
     steady = []
     for i in continuous:
         frequency, share = series_frequencies(features, i)

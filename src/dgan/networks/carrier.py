@@ -58,7 +58,9 @@ class Carrier(nn.Module):
     ``period_waveform``); ``floor_columns``: with "series", each carried feature's noise
     floor among the additional attributes (`DataEncoder.floor_columns`); ``half_range``:
     the features' half range before their output's tangent (1 for tanh, 2 for sigmoid),
-    which bounds a "series" carrier's loudness.
+    which bounds a "series" carrier's loudness; ``switch_ons``: each carried feature's
+    median switch-on, where a "series" carrier's loudness starts training
+    (`switch_on_bias`; None: a steady wave at half the bound, decaying over one LSTM step).
 
     Example:
         >>> carrier = Carrier(8, sample_len=5, max_sequence_len=20, frequency_columns=[0],
@@ -83,6 +85,7 @@ class Carrier(nn.Module):
         waveform: str = "series",
         floor_columns: list[int] | None = None,
         half_range: float = 1.0,
+        switch_ons: list[tuple[float, float, float]] | None = None,
     ):
         super().__init__()
         carried = len(frequency_columns)
@@ -128,6 +131,9 @@ class Carrier(nn.Module):
                 if layer is not None:
                     nn.init.zeros_(layer.weight)
                     nn.init.zeros_(layer.bias)
+            if switch_ons is not None:  # every series starts at the data's median switch-on
+                with torch.no_grad():
+                    self.loudness.bias.copy_(self.switch_on_bias(switch_ons))
         # Not saved: fixed by sample_len.
         self.register_buffer("interpolation", knot_weights(sample_len), persistent=False)
 
@@ -176,6 +182,19 @@ class Carrier(nn.Module):
             t = torch.arange(self.max_sequence_len, device=raw.device, dtype=torch.float32)
             switch_on = torch.exp(-t[None, :, None] / decay[:, None])  # (B, T, C)
             return level, level[:, None] + (start - level)[:, None] * switch_on
+
+    def switch_on_bias(self, switch_ons: list[tuple[float, float, float]]) -> torch.Tensor:
+        """(C * 3,) the loudness layer's bias at which its zero weights give every series
+        ``switch_ons`` (each carried feature's level L and start A, in units of the
+        series' half range, and decay tau in steps: `dgan.encoding.switch_on`): the
+        inverse of `envelope`'s maps, L and A kept within 1-99% of the bound."""
+        bias = []
+        for level, start, decay in switch_ons:
+            for amplitude in (level, start):
+                share = min(max(amplitude * self.half_range / self.bound, 0.01), 0.99)
+                bias.append(math.log(share / (1 - share)))
+            bias.append(math.log(max(decay, 1e-3) / self.sample_len))
+        return torch.tensor(bias)
 
     def angles(
         self, additional: torch.Tensor, attribute_noise: torch.Tensor

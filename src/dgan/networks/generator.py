@@ -62,6 +62,7 @@ class Generator(nn.Module):
         bridge_width: int = 2,
         carried_columns: list[int] | None = None,
         frequency_columns: list[int] | None = None,
+        carrier_switch_ons: list[tuple[float, float, float]] | None = None,
         carrier_harmonics: int = HARMONICS,
         carrier_waveform: str = "series",
         floor_columns: list[int] | None = None,
@@ -146,6 +147,7 @@ class Generator(nn.Module):
                 zero_one=sigmoid_at(additional_slices, frequency_columns[0]),
                 noise_dim=attribute_noise_dim,
                 harmonics=carrier_harmonics,
+                switch_ons=carrier_switch_ons,
                 waveform=carrier_waveform,
                 floor_columns=floor_columns,
                 # the tangents' x / 4 + 1/2 and x reach the range's ends at x = -+2 and -+1
