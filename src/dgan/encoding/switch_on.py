@@ -6,7 +6,7 @@ series' first LSTM output, through a layer whose weights start at 0, so every se
 starts training at one envelope. Started at a steady wave of half the bound that decays
 over one LSTM step, the generator fell short of the data's own switch-on on the
 oscillating simulation, too low and too slow, and the steps' swing made up for part of
-it (docs/quality.md, "Which lever grew the swing"). So that layer's bias starts at the
+it (docs/quality.md, "The centre and the band, each alone"). So that layer's bias starts at the
 training series' medians (`median_switch_ons`), read from the same evenly spaced sample
 as "auto" (`periods.gate_sample`); the GAN then learns each series' spread around them.
 Not saved: after training the weights hold it.
