@@ -389,6 +389,12 @@ def privacy_problems(config: Any) -> list[str]:
             "series, which a private run does not read from the data; set "
             "match_class_shares='auto' (off under privacy) or False."
         )
+    if config.match_periods is True:
+        problems.append(
+            "match_periods=True maps generated periods onto the training series' periods, "
+            "which a private run does not read from the data; set match_periods='auto' (off "
+            "under privacy) or False."
+        )
     return problems
 
 

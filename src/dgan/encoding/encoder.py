@@ -56,6 +56,7 @@ from dgan.encoding.onsets import (
     starts_off,
     strip_onsets,
 )
+from dgan.encoding.period_map import PeriodMap
 from dgan.encoding.periods import (
     HARMONICS,
     carried_features,
@@ -137,6 +138,7 @@ class DataEncoder(AdditionalLayout):
         period_features: list[int] | None = None,
         period_harmonics: int = HARMONICS,
         period_waveform: str = "series",
+        period_map: PeriodMap | None = None,
     ):
         self.attribute_encoders = attribute_encoders
         self.feature_encoders = feature_encoders
@@ -165,6 +167,8 @@ class DataEncoder(AdditionalLayout):
         # carrier's form: its harmonics and how they move (`periods.WAVEFORMS`).
         self.period_features = list(period_features or [])
         self.period_harmonics, self.period_waveform = period_harmonics, period_waveform
+        # The training series' periods that generated ones are mapped onto, or None.
+        self.period_map = period_map
         # Each carried feature's median switch-on, where training starts (`switch_on`): not saved.
         self.period_switch_ons = None
         self.continuous_features = [
@@ -291,7 +295,8 @@ class DataEncoder(AdditionalLayout):
             group,
             carried=encoder.period_features,
         )
-        encoder.marginals, encoder.texture, encoder.class_shares, encoder.standardized = maps
+        encoder.marginals, encoder.texture, encoder.class_shares, encoder.standardized = maps[:4]
+        encoder.period_map = maps[4]
         return encoder
 
     def _encode_ranges(self, mid: np.ndarray, half: np.ndarray) -> np.ndarray:

@@ -29,6 +29,7 @@ period"), so the carried features are drawn by the carrier alone.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import torch
 from torch import nn
@@ -136,6 +137,10 @@ class Carrier(nn.Module):
                     self.loudness.bias.copy_(self.switch_on_bias(switch_ons))
         # Not saved: fixed by sample_len.
         self.register_buffer("interpolation", knot_weights(sample_len), persistent=False)
+        # Set by generation alone, for the calls it makes (`Sampler.generate_encoded`):
+        # each generated frequency's unit mapped onto the training series' periods
+        # (`dgan.encoding.period_map`); training draws the waves at the units as generated.
+        self.unit_map: Callable[[torch.Tensor], torch.Tensor] | None = None
 
     def sines(
         self, additional: torch.Tensor, attribute_noise: torch.Tensor, first_hidden: torch.Tensor
@@ -196,16 +201,24 @@ class Carrier(nn.Module):
             bias.append(math.log(max(decay, 1e-3) / self.sample_len))
         return torch.tensor(bias)
 
+    def units(self, additional: torch.Tensor) -> torch.Tensor:
+        """(B, C) each carried feature's generated frequency in ``additional`` as a unit in
+        [0, 1], on a log scale from the lowest frequency to 0.5 cycles a step, in fp32."""
+        unit = additional[:, self.frequency_columns].detach().float()
+        return (unit if self.zero_one else (unit + 1) / 2).clamp(0, 1)
+
     def angles(
         self, additional: torch.Tensor, attribute_noise: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """(B, T, C, H) each harmonic's angle h theta(t) in fp32, reduced to [0, 2 pi) so
         that its sine stays exact over thousands of steps, and (B, 1, C, H) whether each
-        harmonic lies below 0.5 cycles a step (above, it would fold back)."""
+        harmonic lies below 0.5 cycles a step (above, it would fold back); at each series'
+        generated frequency (`units`), mapped by `unit_map` where generation sets one."""
         carried = len(self.frequency_columns)
         with torch.autocast(additional.device.type, enabled=False):
-            unit = additional[:, self.frequency_columns].detach().float()  # (B, C)
-            unit = (unit if self.zero_one else (unit + 1) / 2).clamp(0, 1)
+            unit = self.units(additional)
+            if self.unit_map is not None:
+                unit = self.unit_map(unit)
             frequency = self.lowest * (0.5 / self.lowest) ** unit  # cycles per step
             z = attribute_noise[:, attribute_noise.shape[1] - carried :].float()
             phase = 0.5 * (1 + torch.erf(z / math.sqrt(2)))  # (B, C) uniform, in cycles

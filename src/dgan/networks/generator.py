@@ -188,14 +188,7 @@ class Generator(nn.Module):
         attributes: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor | None, torch.Tensor | None, torch.Tensor]:
         """Generate a batch; pass encoded ``attributes`` to condition on them."""
-        if attributes is None and self.attribute_net is not None:
-            attributes = self.attribute_net(attribute_noise)  # (B, A)
-        additional = None
-        if self.additional_net is not None:
-            parts = (
-                [attribute_noise] if attributes is None else [attributes.detach(), attribute_noise]
-            )
-            additional = self.additional_net(torch.cat(parts, dim=1))  # (B, AA)
+        attributes, additional = self.draw_attributes(attribute_noise, attributes)
         conditioning = [t.detach() for t in (attributes, additional) if t is not None]
         steps = feature_noise.shape[1]  # T / S cells
         lstm_in = torch.cat(
@@ -218,6 +211,22 @@ class Generator(nn.Module):
         elif self.generation_flag_column is not None:
             features = features * self._alive_mask(features)
         return attributes, additional, features
+
+    def draw_attributes(
+        self, attribute_noise: torch.Tensor, attributes: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor | None, torch.Tensor | None]:
+        """``(attributes, additional)``: the attributes (B, A) the attribute MLP makes of
+        ``attribute_noise``, or the encoded ``attributes`` given, and the additional
+        attributes (B, AA) made of both; None where the model has none."""
+        if attributes is None and self.attribute_net is not None:
+            attributes = self.attribute_net(attribute_noise)  # (B, A)
+        additional = None
+        if self.additional_net is not None:
+            parts = (
+                [attribute_noise] if attributes is None else [attributes.detach(), attribute_noise]
+            )
+            additional = self.additional_net(torch.cat(parts, dim=1))  # (B, AA)
+        return attributes, additional
 
     def _lstm(self, lstm_in: torch.Tensor, state):
         """The LSTM, in fp32 where the precision policy asks for it (`lstm_in_fp32`), with

@@ -40,6 +40,7 @@ from dgan.config.sizing import (
 )
 from dgan.encoding.encoded import varies_in_length
 from dgan.encoding.onsets import MIN_ONSET, series_onsets, starts_off, strip_onsets
+from dgan.encoding.period_map import matches_periods
 from dgan.encoding.periods import carried_features, series_frequencies, series_noise_floors
 from dgan.planning.columns import (
     ColumnPlan,
@@ -320,10 +321,12 @@ def _periods(
             )
         words.append(said)
     critic = config.envelope_critic is not False  # "auto" trains it beside a carrier
+    mapped = not private and matches_periods(config.match_periods, True)
     return (
         f"periods: {', '.join(words)} drawn as waves at each series' own generated period, "
         "not by the LSTM's head (period_carrier)"
         + ("; an envelope critic beside the others (envelope_critic)" if critic else "")
+        + ("; generated periods mapped onto the training series' (match_periods)" if mapped else "")
     )
 
 
