@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 import torch
 
-from dgan import DGAN, DGANConfig
+from dgan import DGAN, DGANConfig, OutputType
 from dgan.encoding.marginals import QUANTILES
-from dgan.encoding.period_map import PeriodMap, interpolate
+from dgan.encoding.period_map import MIN_CLASS_SERIES, PeriodMap, interpolate
 from dgan.encoding.periods import encode_frequencies, series_frequencies
 from dgan.errors import ParameterError
 from dgan.series import SeriesRows
@@ -48,22 +48,40 @@ def trained():
 # ----- the map -----------------------------------------------------------------------------
 def test_the_map_holds_the_training_periods_quantiles_on_the_carriers_scale(rng):
     series = _waves(rng, n=40)
-    periods = PeriodMap.fit(SeriesRows.from_list(series), [0], T)
-    assert periods.real.shape == (1, QUANTILES)
+    classes = np.arange(40) % 2
+    periods = PeriodMap.fit(SeriesRows.from_list(series), [0], T, 0, classes, 3)
+    assert periods.real.shape == (3, 1, QUANTILES)
     units = _units(series)
-    np.testing.assert_allclose(periods.real[0, [0, 500, -1]], np.quantile(units, [0, 0.5, 1]))
-    assert np.all(np.diff(periods.real[0]) >= 0)
+    for k in (0, 1):
+        mine = np.quantile(units[classes == k], [0, 0.5, 1])
+        np.testing.assert_allclose(periods.real[k, 0, [0, 500, -1]], mine)
+    # a class with too few series (here none) takes all classes' quantiles
+    np.testing.assert_allclose(periods.real[2, 0, [0, -1]], [units.min(), units.max()])
+    assert np.all(np.diff(periods.real, axis=-1) >= 0)
+
+
+def test_a_class_reads_its_own_quantiles_from_enough_of_its_series():
+    units = np.concatenate([np.full(MIN_CLASS_SERIES, 0.2), np.full(MIN_CLASS_SERIES - 1, 0.8)])
+    classes = np.repeat([0, 1], [MIN_CLASS_SERIES, MIN_CLASS_SERIES - 1])
+    own = PeriodMap.quantiles(units[:, None], classes, 2)
+    assert np.all(own[0] == 0.2)
+    assert own[1, 0, 0] == 0.2 and own[1, 0, -1] == 0.8  # too few: all series' quantiles
 
 
 def test_the_generators_own_quantiles_land_on_the_training_ones():
-    real = np.linspace(0.2, 0.8, QUANTILES)[None]
-    periods = PeriodMap(real)
-    own_units = np.random.default_rng(1).beta(5, 2, size=(5000, 1))  # skewed, narrow
-    own = PeriodMap.quantiles(own_units)
-    mapped = periods.apply(torch.from_numpy(own_units).float(), own).double().numpy()
-    np.testing.assert_allclose(np.quantile(mapped, [0.05, 0.5, 0.95]), [0.23, 0.5, 0.77], atol=0.01)
-    order = np.argsort(own_units[:, 0])  # monotone: each series keeps its rank
-    assert np.all(np.diff(mapped[order, 0]) >= -1e-6)
+    real = np.stack([np.linspace(0.2, 0.8, QUANTILES), np.linspace(0.1, 0.3, QUANTILES)])
+    periods = PeriodMap(0, real[:, None])
+    rng = np.random.default_rng(1)
+    own_units = rng.beta(5, 2, size=(6000, 1))  # skewed, narrow, the same for both classes
+    classes = rng.integers(0, 2, size=6000)
+    own = PeriodMap.quantiles(own_units, classes, 2)
+    units, codes = torch.from_numpy(own_units).float(), torch.from_numpy(classes)
+    mapped = periods.apply(units, codes, own).double().numpy()[:, 0]
+    for k, expected in ((0, [0.23, 0.5, 0.77]), (1, [0.11, 0.2, 0.29])):
+        got = np.quantile(mapped[classes == k], [0.05, 0.5, 0.95])
+        np.testing.assert_allclose(got, expected, atol=0.01)
+        order = np.argsort(own_units[classes == k, 0])  # monotone: each keeps its rank
+        assert np.all(np.diff(mapped[classes == k][order]) >= -1e-6)
 
 
 def test_interpolation_holds_its_ends_and_takes_the_first_of_repeated_knots():
@@ -91,6 +109,33 @@ def test_generated_periods_take_the_training_spread(trained):
     assert np.abs(as_generated - real).max() > 0.1
     np.testing.assert_allclose(mapped, real, atol=0.05)
     assert model.generator.carrier.unit_map is None  # generation alone maps
+
+
+def test_each_class_keeps_its_own_periods(rng):
+    bands = {0: (5.0, 7.0), 1: (20.0, 30.0)}
+    classes = np.arange(48) % 2
+    series = [_waves(rng, 1, bands[k])[0] for k in classes]
+    config = tiny_config(max_sequence_len=T, sample_len=10, epochs=2, period_carrier=True)
+    model = DGAN(config)
+    how = dict(attributes=classes[:, None].astype(float), attribute_types=[OutputType.DISCRETE])
+    model.train_numpy(series, **how, progress_bar=False)
+    assert model.encoder.period_map.real.shape == (2, 1, QUANTILES)
+
+    def in_band(generated):
+        attributes, features = generated
+        periods = 1 / series_frequencies(SeriesRows.from_list(features), 0)[0]
+        low = np.array([bands[int(k)][0] for k in attributes[:, 0]]) * 0.95
+        high = np.array([bands[int(k)][1] for k in attributes[:, 0]]) * 1.05
+        return np.mean((periods >= low) & (periods <= high))
+
+    model.sampler.reseed(0)
+    assert in_band(model.generate_numpy(100)) >= 0.95
+    model.sampler.reseed(0)
+    asked = np.repeat([[0.0], [1.0]], 50, axis=0)  # conditioned: each series' given class
+    assert in_band(model.generate_numpy(attributes=asked)) >= 0.95
+    model.encoder.period_map = None
+    model.sampler.reseed(0)
+    assert in_band(model.generate_numpy(100)) < 0.8  # two epochs learn no periods
 
 
 def test_the_map_is_saved_and_a_loaded_model_generates_the_same(trained, tmp_path):

@@ -281,12 +281,36 @@ class Sampler:
         return self._calibration[1]
 
     def _own_periods(self, attribute_noise: torch.Tensor) -> np.ndarray:
-        """The quantiles of the units of the periods the generator makes of
+        """Each class's quantiles of the units of the periods the generator makes of
         ``attribute_noise`` (`PeriodMap.quantiles`), as generated: the attribute MLPs only."""
+        periods = self.encoder.period_map
         with evaluating(self.generator), torch.inference_mode():
-            _, additional = self.generator.draw_attributes(attribute_noise)
-            units = self.generator.carrier.units(additional)
-        return self.encoder.period_map.quantiles(units.cpu().numpy())
+            attributes, additional = self.generator.draw_attributes(attribute_noise)
+            units = self.generator.carrier.units(additional).cpu().numpy()
+        classes = self._classes_of(attributes, periods.attribute)
+        return periods.quantiles(units, classes, periods.n_classes)
+
+    def _period_map(self, attribute_noise, condition, own: np.ndarray) -> functools.partial:
+        """The carrier's `unit_map` for the series of ``attribute_noise`` (and the encoded
+        attributes ``condition``, None: as generated): `PeriodMap.apply` within each
+        series' class, from the generator's own quantiles ``own``."""
+        periods = self.encoder.period_map
+        attributes, _ = self.generator.draw_attributes(attribute_noise, condition)
+        classes = self._classes_of(attributes, periods.attribute)
+        if classes is not None:
+            classes = torch.from_numpy(classes).to(attribute_noise.device)
+        return functools.partial(periods.apply, classes=classes, own=own)
+
+    def _classes_of(self, encoded, attribute: int | None) -> np.ndarray | None:
+        """Each series' class (its category index of discrete attribute ``attribute``;
+        None: one class) from its ``encoded`` attributes, (n, A), as the generator makes
+        them."""
+        if attribute is None:
+            return None
+        if isinstance(encoded, torch.Tensor):
+            encoded = encoded.float().cpu().numpy()
+        columns = (self.encoder.attribute_encoders, self.encoder.attribute_slices)
+        return self.encoder.class_of(inverse_columns(*columns, encoded, (len(encoded),)), attribute)
 
     def _calibrate(self, attributes: np.ndarray | None, rows: SeriesRows) -> Calibration:
         """`calibration` from the decoded calibration sample ``attributes``, ``rows``."""
@@ -329,15 +353,13 @@ class Sampler:
         with evaluating(generator):
             training_lstm = policy.configure(generator)
             try:
-                if periods is not None:
-                    generator.carrier.unit_map = functools.partial(
-                        self.encoder.period_map.apply, own=periods
-                    )
                 with torch.inference_mode(), policy.autocast():
                     for start in range(0, len(attribute_noise), batch):
                         stop = start + batch
                         given = None if condition is None else condition[start:stop]
                         noise = attribute_noise[start:stop], feature_noise[start:stop]
+                        if periods is not None:  # each series' class, for its map
+                            generator.carrier.unit_map = self._period_map(noise[0], given, periods)
                         for store, tensor in zip(parts, generator(*noise, given), strict=True):
                             store.append(tensor)
             finally:  # back to the training policy's choice, and the periods as generated
@@ -428,10 +450,7 @@ class Sampler:
             parts = [pool[i : i + batch] for i in range(0, len(pool), batch)]
             encoded = torch.cat([self.generator.attribute_net(part) for part in parts])
         encoded = encoded.float().cpu().numpy()
-        attributes = inverse_columns(
-            encoder.attribute_encoders, encoder.attribute_slices, encoded, (len(pool),)
-        )
-        chosen, given = shares.choose(encoder.class_of(attributes, shares.attribute), n)
+        chosen, given = shares.choose(self._classes_of(encoded, shares.attribute), n)
         noise = pool[torch.from_numpy(chosen).to(pool.device)]
         taken = np.flatnonzero(given >= 0)
         if not len(taken):

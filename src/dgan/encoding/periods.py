@@ -127,9 +127,19 @@ def gate_sample(features: SeriesRows) -> SeriesRows:
     """
     if len(features) <= GATE_SERIES:
         return features
-    keep = np.zeros(len(features), dtype=bool)
-    keep[np.linspace(0, len(features) - 1, GATE_SERIES).astype(np.int64)] = True
-    return features.take(keep)
+    return features.take(gate_keep(len(features)))
+
+
+def gate_keep(n: int) -> np.ndarray:
+    """(n,) which of ``n`` series `gate_sample` keeps: all, or `GATE_SERIES` evenly spaced.
+
+    Example:
+        >>> int(gate_keep(5000).sum()), bool(gate_keep(10).all())
+        (4096, True)
+    """
+    keep = np.zeros(n, dtype=bool)
+    keep[np.linspace(0, n - 1, min(n, GATE_SERIES)).astype(np.int64)] = True
+    return keep
 
 
 def held_harmonics(features: SeriesRows, columns: list[int]) -> int:

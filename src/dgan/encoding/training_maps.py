@@ -58,7 +58,7 @@ def fit_training_maps(
     first discrete attribute. The texture leaves out the ``carried`` features: a carrier
     draws their noise floor and loudness, which the filter would swing (docs/quality.md,
     "A carried wave as its own value, its loudness bounded"); the periods are those of
-    the ``carried`` features.
+    the ``carried`` features, per class of the texture's attribute.
 
     Example:
         >>> from dgan import DGANConfig, OutputType
@@ -106,5 +106,6 @@ def fit_training_maps(
     if continuous and config.match_standardization:
         standardized = Standardized.fit(features, continuous)
     if matches_periods(config.match_periods, bool(carried)):
-        periods = PeriodMap.fit(features, list(carried), config.max_sequence_len)
+        length = config.max_sequence_len
+        periods = PeriodMap.fit(features, list(carried), length, attribute, *classes(attribute))
     return marginals, texture, shares, standardized, periods
