@@ -138,6 +138,19 @@ def test_each_class_keeps_its_own_periods(rng):
     assert in_band(model.generate_numpy(100)) < 0.8  # two epochs learn no periods
 
 
+def test_the_map_and_the_texture_filter_calibrate_together(rng):
+    waves = _waves(rng, n=24)
+    series = [np.concatenate([w, rng.normal(size=(T, 1))], axis=1) for w in waves]
+    config = tiny_config(max_sequence_len=T, sample_len=10, epochs=1, period_carrier="auto")
+    model = DGAN(config)
+    model.train_numpy(series, progress_bar=False)
+    assert model.encoder.period_features == [0] and model.encoder.texture is not None
+    calibration = model.sampler.calibration()
+    assert calibration.kernels is not None and calibration.periods.shape == (1, 1, QUANTILES)
+    _, features = model.generate_numpy(4)
+    assert all(np.isfinite(f).all() for f in features)
+
+
 def test_the_map_is_saved_and_a_loaded_model_generates_the_same(trained, tmp_path):
     model, _ = trained
     loaded = DGAN.load(model.save(tmp_path / "periods.dgan"))

@@ -246,11 +246,11 @@ class Sampler:
         """The texture filters (`SeriesTexture.kernels`), its dead bands where the value
         map follows (`SeriesTexture.hold_thresholds`), the generator's value quantiles
         per class after both (`ValueMarginals.quantiles`) and the quantiles of its
-        periods' units (`PeriodMap.quantiles`; the sample is drawn with them mapped), None
-        for what the encoder does not have: from `CALIBRATION_SERIES` series of fixed
-        noise in fp32,
-        computed again only when the generator's weights (or BatchNorm statistics) or the
-        decoding change; the sampler's RNG is not touched.
+        periods' units (`PeriodMap.quantiles`, from the attribute MLPs alone; the sample
+        is drawn with the periods mapped), None for what the encoder does not have: from
+        `CALIBRATION_SERIES` series of fixed noise in fp32, computed again only when the
+        generator's weights (or BatchNorm statistics) or the decoding change; the
+        sampler's RNG is not touched.
 
         Example:
             >>> from dgan import DGAN, DGANConfig
@@ -274,10 +274,13 @@ class Sampler:
             ]
             policy = PrecisionPolicy(self.device, resolve_precision("fp32", self.device))
             periods = self._own_periods(noise[0]) if self._maps_periods() else None
-            attributes, rows = self.encoder.inverse_rows(
-                self.generate_encoded(*noise, None, policy, periods=periods)
-            )
-            self._calibration = (key, self._calibrate(attributes, rows)._replace(periods=periods))
+            calibration = Calibration(None, None, None)
+            if self.encoder.texture is not None or self.encoder.marginals is not None:
+                attributes, rows = self.encoder.inverse_rows(
+                    self.generate_encoded(*noise, None, policy, periods=periods)
+                )
+                calibration = self._calibrate(attributes, rows)
+            self._calibration = (key, calibration._replace(periods=periods))
         return self._calibration[1]
 
     def _own_periods(self, attribute_noise: torch.Tensor) -> np.ndarray:

@@ -53,12 +53,12 @@ def fit_training_maps(
 ]:
     """The value map, the texture, the class shares, the common means and deviations and
     the periods of the training ``features`` and ``attributes`` where ``config`` asks for
-    them, else None. The value map's classes are those of the per-class ranges' attribute ``group``
-    (None: one class); the texture's and the shares' those of ``group``, else of the
-    first discrete attribute. The texture leaves out the ``carried`` features: a carrier
-    draws their noise floor and loudness, which the filter would swing (docs/quality.md,
-    "A carried wave as its own value, its loudness bounded"); the periods are those of
-    the ``carried`` features, per class of the texture's attribute.
+    them, else None. The value map's classes are those of the per-class ranges'
+    attribute ``group`` (None: one class); the texture's, the shares' and the periods'
+    those of ``group``, else of the first discrete attribute. The texture leaves out the
+    ``carried`` features: a carrier draws their noise floor and loudness, which the
+    filter would swing (docs/quality.md, "A carried wave as its own value, its loudness
+    bounded"); the periods are those of the ``carried`` features.
 
     Example:
         >>> from dgan import DGANConfig, OutputType
