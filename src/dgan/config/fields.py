@@ -136,9 +136,9 @@ class DGANConfig:
     """Draw steady waves on a carrier at each series' generated period (`dgan.encoding.periods`;
     "auto": 8+ cycles of one period, median series), True every continuous feature, False none."""
     match_periods: bool | str = setting("auto", OneOf((True, False, "auto")))
-    """Map each generated period onto the training series' periods, quantile to quantile,
-    before the carrier draws it (`dgan.encoding.period_map`; "auto", True: where a carrier
-    draws waves)."""
+    """Map each generated period onto the training series' periods, quantile to quantile
+    within its class, before the carrier draws it (`dgan.encoding.period_map`; "auto",
+    True: where a carrier draws waves)."""
     binary_encoder_cutoff: int = setting(150, PositiveInt())
     """Discrete variables with more categories than this use a binary code, not one-hot."""
 

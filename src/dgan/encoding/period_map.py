@@ -3,11 +3,10 @@
 A carrier draws each series' wave at the frequency the attribute generator makes of its
 noise (`dgan.networks.carrier`). That generator learns the spread of the frequencies only
 roughly: on the oscillating simulation one class's periods came out 5% long, and a judge
-of whole series reads a period at once (docs/quality.md, "The centre and the band, each
-alone; a switch-on that decays too slowly; periods mapped at generation"). `PeriodMap`
-keeps, per class (the categories of one discrete attribute, as the value map's),
-`QUANTILES` quantiles of the training series' frequencies, each carried feature's, on the
-carrier's own scale: the unit in [0, 1] that runs on a log scale from
+of whole series reads a period at once (docs/quality.md, "Periods mapped at generation,
+per class"). `PeriodMap` keeps, per class (the categories of one discrete attribute, as
+the value map's), `QUANTILES` quantiles of the training series' frequencies, each
+carried feature's, on the carrier's own scale: the unit in [0, 1] that runs on a log scale from
 `periods.lowest_frequency` to 0.5 cycles a step (`periods.encode_frequencies`).
 Generation reads the same quantiles of the generator's own units per class from its
 calibration sample (`Sampler.calibration`), and the carrier maps each generated unit,
