@@ -56,10 +56,14 @@ def classed(arrays: TrainingArrays) -> bool:
 
 
 def describe_columns(
-    arrays: TrainingArrays, layout: FrameLayout | None, config: DGANConfig
+    arrays: TrainingArrays,
+    layout: FrameLayout | None,
+    config: DGANConfig,
+    carried: list[int] | None = None,
 ) -> list[ColumnPlan]:
     """Each column of the (repaired) training ``arrays``: role, type, and what encoding and
-    decoding will do with it, as the encoder's fit decides it."""
+    decoding will do with it, as the encoder's fit decides it; the ``carried`` features
+    (`dgan.encoding.periods`) take no texture filter."""
     log_scale = config.log_scale if config.apply_feature_scaling else False
     fill = config.fill_series_range if config.apply_example_scaling else False
     ranges = config.apply_example_scaling and config.dp_target_epsilon is None  # fitted ones
@@ -86,9 +90,8 @@ def describe_columns(
         floor = _floor(kind, pooled[:, j], log_scale)
         half = _half_ranges(arrays, j, floor) if auto else np.zeros(0)
         logged = ranges and continuous and logs_ranges(setting, T, half)
-        column = _column(
-            str(name), "feature", kind, pooled[:, j], floor, (*decoding, logged), holds
-        )
+        own = (*decoding[:3], decoding[3] and j not in (carried or ()), logged)
+        column = _column(str(name), "feature", kind, pooled[:, j], floor, own, holds)
         if layout is not None and layout.df_style is DfStyle.WIDE:
             column.detail += f"; {len(layout.feature_columns)} time-step columns"
         columns.append(column)
