@@ -145,6 +145,7 @@ def test_the_map_and_the_texture_filter_calibrate_together(rng):
     model = DGAN(config)
     model.train_numpy(series, progress_bar=False)
     assert model.encoder.period_features == [0] and model.encoder.texture is not None
+    assert model.encoder.marginals.features == [0]  # "auto" maps the carried values only
     calibration = model.sampler.calibration()
     assert calibration.kernels is not None and calibration.periods.shape == (1, 1, QUANTILES)
     _, features = model.generate_numpy(4)
@@ -184,6 +185,20 @@ def test_the_plan_says_so_and_false_or_gretel_turns_it_off(rng):
     model.train_numpy(series, progress_bar=False)
     assert model.encoder.period_map is None
     assert DGANConfig.gretel(max_sequence_len=T, sample_len=10).match_periods is False
+
+
+def test_auto_maps_a_carried_features_values_and_the_plan_says_so(rng):
+    series = [np.concatenate([w, w], axis=1) for w in _waves(rng, n=16)]
+    config = tiny_config(max_sequence_len=T, sample_len=10, period_carrier=True)
+    lines = str(DGAN(config).plan(series, warm_up_steps=0)).splitlines()
+    mapped = [line for line in lines if "take the data's distribution (match_marginals)" in line]
+    assert len(mapped) == 2  # both features carried
+    off = tiny_config(max_sequence_len=T, sample_len=10, period_carrier=False)
+    assert "match_marginals" not in str(DGAN(off).plan(series, warm_up_steps=0))
+    neither = tiny_config(
+        max_sequence_len=T, sample_len=10, period_carrier=True, match_marginals=False
+    )
+    assert "match_marginals" not in str(DGAN(neither).plan(series, warm_up_steps=0))
 
 
 def test_true_in_a_private_run_is_a_clear_error():

@@ -58,7 +58,8 @@ def fit_training_maps(
     those of ``group``, else of the first discrete attribute. The texture leaves out the
     ``carried`` features: a carrier draws their noise floor and loudness, which the
     filter would swing (docs/quality.md, "A carried wave as its own value, its loudness
-    bounded"); the periods are those of the ``carried`` features.
+    bounded"); at "auto" the value map takes them (their generated loudness lands on the
+    class's levels); the periods are those of the ``carried`` features.
 
     Example:
         >>> from dgan import DGANConfig, OutputType
@@ -92,6 +93,7 @@ def fit_training_maps(
             feature_encoders[i].log_floor is not None,
             whole,
             setting == "auto" and holds_often(features, i, config.max_sequence_len),
+            i in set(carried or ()),
         )
     ]
     marginals = texture = shares = standardized = periods = None
