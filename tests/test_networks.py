@@ -1,3 +1,4 @@
+import pytest
 import torch
 
 from dgan.encoding.encoder import OutputSlice
@@ -27,6 +28,21 @@ def test_fused_activation_equals_separate_heads():
         dim=-1,
     )
     torch.testing.assert_close(fused, expected)
+
+
+def test_linear_columns_take_their_activations_tangent_and_others_are_unchanged():
+    """A carried wave is its own value: sigmoid columns named ``linear`` give x / 4 + 1/2,
+    tanh ones x; every other column is activated as before; a softmax column has no
+    tangent to take, a clear error."""
+    slices = [OutputSlice(0, 2, "sigmoid"), OutputSlice(2, 2, "tanh"), OutputSlice(4, 2, "softmax")]
+    logits = 3 * torch.randn(5, 6)
+    out = OutputActivation(slices, linear=[1, 3])(logits)
+    torch.testing.assert_close(out[:, 1], 0.5 + 0.25 * logits[:, 1])
+    torch.testing.assert_close(out[:, 3], logits[:, 3])
+    others = [0, 2, 4, 5]
+    torch.testing.assert_close(out[:, others], OutputActivation(slices)(logits)[:, others])
+    with pytest.raises(ValueError, match="softmax"):
+        OutputActivation(slices, linear=[4])
 
 
 def _generator(flag=None, **kw):

@@ -17,6 +17,7 @@ import torch
 from tests.tiny import tiny_config
 
 from dgan import DGAN, DGANConfig, OutputType
+from dgan.encoding.periods import HARMONICS
 from dgan.errors import ParameterError
 from dgan.networks import Critic, EnvelopeCritic, TemporalCritic
 from dgan.precision import Precision, PrecisionPolicy
@@ -310,6 +311,9 @@ def test_a_carrier_is_off_by_auto_and_trains_when_asked_for_in_a_private_run(tmp
     assert np.isfinite(model.history[-1]["generator_loss"])
     _, state = read_model_file(model.save(tmp_path / "private.dgan"))
     assert state["encoder"]["period_features"] == [0, 1]
+    # every harmonic: which ones the data holds is not read; each floor on a fixed scale
+    assert state["encoder"]["period_harmonics"] == HARMONICS
+    assert len(model.encoder.floor_columns) == 2
 
 
 def test_the_envelope_critic_trains_privately_and_records_no_loss_of_real_data():

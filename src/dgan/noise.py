@@ -4,7 +4,8 @@ Training (`dgan.train.trainer`) and generation (`dgan.sampling`) draw their nois
 the shapes are defined once. Training uses RNG stream 0 and generation stream 1 of the
 config's seed, so generating never changes what training draws next. `seeded_cpu_rng`
 seeds torch's global CPU generator for code that draws from it (network initialisation,
-the metrics' classifiers) without touching the caller's random state.
+the metrics' classifiers) without touching the caller's random state. `given_noise`
+checks noise that a user passes to generation.
 """
 
 from __future__ import annotations
@@ -12,9 +13,11 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
+import numpy as np
 import torch
 
 from dgan.config import DGANConfig
+from dgan.errors import ParameterError
 
 
 def noise_shapes(config: DGANConfig) -> dict[str, tuple[int, ...]]:
@@ -102,3 +105,59 @@ def seeded_cpu_rng(seed: int | None) -> Iterator[None]:
         if seed is not None:
             torch.random.default_generator.manual_seed(seed)
         yield
+
+
+def given_noise(
+    config: DGANConfig, n: int | None, device: torch.device, **arrays
+) -> tuple[dict[str, torch.Tensor | None], int]:
+    """``(arrays, count)``: each noise array given by name (None: not given) checked
+    against ``config``'s `noise_shapes` and moved to ``device`` as float32, and the number
+    of examples that ``n`` and the arrays agree on; a `ParameterError` that names the fix
+    where they are not numbers, have the wrong shape, hold NaN or disagree.
+
+    Example:
+        >>> config = DGANConfig(max_sequence_len=4, sample_len=2)
+        >>> arrays, count = given_noise(config, None, torch.device("cpu"),
+        ...                             attribute_noise=None, feature_noise=np.zeros((3, 2, 10)))
+        >>> count, tuple(arrays["feature_noise"].shape), arrays["attribute_noise"]
+        (3, (3, 2, 10), None)
+    """
+    shapes = noise_shapes(config)
+    given = dict(arrays)
+    counts = {n} if n is not None else set()
+    for name, value in given.items():
+        if value is None:
+            continue
+        if isinstance(value, torch.Tensor):  # maybe on a GPU, where numpy cannot go
+            value = value.detach().float()
+        else:
+            try:
+                value = torch.as_tensor(np.asarray(value, dtype=np.float32))
+            except (TypeError, ValueError) as e:
+                raise ParameterError(
+                    f"{name} must be an array of numbers (e.g. from {name}_func), got "
+                    f"{type(value).__name__}: {e}."
+                ) from None
+        if tuple(value.shape[1:]) != shapes[name] or value.ndim != len(shapes[name]) + 1:
+            raise ParameterError(
+                f"{name} has shape {tuple(value.shape)}; expected (n, "
+                f"{', '.join(map(str, shapes[name]))})."
+            )
+        if not bool(torch.isfinite(value).all()):
+            raise ParameterError(
+                f"{name} holds NaN or infinite values, which generate NaN series; pass "
+                "finite noise (standard normal, as the model's *_noise_func draws)."
+            )
+        counts.add(value.shape[0])
+        given[name] = value.to(device)
+    if not counts:
+        raise ParameterError("Pass n (the number of examples to generate) or noise arrays.")
+    if len(counts) > 1:
+        raise ParameterError(
+            f"n and the noise arrays disagree on the number of examples {sorted(counts)}; "
+            "give the same count everywhere (or just n)."
+        )
+    count = counts.pop()
+    if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 1:
+        raise ParameterError(f"n must be a positive integer, got {count!r}.")
+    return given, count

@@ -12,6 +12,7 @@ draws so that each class comes out at its share.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 from collections.abc import Iterator
 from typing import NamedTuple
@@ -27,7 +28,7 @@ from dgan.encoding.onsets import with_onsets
 from dgan.encoding.variables import inverse_columns
 from dgan.errors import DataError, DGANError, ParameterError, raise_all
 from dgan.networks import Generator
-from dgan.noise import draw_noise_part, make_rng, noise_shapes
+from dgan.noise import draw_noise_part, given_noise, make_rng
 from dgan.precision import PrecisionPolicy, resolve_precision
 from dgan.series import SeriesRows
 from dgan.tabular.arrays import validate_condition_attributes
@@ -38,12 +39,15 @@ AttributesAndFeatures = tuple[np.ndarray | None, list[np.ndarray] | SeriesRows]
 
 
 class Calibration(NamedTuple):
-    """What decoding reads from the generator's own calibration sample (`Sampler.calibration`):
-    the texture filters, the texture's dead bands, the value quantiles; None where unused."""
+    """What generation reads from the generator's own calibration sample
+    (`Sampler.calibration`): the texture filters, the texture's dead bands, the value
+    quantiles and the quantiles of the generated periods' units (`PeriodMap`); None where
+    unused."""
 
     kernels: np.ndarray | None
     holds: np.ndarray | None
     quantiles: np.ndarray | None
+    periods: np.ndarray | None = None
 
 
 @contextlib.contextmanager
@@ -179,8 +183,11 @@ class Sampler:
         if filled is not None:  # the attributes to condition on where a class came out short
             condition = filled
         policy = PrecisionPolicy(self.device, resolve_precision(precision or "fp32", self.device))
+        periods = None
+        if self._maps_periods():  # the generated periods onto the training ones
+            periods = self.calibration().periods
         encoded = self.generate_encoded(
-            attribute_noise, feature_noise, condition, policy, batch_size
+            attribute_noise, feature_noise, condition, policy, batch_size, periods
         )
         generated_attributes, features = self.encoder.inverse_rows(encoded)
         onsets = self.encoder.onsets(encoded)
@@ -231,13 +238,19 @@ class Sampler:
         """
         return self.calibration().quantiles
 
+    def _maps_periods(self) -> bool:
+        """Whether the generator's periods are mapped onto the training ones (`PeriodMap`)."""
+        return self.encoder.period_map is not None and self.generator.carrier is not None
+
     def calibration(self) -> Calibration:
         """The texture filters (`SeriesTexture.kernels`), its dead bands where the value
-        map follows (`SeriesTexture.hold_thresholds`), and the generator's value quantiles
-        per class after both (`ValueMarginals.quantiles`), None for what the encoder does
-        not have: from `CALIBRATION_SERIES` series of fixed noise in fp32,
-        computed again only when the generator's weights (or BatchNorm statistics) or the
-        decoding change; the sampler's RNG is not touched.
+        map follows (`SeriesTexture.hold_thresholds`), the generator's value quantiles
+        per class after both (`ValueMarginals.quantiles`) and the quantiles of its
+        periods' units (`PeriodMap.quantiles`, from the attribute MLPs alone; the sample
+        is drawn with the periods mapped), None for what the encoder does not have: from
+        `CALIBRATION_SERIES` series of fixed noise in fp32, computed again only when the
+        generator's weights (or BatchNorm statistics) or the decoding change; the
+        sampler's RNG is not touched.
 
         Example:
             >>> from dgan import DGAN, DGANConfig
@@ -245,12 +258,13 @@ class Sampler:
             ...                     match_texture=True)
             >>> model = DGAN(config)
             >>> model.train_numpy(np.random.default_rng(0).random((8, 4, 1)), progress_bar=False)
-            >>> kernels, holds, quantiles = model.sampler.calibration()
-            >>> kernels.shape, holds, quantiles  # features, classes, taps; no value map
-            ((1, 1, 193), None, None)
+            >>> kernels, holds, quantiles, periods = model.sampler.calibration()
+            >>> kernels.shape, holds, quantiles, periods  # features, classes, taps; no maps
+            ((1, 1, 193), None, None, None)
         """
         tensors = [*self.generator.parameters(), *self.generator.buffers()]
-        decoding = (self.encoder.fill_range, id(self.encoder.texture), id(self.encoder.marginals))
+        maps = (self.encoder.texture, self.encoder.marginals, self.encoder.period_map)
+        decoding = (self.encoder.fill_range, *(id(m) for m in maps))
         key = (id(self.generator), *decoding, *(t._version for t in tensors))
         if self._calibration is None or self._calibration[0] != key:
             rng = torch.Generator(device=self.device).manual_seed(CALIBRATION_SEED)
@@ -259,11 +273,47 @@ class Sampler:
                 for part in ("attribute_noise", "feature_noise")
             ]
             policy = PrecisionPolicy(self.device, resolve_precision("fp32", self.device))
-            attributes, rows = self.encoder.inverse_rows(
-                self.generate_encoded(*noise, None, policy)
-            )
-            self._calibration = (key, self._calibrate(attributes, rows))
+            periods = self._own_periods(noise[0]) if self._maps_periods() else None
+            calibration = Calibration(None, None, None)
+            if self.encoder.texture is not None or self.encoder.marginals is not None:
+                attributes, rows = self.encoder.inverse_rows(
+                    self.generate_encoded(*noise, None, policy, periods=periods)
+                )
+                calibration = self._calibrate(attributes, rows)
+            self._calibration = (key, calibration._replace(periods=periods))
         return self._calibration[1]
+
+    def _own_periods(self, attribute_noise: torch.Tensor) -> np.ndarray:
+        """Each class's quantiles of the units of the periods the generator makes of
+        ``attribute_noise`` (`PeriodMap.quantiles`), as generated: the attribute MLPs only."""
+        periods = self.encoder.period_map
+        with evaluating(self.generator), torch.inference_mode():
+            attributes, additional = self.generator.draw_attributes(attribute_noise)
+            units = self.generator.carrier.units(additional).cpu().numpy()
+        classes = self._classes_of(attributes, periods.attribute)
+        return periods.quantiles(units, classes, periods.n_classes)
+
+    def _period_map(self, attribute_noise, condition, own: np.ndarray) -> functools.partial:
+        """The carrier's `unit_map` for the series of ``attribute_noise`` (and the encoded
+        attributes ``condition``, None: as generated): `PeriodMap.apply` within each
+        series' class, from the generator's own quantiles ``own``."""
+        periods = self.encoder.period_map
+        attributes, _ = self.generator.draw_attributes(attribute_noise, condition)
+        classes = self._classes_of(attributes, periods.attribute)
+        if classes is not None:
+            classes = torch.from_numpy(classes).to(attribute_noise.device)
+        return functools.partial(periods.apply, classes=classes, own=own)
+
+    def _classes_of(self, encoded, attribute: int | None) -> np.ndarray | None:
+        """Each series' class (its category index of discrete attribute ``attribute``;
+        None: one class) from its ``encoded`` attributes, (n, A), as the generator makes
+        them."""
+        if attribute is None:
+            return None
+        if isinstance(encoded, torch.Tensor):
+            encoded = encoded.float().cpu().numpy()
+        columns = (self.encoder.attribute_encoders, self.encoder.attribute_slices)
+        return self.encoder.class_of(inverse_columns(*columns, encoded, (len(encoded),)), attribute)
 
     def _calibrate(self, attributes: np.ndarray | None, rows: SeriesRows) -> Calibration:
         """`calibration` from the decoded calibration sample ``attributes``, ``rows``."""
@@ -294,9 +344,12 @@ class Sampler:
         condition: torch.Tensor | None,
         policy: PrecisionPolicy,
         batch_size: int | None = None,
+        periods: np.ndarray | None = None,
     ) -> EncodedData:
         """Run the generator in eval mode under ``policy``, ``batch_size`` series per call
-        (None: `generation_batch_size`); restore its state."""
+        (None: `generation_batch_size`), the carrier's periods mapped from the generator's
+        own quantiles ``periods`` onto the training ones (`PeriodMap.apply`; None: as
+        generated); restore its state."""
         generator = self.generator
         parts: list[list[torch.Tensor | None]] = [[], [], []]
         batch = batch_size or generation_batch_size(self.config, self.encoder)
@@ -308,10 +361,14 @@ class Sampler:
                         stop = start + batch
                         given = None if condition is None else condition[start:stop]
                         noise = attribute_noise[start:stop], feature_noise[start:stop]
+                        if periods is not None:  # each series' class, for its map
+                            generator.carrier.unit_map = self._period_map(noise[0], given, periods)
                         for store, tensor in zip(parts, generator(*noise, given), strict=True):
                             store.append(tensor)
-            finally:  # back to the training policy's choice
+            finally:  # back to the training policy's choice, and the periods as generated
                 generator.lstm_in_fp32, generator.lstm_even_input = training_lstm
+                if generator.carrier is not None:
+                    generator.carrier.unit_map = None
 
         def gather(store):
             if store[0] is None:
@@ -368,44 +425,8 @@ class Sampler:
         neither given, attribute noise chosen so the classes come out at the encoder's
         `ClassShares`, and where a class is short, the attributes to condition on
         (`_attribute_noise_at_shares`)."""
-        shapes = noise_shapes(self.config)
-        given = {"attribute_noise": attribute_noise, "feature_noise": feature_noise}
-        counts = {n} if n is not None else set()
-        for name, value in given.items():
-            if value is None:
-                continue
-            if isinstance(value, torch.Tensor):  # maybe on a GPU, where numpy cannot go
-                value = value.detach().float()
-            else:
-                try:
-                    value = torch.as_tensor(np.asarray(value, dtype=np.float32))
-                except (TypeError, ValueError) as e:
-                    raise ParameterError(
-                        f"{name} must be an array of numbers (e.g. from {name}_func), got "
-                        f"{type(value).__name__}: {e}."
-                    ) from None
-            if tuple(value.shape[1:]) != shapes[name] or value.ndim != len(shapes[name]) + 1:
-                raise ParameterError(
-                    f"{name} has shape {tuple(value.shape)}; expected (n, "
-                    f"{', '.join(map(str, shapes[name]))})."
-                )
-            if not bool(torch.isfinite(value).all()):
-                raise ParameterError(
-                    f"{name} holds NaN or infinite values, which generate NaN series; pass "
-                    "finite noise (standard normal, as the model's *_noise_func draws)."
-                )
-            counts.add(value.shape[0])
-            given[name] = value.to(self.device)
-        if not counts:
-            raise ParameterError("Pass n (the number of examples to generate) or noise arrays.")
-        if len(counts) > 1:
-            raise ParameterError(
-                f"n and the noise arrays disagree on the number of examples {sorted(counts)}; "
-                "give the same count everywhere (or just n)."
-            )
-        count = counts.pop()
-        if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 1:
-            raise ParameterError(f"n must be a positive integer, got {count!r}.")
+        arrays = dict(attribute_noise=attribute_noise, feature_noise=feature_noise)
+        given, count = given_noise(self.config, n, self.device, **arrays)
         condition = None
         if at_class_shares and all(v is None for v in given.values()):
             attribute_noise, condition = self._attribute_noise_at_shares(count)
@@ -432,10 +453,7 @@ class Sampler:
             parts = [pool[i : i + batch] for i in range(0, len(pool), batch)]
             encoded = torch.cat([self.generator.attribute_net(part) for part in parts])
         encoded = encoded.float().cpu().numpy()
-        attributes = inverse_columns(
-            encoder.attribute_encoders, encoder.attribute_slices, encoded, (len(pool),)
-        )
-        chosen, given = shares.choose(encoder.class_of(attributes, shares.attribute), n)
+        chosen, given = shares.choose(self._classes_of(encoded, shares.attribute), n)
         noise = pool[torch.from_numpy(chosen).to(pool.device)]
         taken = np.flatnonzero(given >= 0)
         if not len(taken):

@@ -253,6 +253,27 @@ def normalization_problem(name: str, value: Any, default: Any) -> str | None:
     return f"{name} must be one of {names}, got {short_repr(value)}."
 
 
+def loss_scale_problem(name: str, value: Any, default: Any) -> str | None:
+    """Why ``value`` is not a loss scale ('dynamic', or a static scale within fp16), else None.
+
+    Example:
+        >>> loss_scale_problem("init_scale", 1024.0, "dynamic") is None
+        True
+        >>> loss_scale_problem("init_scale", 1e9, "dynamic")[:48]
+        "init_scale must be 'dynamic' or a number > 0 and"
+    """
+    if (isinstance(value, str) and value == "dynamic") or (
+        is_real(value) and 0 < value <= FP16_MAX
+    ):
+        return None
+    return (
+        f"{name} must be 'dynamic' or a number > 0 and <= {FP16_MAX:g} (fp16's "
+        "largest value: with a larger static scale every gradient of size 1 or more "
+        "overflows fp16 and its step is skipped), got "
+        f"{short_repr(value)}; use 'dynamic' unless you know the scale you need."
+    )
+
+
 def per_class_scaling_problem(name: str, value: Any, default: Any) -> str | None:
     """ "auto", False, or a discrete attribute's name (checked against the data when the
     encoder is fitted).
@@ -388,6 +409,12 @@ def privacy_problems(config: Any) -> list[str]:
             "match_class_shares=True generates each class at its share of the training "
             "series, which a private run does not read from the data; set "
             "match_class_shares='auto' (off under privacy) or False."
+        )
+    if config.match_periods is True:
+        problems.append(
+            "match_periods=True maps generated periods onto the training series' periods, "
+            "which a private run does not read from the data; set match_periods='auto' (off "
+            "under privacy) or False."
         )
     return problems
 

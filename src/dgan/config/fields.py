@@ -17,7 +17,6 @@ from enum import Enum
 from typing import Any
 
 from dgan.config.checks import (
-    FP16_MAX,
     MAX_INIT_SCALE,
     MAX_LAYERS,
     MAX_ROUNDS,
@@ -30,8 +29,8 @@ from dgan.config.checks import (
     Real,
     checkpoint_dir_problem,
     coerce_inputs,
-    is_real,
     length_problems,
+    loss_scale_problem,
     normalization_problem,
     per_class_scaling_problem,
     privacy_problems,
@@ -61,19 +60,6 @@ _PRECISION = OneOf(PRECISIONS, optional=True, text=f"one of {PRECISIONS}")
 _OPTIONAL_POSITIVE = Real((0, False), None, "None or a finite number > 0", optional=True)
 _LAYERS = PositiveInt(most=MAX_LAYERS, why_most=" (deeper networks train no better here)")
 _ROUNDS = PositiveInt(most=MAX_ROUNDS, why_most=" (each round is a whole update per batch)")
-
-
-def _loss_scale_problem(name: str, value: Any, default: Any) -> str | None:
-    if (isinstance(value, str) and value == "dynamic") or (
-        is_real(value) and 0 < value <= FP16_MAX
-    ):
-        return None
-    return (
-        f"{name} must be 'dynamic' or a number > 0 and <= {FP16_MAX:g} (fp16's "
-        "largest value: with a larger static scale every gradient of size 1 or more "
-        "overflows fp16 and its step is skipped), got "
-        f"{short_repr(value)}; use 'dynamic' unless you know the scale you need."
-    )
 
 
 @record_given
@@ -149,6 +135,10 @@ class DGANConfig:
     period_carrier: bool | str = setting("auto", OneOf((True, False, "auto")))
     """Draw steady waves on a carrier at each series' generated period (`dgan.encoding.periods`;
     "auto": 8+ cycles of one period, median series), True every continuous feature, False none."""
+    match_periods: bool | str = setting("auto", OneOf((True, False, "auto")))
+    """Map each generated period onto the training series' periods, quantile to quantile
+    within its class, before the carrier draws it (`dgan.encoding.period_map`; "auto",
+    True: where a carrier draws waves)."""
     binary_encoder_cutoff: int = setting(150, PositiveInt())
     """Discrete variables with more categories than this use a binary code, not one-hot."""
 
@@ -220,7 +210,7 @@ class DGANConfig:
     precision: str | None = setting(None, _PRECISION)
     """"fp32", "fp16" (loss-scaled), "bf16" or "auto" (fp32 on every device: docs/precision.md).
     None: "fp16" if mixed_precision_training else "fp32"."""
-    loss_scale: str | float = setting("dynamic", Custom(_loss_scale_problem))
+    loss_scale: str | float = setting("dynamic", Custom(loss_scale_problem))
     """fp16 loss scaling: "dynamic", or a number for a static scale."""
     init_scale: float = setting(
         2.0**14,
@@ -422,6 +412,7 @@ class DGANConfig:
             match_texture=False,
             match_class_shares=False,
             match_standardization=False,
+            match_periods=False,
             gradient_penalty_norm="batch",
             generator_ema_decay=None,
             reuse_fakes=True,

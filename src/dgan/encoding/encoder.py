@@ -13,8 +13,9 @@ feature, and adds DoppelGANger's two extras:
   generated with the others, it sets where the generator ends each series;
 * with ``onset_attribute`` each series' leading zero steps come off before anything is
   fitted, and their count is the very last additional attribute (`dgan.encoding.onsets`);
-* with ``period_carrier`` each carried feature's dominant frequency is an additional
-  attribute after the ranges (`dgan.encoding.periods`).
+* with ``period_carrier`` each carried feature's dominant frequency, and in the "series"
+  form its noise floor, are additional attributes after the ranges
+  (`dgan.encoding.periods`).
 
 Everything has an exact inverse and a JSON-native state (models are saved without pickle).
 """
@@ -27,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from dgan.config import Normalization, OutputType
+from dgan.encoding.additional_layout import AdditionalLayout
 from dgan.encoding.class_shares import ClassShares
 
 # series_ends: this module's API
@@ -54,8 +56,15 @@ from dgan.encoding.onsets import (
     starts_off,
     strip_onsets,
 )
-from dgan.encoding.periods import HARMONICS, carried_features, frequency_attributes
+from dgan.encoding.period_map import PeriodMap
+from dgan.encoding.periods import (
+    HARMONICS,
+    carried_features,
+    held_harmonics,
+    period_attributes,
+)
 from dgan.encoding.standardized import Standardized
+from dgan.encoding.switch_on import median_switch_ons
 from dgan.encoding.texture import SeriesTexture
 from dgan.encoding.training_maps import fit_training_maps
 from dgan.encoding.variables import (  # re-exported: the encoders are part of this module's API
@@ -95,7 +104,7 @@ __all__ = [
 ]
 
 
-class DataEncoder:
+class DataEncoder(AdditionalLayout):
     """Encode whole datasets: attributes (N, A) and features (list of (T_i, F) arrays).
 
     Example:
@@ -128,6 +137,8 @@ class DataEncoder:
         onset_attribute: bool = False,
         period_features: list[int] | None = None,
         period_harmonics: int = HARMONICS,
+        period_waveform: str = "series",
+        period_map: PeriodMap | None = None,
     ):
         self.attribute_encoders = attribute_encoders
         self.feature_encoders = feature_encoders
@@ -153,9 +164,13 @@ class DataEncoder:
         self.onset_attribute = onset_attribute
         # The features drawn on a carrier at each series' own period, each with its
         # frequency as an additional attribute after the ranges ([] for none), and the
-        # harmonics of that frequency the carrier draws.
+        # carrier's form: its harmonics and how they move (`periods.WAVEFORMS`).
         self.period_features = list(period_features or [])
-        self.period_harmonics = period_harmonics
+        self.period_harmonics, self.period_waveform = period_harmonics, period_waveform
+        # The training series' periods that generated ones are mapped onto, or None.
+        self.period_map = period_map
+        # Each carried feature's median switch-on, where training starts (`switch_on`): not saved.
+        self.period_switch_ons = None
         self.continuous_features = [
             i for i, e in enumerate(feature_encoders) if isinstance(e, ContinuousEncoder)
         ]
@@ -164,36 +179,6 @@ class DataEncoder:
     @property
     def attribute_slices(self) -> list[OutputSlice] | None:
         return None if self.attribute_encoders is None else output_slices(self.attribute_encoders)
-
-    @property
-    def additional_slices(self) -> list[OutputSlice] | None:
-        slices = (
-            None if self.additional_encoders is None else output_slices(self.additional_encoders)
-        )
-        zero_one = self.normalization == Normalization.ZERO_ONE
-        # the periods, the length, then the onset, after the example-scaling attributes
-        for _ in range(len(self.period_features) + self.length_attribute + self.onset_attribute):
-            start = sum(s.width for s in slices or [])
-            slices = [*(slices or []), OutputSlice(start, 1, SIGMOID if zero_one else TANH)]
-        return slices
-
-    @property
-    def length_column(self) -> int | None:
-        """Column of the length among the additional attributes (``length_attribute``)."""
-        if not self.length_attribute:
-            return None
-        return self.additional_dim - 1 - self.onset_attribute
-
-    @property
-    def period_columns(self) -> list[int]:
-        """Columns of the carried features' frequencies among the additional attributes."""
-        first = self.additional_dim - self.onset_attribute - self.length_attribute
-        return list(range(first - len(self.period_features), first))
-
-    @property
-    def onset_column(self) -> int | None:
-        """Column of the onset among the additional attributes (``onset_attribute``)."""
-        return self.additional_dim - 1 if self.onset_attribute else None
 
     @property
     def feature_slices(self) -> list[OutputSlice]:
@@ -235,10 +220,6 @@ class DataEncoder:
     @property
     def attribute_dim(self) -> int:
         return sum(s.width for s in self.attribute_slices or [])
-
-    @property
-    def additional_dim(self) -> int:
-        return sum(s.width for s in self.additional_slices or [])
 
     @property
     def feature_dim(self) -> int:
@@ -291,6 +272,9 @@ class DataEncoder:
         )
         continuous = encoder.continuous_features
         encoder.period_features = carried_features(config.period_carrier, features, continuous)
+        if carried := encoder.period_features:  # the harmonics and switch-ons the data holds
+            encoder.period_harmonics = held_harmonics(features, carried)
+            encoder.period_switch_ons = median_switch_ons(features, carried, feature_encoders)
         if config.apply_example_scaling and encoder.continuous_features:
             mid, half = encoder._midpoints_and_half_ranges(features)
             names = [str(feature_names[i]) for i in encoder.continuous_features]
@@ -303,9 +287,16 @@ class DataEncoder:
             )
         group = None if encoder.groups is None else encoder.groups.attribute
         maps = fit_training_maps(
-            config, features, attributes, attribute_encoders, feature_encoders, group
+            config,
+            features,
+            attributes,
+            attribute_encoders,
+            feature_encoders,
+            group,
+            carried=encoder.period_features,
         )
-        encoder.marginals, encoder.texture, encoder.class_shares, encoder.standardized = maps
+        encoder.marginals, encoder.texture, encoder.class_shares, encoder.standardized = maps[:4]
+        encoder.period_map = maps[4]
         return encoder
 
     def _encode_ranges(self, mid: np.ndarray, half: np.ndarray) -> np.ndarray:
@@ -388,8 +379,10 @@ class DataEncoder:
                     additional, self.class_of(attributes, self.groups.attribute)
                 )
         zero_one = self.normalization == Normalization.ZERO_ONE
-        # the periods, the length, then the onset, after the ranges
-        counts = frequency_attributes(features, self.period_features, t_max, zero_one)
+        # the periods (and floors), the length, then the onset, after the ranges
+        counts = period_attributes(
+            features, self.period_features, t_max, zero_one, self.period_floors
+        )
         if self.length_attribute:
             counts.append(encode_lengths(features.lengths, t_max, zero_one))
         if onsets is not None:

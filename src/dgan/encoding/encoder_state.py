@@ -47,6 +47,7 @@ def encoder_state(encoder: Any) -> dict[str, Any]:
         "onset_attribute": encoder.onset_attribute,
         "period_features": encoder.period_features,
         "period_harmonics": encoder.period_harmonics,
+        "period_waveform": encoder.period_waveform,
         **{key: state(getattr(encoder, key)) for key in TRAINING_MAPS},
     }
 
@@ -73,5 +74,6 @@ def encoder_arguments(state: dict[str, Any]) -> dict[str, Any]:
         "onset_attribute": state.get("onset_attribute", False),  # decoded as generated
         "period_features": state.get("period_features", []),  # before the period carrier
         "period_harmonics": state.get("period_harmonics", 3),  # the carrier's first form
+        "period_waveform": state.get("period_waveform", "step"),  # its first two forms
         **{key: optional(key, kind) for key, kind in TRAINING_MAPS.items()},
     }

@@ -81,15 +81,21 @@ def holds_often(rows: SeriesRows, feature: int, max_sequence_len: int) -> bool:
 
 
 def matches_marginals(
-    setting: bool | str, log_scaled: bool, whole: bool = False, holds: bool = False
+    setting: bool | str,
+    log_scaled: bool,
+    whole: bool = False,
+    holds: bool = False,
+    carried: bool = False,
 ) -> bool:
     """Whether a continuous feature's generated values are mapped onto the training
     values' distribution (`match_marginals`): always for True, never for False; for
     "auto" where the feature is on a log scale, where its long series hold their values
-    often (``holds``: `holds_often`), and every feature where the data is one
-    distribution (``whole``: `one_distribution`). Measured (docs/quality.md): sensors (log
-    scale, per class), gestures (holds) and Stocks (no attribute) gained; leaves, whose
-    species would share one map, and Stocks cut to 64 windows lost.
+    often (``holds``: `holds_often`), where a carrier draws it (``carried``:
+    `dgan.encoding.periods`), and every feature where the data is one distribution
+    (``whole``: `one_distribution`). Measured (docs/quality.md): sensors (log scale, per
+    class), gestures (holds), the oscillating simulation (carried) and Stocks (no
+    attribute) gained; leaves, whose species would share one map, and Stocks cut to 64
+    windows lost.
 
     Example:
         >>> [matches_marginals("auto", True), matches_marginals("auto", False)]
@@ -98,8 +104,10 @@ def matches_marginals(
         True
         >>> matches_marginals("auto", False, holds=True), matches_marginals(False, True, holds=True)
         (True, False)
+        >>> matches_marginals("auto", False, carried=True)
+        True
     """
-    return setting is True or (setting == "auto" and (log_scaled or whole or holds))
+    return setting is True or (setting == "auto" and (log_scaled or whole or holds or carried))
 
 
 class ValueMarginals(PerClassTable):

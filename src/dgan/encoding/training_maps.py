@@ -1,8 +1,9 @@
 """What generation matches to the training data, fitted with the encoder: the value map
 (`ValueMarginals`, `match_marginals`) and the texture filter (`SeriesTexture`,
 `match_texture`), each per class of one discrete attribute, the classes' shares
-(`ClassShares`, `match_class_shares`) and each series' mean and deviation where every
-training series has the same (`Standardized`, `match_standardization`)."""
+(`ClassShares`, `match_class_shares`), each series' mean and deviation where every
+training series has the same (`Standardized`, `match_standardization`) and the carried
+features' periods (`PeriodMap`, `match_periods`)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from dgan.encoding.marginals import (
     matches_marginals,
     one_distribution,
 )
+from dgan.encoding.period_map import PeriodMap, matches_periods
 from dgan.encoding.standardized import Standardized
 from dgan.encoding.texture import SeriesTexture, matches_texture
 from dgan.encoding.variables import ContinuousEncoder, DiscreteEncoder, VariableEncoder
@@ -28,6 +30,7 @@ TRAINING_MAPS = {
     "texture": SeriesTexture,
     "class_shares": ClassShares,
     "standardized": Standardized,
+    "period_map": PeriodMap,
 }
 """Each map's key in the encoder's state and its kind; a model file from before a map
 existed has none, and its series decode as they did then."""
@@ -40,12 +43,23 @@ def fit_training_maps(
     attribute_encoders: list[VariableEncoder] | None,
     feature_encoders: list[VariableEncoder],
     group: int | None,
-) -> tuple[ValueMarginals | None, SeriesTexture | None, ClassShares | None, Standardized | None]:
-    """The value map, the texture, the class shares and the common means and deviations
-    of the training ``features`` and ``attributes`` where ``config`` asks for them, else
-    None. The value map's classes are those of the per-class ranges' attribute ``group``
-    (None: one class); the texture's and the shares' those of ``group``, else of the
-    first discrete attribute.
+    carried: list[int] | None = None,
+) -> tuple[
+    ValueMarginals | None,
+    SeriesTexture | None,
+    ClassShares | None,
+    Standardized | None,
+    PeriodMap | None,
+]:
+    """The value map, the texture, the class shares, the common means and deviations and
+    the periods of the training ``features`` and ``attributes`` where ``config`` asks for
+    them, else None. The value map's classes are those of the per-class ranges'
+    attribute ``group`` (None: one class); the texture's, the shares' and the periods'
+    those of ``group``, else of the first discrete attribute. The texture leaves out the
+    ``carried`` features: a carrier draws their noise floor and loudness, which the
+    filter would swing (docs/quality.md, "A carried wave as its own value, its loudness
+    bounded"); at "auto" the value map takes them (their generated loudness lands on the
+    class's levels); the periods are those of the ``carried`` features.
 
     Example:
         >>> from dgan import DGANConfig, OutputType
@@ -55,10 +69,10 @@ def fit_training_maps(
         ...                 binary_encoder_cutoff=150, log_scale=False)
         >>> encoders = fit_variables([OutputType.CONTINUOUS], ["x"], rows.rows, settings)
         >>> config = DGANConfig(max_sequence_len=120, sample_len=10)
-        >>> marginals, texture, shares, kept = fit_training_maps(
+        >>> marginals, texture, shares, kept, periods = fit_training_maps(
         ...     config, rows, None, None, encoders, None)
-        >>> marginals, texture.n_classes, shares, kept  # no class, series not standardized
-        (None, 1, None, None)
+        >>> marginals, texture.n_classes, shares, kept, periods  # no class, nor carrier
+        (None, 1, None, None, None)
     """
     continuous = [i for i, e in enumerate(feature_encoders) if isinstance(e, ContinuousEncoder)]
     discrete = [j for j, e in enumerate(attribute_encoders or []) if isinstance(e, DiscreteEncoder)]
@@ -79,16 +93,21 @@ def fit_training_maps(
             feature_encoders[i].log_floor is not None,
             whole,
             setting == "auto" and holds_often(features, i, config.max_sequence_len),
+            i in set(carried or ()),
         )
     ]
-    marginals = texture = shares = standardized = None
+    marginals = texture = shares = standardized = periods = None
     attribute = group if group is not None else (discrete[0] if discrete else None)
     if mapped:
         marginals = ValueMarginals.fit(features, mapped, group, *classes(group))
-    if continuous and matches_texture(config.match_texture, config.max_sequence_len, LONG_SERIES):
-        texture = SeriesTexture.fit(features, continuous, attribute, *classes(attribute))
+    filtered = [i for i in continuous if i not in set(carried or ())]
+    if filtered and matches_texture(config.match_texture, config.max_sequence_len, LONG_SERIES):
+        texture = SeriesTexture.fit(features, filtered, attribute, *classes(attribute))
     if attribute is not None and matches_class_shares(config.match_class_shares, True):
         shares = ClassShares.fit(attribute, *classes(attribute))
     if continuous and config.match_standardization:
         standardized = Standardized.fit(features, continuous)
-    return marginals, texture, shares, standardized
+    if matches_periods(config.match_periods, bool(carried)):
+        length = config.max_sequence_len
+        periods = PeriodMap.fit(features, list(carried), length, attribute, *classes(attribute))
+    return marginals, texture, shares, standardized, periods

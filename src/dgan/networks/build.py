@@ -47,6 +47,9 @@ def build_networks(config, encoder) -> tuple[Generator, Critic, Critic | None]:
         carried_columns=[enc.feature_slices[i].start for i in enc.period_features],
         frequency_columns=enc.period_columns,
         carrier_harmonics=enc.period_harmonics,
+        carrier_switch_ons=enc.period_switch_ons,
+        carrier_waveform=enc.period_waveform,
+        floor_columns=enc.floor_columns,
     )
     attribute_dim = enc.attribute_dim + enc.additional_dim
     critic_dim = attribute_dim + c.max_sequence_len * enc.feature_dim

@@ -62,7 +62,10 @@ class Generator(nn.Module):
         bridge_width: int = 2,
         carried_columns: list[int] | None = None,
         frequency_columns: list[int] | None = None,
+        carrier_switch_ons: list[tuple[float, float, float]] | None = None,
         carrier_harmonics: int = HARMONICS,
+        carrier_waveform: str = "series",
+        floor_columns: list[int] | None = None,
     ):
         super().__init__()
         self.length_column = length_column
@@ -124,10 +127,16 @@ class Generator(nn.Module):
         # Set by the policy in 16 bits on a CPU: an odd number of inputs gets a zero one.
         self.lstm_even_input = False
         self.head = nn.Linear(feature_num_units, sample_len * self.feature_dim)
-        self.feature_activation = OutputActivation(feature_slices)
         # The feature columns drawn on a carrier at the frequencies in `frequency_columns`
-        # of the additional attributes, in place of the head's output for them.
+        # of the additional attributes, in place of the head's output for them. In the
+        # "series" form a carried wave is its own value, bounded by the carrier: the
+        # activation would bend it (a sigmoid over half the range puts 2.3% of a third
+        # harmonic on a sine) and hold a switch-on at the range's end only at infinity.
         self.carried_columns = list(carried_columns or [])
+        own_value = bool(self.carried_columns) and carrier_waveform == "series"
+        self.feature_activation = OutputActivation(
+            feature_slices, linear=self.carried_columns if own_value else None
+        )
         self.carrier = None
         if self.carried_columns:
             self.carrier = Carrier(
@@ -138,6 +147,11 @@ class Generator(nn.Module):
                 zero_one=sigmoid_at(additional_slices, frequency_columns[0]),
                 noise_dim=attribute_noise_dim,
                 harmonics=carrier_harmonics,
+                switch_ons=carrier_switch_ons,
+                waveform=carrier_waveform,
+                floor_columns=floor_columns,
+                # the tangents' x / 4 + 1/2 and x reach the range's ends at x = -+2 and -+1
+                half_range=2.0 if sigmoid_at(feature_slices, self.carried_columns[0]) else 1.0,
             )
         # With `bridge_seams`, each LSTM step's first continuous logit is the one that
         # continues the step before: the line fitted to its last `bridge_width` values,
@@ -174,6 +188,36 @@ class Generator(nn.Module):
         attributes: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor | None, torch.Tensor | None, torch.Tensor]:
         """Generate a batch; pass encoded ``attributes`` to condition on them."""
+        attributes, additional = self.draw_attributes(attribute_noise, attributes)
+        conditioning = [t.detach() for t in (attributes, additional) if t is not None]
+        steps = feature_noise.shape[1]  # T / S cells
+        lstm_in = torch.cat(
+            [c.unsqueeze(1).expand(-1, steps, -1) for c in conditioning] + [feature_noise], dim=2
+        )  # (B, T/S, A + AA + noise)
+        if self.feature_feedback:
+            features = self._features_with_feedback(
+                lstm_in, additional, attribute_noise, feature_noise
+            )
+        else:
+            hidden, _ = self._lstm(lstm_in, None)  # (B, T/S, H): all steps in one call
+            logits = self._logits(hidden)
+            if self.carrier is not None:
+                sines = self.carrier.sines(additional, attribute_noise, hidden[:, 0])
+                waves, _ = self.carrier(hidden, sines, None, feature_noise)
+                logits = self._carried(logits, waves)
+            features = self._features(logits, None)  # (B, T, F)
+        if self.length_column is not None:
+            features = self._end_at_length(features, additional[:, self.length_column])
+        elif self.generation_flag_column is not None:
+            features = features * self._alive_mask(features)
+        return attributes, additional, features
+
+    def draw_attributes(
+        self, attribute_noise: torch.Tensor, attributes: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor | None, torch.Tensor | None]:
+        """``(attributes, additional)``: the attributes (B, A) the attribute MLP makes of
+        ``attribute_noise``, or the encoded ``attributes`` given, and the additional
+        attributes (B, AA) made of both; None where the model has none."""
         if attributes is None and self.attribute_net is not None:
             attributes = self.attribute_net(attribute_noise)  # (B, A)
         additional = None
@@ -182,26 +226,7 @@ class Generator(nn.Module):
                 [attribute_noise] if attributes is None else [attributes.detach(), attribute_noise]
             )
             additional = self.additional_net(torch.cat(parts, dim=1))  # (B, AA)
-        conditioning = [t.detach() for t in (attributes, additional) if t is not None]
-        steps = feature_noise.shape[1]  # T / S cells
-        lstm_in = torch.cat(
-            [c.unsqueeze(1).expand(-1, steps, -1) for c in conditioning] + [feature_noise], dim=2
-        )  # (B, T/S, A + AA + noise)
-        if self.feature_feedback:
-            features = self._features_with_feedback(lstm_in, additional, attribute_noise)
-        else:
-            hidden, _ = self._lstm(lstm_in, None)  # (B, T/S, H): all steps in one call
-            logits = self._logits(hidden)
-            if self.carrier is not None:
-                sines = self.carrier.sines(additional, attribute_noise, hidden[:, 0])
-                waves, _ = self.carrier(hidden, sines, None)
-                logits = self._carried(logits, waves)
-            features = self._features(logits, None)  # (B, T, F)
-        if self.length_column is not None:
-            features = self._end_at_length(features, additional[:, self.length_column])
-        elif self.generation_flag_column is not None:
-            features = features * self._alive_mask(features)
-        return attributes, additional, features
+        return attributes, additional
 
     def _lstm(self, lstm_in: torch.Tensor, state):
         """The LSTM, in fp32 where the precision policy asks for it (`lstm_in_fp32`), with
@@ -251,12 +276,14 @@ class Generator(nn.Module):
         lstm_in: torch.Tensor,
         additional: torch.Tensor | None,
         attribute_noise: torch.Tensor,
+        feature_noise: torch.Tensor,
     ) -> torch.Tensor:
         """The LSTM one step at a time, each step reading the previous step's values.
 
         The fed-back values keep their graph: the generator learns how each step's output
         shapes the next (a smooth join between consecutive groups of S steps). The
-        additional attributes and the attribute noise set the carrier's waves, if any.
+        additional attributes, the attribute noise and the feature noise set the
+        carrier's waves, if any.
         """
         batch, steps, _ = lstm_in.shape
         previous = lstm_in.new_zeros(batch, self.sample_len * self.feature_dim)
@@ -269,7 +296,8 @@ class Generator(nn.Module):
             if self.carrier is not None:
                 if sines is None:  # the series' first step sets its waveform
                     sines = self.carrier.sines(additional, attribute_noise, hidden[:, 0])
-                waves, knot = self.carrier(hidden, sines, knot, first_step=k)
+                noise = feature_noise[:, k : k + 1]
+                waves, knot = self.carrier(hidden, sines, knot, noise, first_step=k)
                 logits = self._carried(logits, waves)
             chunk = self._features(logits, before)  # (B, S, F)
             chunks.append(chunk)

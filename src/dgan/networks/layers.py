@@ -15,7 +15,10 @@ class OutputActivation(nn.Module):
     """Apply each variable's activation to its slice of the last dimension.
 
     Columns are gathered into one block per activation kind (and per softmax width),
-    activated, concatenated, and put back in order with a single index_select.
+    activated, concatenated, and put back in order with a single index_select. The
+    ``linear`` columns (sigmoid or tanh ones) take their activation's tangent at 0
+    instead, x / 4 + 1/2 or x: a value drawn whole elsewhere (a carrier's wave,
+    `dgan.networks.carrier`) that the activation would bend.
 
     Example:
         >>> act = OutputActivation([OutputSlice(0, 1, "sigmoid"), OutputSlice(1, 2, "softmax")])
@@ -24,13 +27,21 @@ class OutputActivation(nn.Module):
         [0.5, 0.5, 0.5]
     """
 
-    def __init__(self, slices: list[OutputSlice]):
+    def __init__(self, slices: list[OutputSlice], linear: list[int] | None = None):
         super().__init__()
-        groups: dict[tuple[str, int], list[int]] = defaultdict(list)
+        linear = set(linear or ())
+        groups: dict[tuple[str, int, bool], list[int]] = defaultdict(list)
         for s in slices:
             # Element-wise activations need no grouping by width; softmax groups do.
             width = s.width if s.activation == SOFTMAX else 1
-            groups[(s.activation, width)].extend(range(s.start, s.start + s.width))
+            for i in range(s.start, s.start + s.width):
+                tangent = i in linear
+                if tangent and s.activation not in (SIGMOID, TANH):
+                    raise ValueError(
+                        f"column {i} is {s.activation}: only sigmoid and tanh "
+                        "columns have a tangent to draw them on"
+                    )
+                groups[(s.activation, width, tangent)].append(i)
         self.kinds = list(groups)
         order = [i for key in self.kinds for i in groups[key]]
         for k, key in enumerate(self.kinds):
@@ -41,9 +52,11 @@ class OutputActivation(nn.Module):
 
     def forward(self, logits: torch.Tensor) -> torch.Tensor:
         parts = []
-        for k, (kind, width) in enumerate(self.kinds):
+        for k, (kind, width, tangent) in enumerate(self.kinds):
             x = logits.index_select(-1, getattr(self, f"idx{k}"))
-            if kind in (SIGMOID, BITS):
+            if tangent:
+                x = x if kind == TANH else 0.5 + 0.25 * x
+            elif kind in (SIGMOID, BITS):
                 x = torch.sigmoid(x)
             elif kind == TANH:
                 x = torch.tanh(x)

@@ -40,7 +40,8 @@ from dgan.config.sizing import (
 )
 from dgan.encoding.encoded import varies_in_length
 from dgan.encoding.onsets import MIN_ONSET, series_onsets, starts_off, strip_onsets
-from dgan.encoding.periods import carried_features, series_frequencies
+from dgan.encoding.period_map import matches_periods
+from dgan.encoding.periods import carried_features, series_frequencies, series_noise_floors
 from dgan.planning.columns import (
     ColumnPlan,
     classed,
@@ -234,8 +235,9 @@ def make_plan(
     budget = Budget.of(config, n)
     repaired, missing = repair_missing(arrays, config)  # as training will, the encoder's fit too
     repaired, onsets = _from_onsets(repaired, config)  # what the encoder fits on
+    carried = _carried(repaired, config)
     plan = TrainingPlan(
-        columns=describe_columns(repaired, layout, config),
+        columns=describe_columns(repaired, layout, config, carried),
         n_examples=n,
         lengths=(min(lengths, default=0), max(lengths, default=0)),
         max_sequence_len=config.max_sequence_len,
@@ -256,7 +258,7 @@ def make_plan(
         processes=world_size(),
         missing_values=missing,
         onsets=onsets,
-        periods=_periods(repaired, layout, config),
+        periods=_periods(repaired, layout, config, carried),
     )
     plan.privacy = privacy_plan(config, checked, budget.steps)  # "" without privacy
     note_fitted(plan.columns, config, repaired)
@@ -287,16 +289,22 @@ def _from_onsets(arrays: TrainingArrays, config: DGANConfig) -> tuple[TrainingAr
     return dataclasses.replace(arrays, features=strip_onsets(features, onsets)), line
 
 
-def _periods(arrays: TrainingArrays, layout: FrameLayout | None, config: DGANConfig) -> str:
-    """The plan's line on the features drawn on a carrier at each series' own period
-    (`dgan.encoding.periods`), "" where none is; ``arrays`` as the encoder fits them."""
+def _carried(arrays: TrainingArrays, config: DGANConfig) -> list[int]:
+    """The features the encoder will draw on a carrier (`dgan.encoding.periods`);
+    ``arrays`` as the encoder fits them."""
     kinds = arrays.feature_types
     continuous = [i for i, kind in enumerate(kinds) if kind == OutputType.CONTINUOUS]
-    private = config.dp_target_epsilon is not None  # "auto" would read the values: off
-    if private:
-        carried = continuous if config.period_carrier is True else []
-    else:
-        carried = carried_features(config.period_carrier, arrays.features, continuous)
+    if config.dp_target_epsilon is not None:  # "auto" would read the values: off
+        return continuous if config.period_carrier is True else []
+    return carried_features(config.period_carrier, arrays.features, continuous)
+
+
+def _periods(
+    arrays: TrainingArrays, layout: FrameLayout | None, config: DGANConfig, carried: list[int]
+) -> str:
+    """The plan's line on the ``carried`` features, drawn on a carrier at each series' own
+    period (`dgan.encoding.periods`), "" where none is."""
+    private = config.dp_target_epsilon is not None
     if not carried:
         return ""
     names = column_names(arrays, layout)[1]
@@ -305,16 +313,20 @@ def _periods(arrays: TrainingArrays, layout: FrameLayout | None, config: DGANCon
         said = repr(names[i])
         if not private:
             frequency, share = series_frequencies(arrays.features, i)
+            floor = np.nanmedian(series_noise_floors(arrays.features, i))
             said += (
                 f" (median period {1 / np.nanmedian(frequency):.3g} steps, "
-                f"{np.nanmedian(share):.0%} of the power there)"
+                f"{np.nanmedian(share):.0%} of the power there, a noise floor of "
+                f"{floor:.2%} of the wave)"
             )
         words.append(said)
     critic = config.envelope_critic is not False  # "auto" trains it beside a carrier
+    mapped = not private and matches_periods(config.match_periods, True)
     return (
         f"periods: {', '.join(words)} drawn as waves at each series' own generated period, "
         "not by the LSTM's head (period_carrier)"
         + ("; an envelope critic beside the others (envelope_critic)" if critic else "")
+        + ("; generated periods mapped onto the training series' (match_periods)" if mapped else "")
     )
 
 

@@ -56,10 +56,14 @@ def classed(arrays: TrainingArrays) -> bool:
 
 
 def describe_columns(
-    arrays: TrainingArrays, layout: FrameLayout | None, config: DGANConfig
+    arrays: TrainingArrays,
+    layout: FrameLayout | None,
+    config: DGANConfig,
+    carried: list[int] | None = None,
 ) -> list[ColumnPlan]:
     """Each column of the (repaired) training ``arrays``: role, type, and what encoding and
-    decoding will do with it, as the encoder's fit decides it."""
+    decoding will do with it, as the encoder's fit decides it; the ``carried`` features
+    (`dgan.encoding.periods`) take no texture filter, and at "auto" the value map."""
     log_scale = config.log_scale if config.apply_feature_scaling else False
     fill = config.fill_series_range if config.apply_example_scaling else False
     ranges = config.apply_example_scaling and config.dp_target_epsilon is None  # fitted ones
@@ -86,9 +90,9 @@ def describe_columns(
         floor = _floor(kind, pooled[:, j], log_scale)
         half = _half_ranges(arrays, j, floor) if auto else np.zeros(0)
         logged = ranges and continuous and logs_ranges(setting, T, half)
-        column = _column(
-            str(name), "feature", kind, pooled[:, j], floor, (*decoding, logged), holds
-        )
+        drawn = j in (carried or ())
+        own = (*decoding[:3], decoding[3] and not drawn, logged)
+        column = _column(str(name), "feature", kind, pooled[:, j], floor, own, holds, drawn)
         if layout is not None and layout.df_style is DfStyle.WIDE:
             column.detail += f"; {len(layout.feature_columns)} time-step columns"
         columns.append(column)
@@ -143,6 +147,7 @@ def _column(
     floor: float | None,  # its log floor (`_floor`), None on a linear scale
     decoding: tuple = (False,) * 5,  # as the encoder: fill, match, whole, texture, logs ranges
     holds: bool = False,  # the feature's series hold their values often (`holds_often`)
+    carried: bool = False,  # a carrier draws the feature (`dgan.encoding.periods`)
 ) -> ColumnPlan:
     if kind is OutputType.DISCRETE:
         count = distinct(values)
@@ -156,7 +161,7 @@ def _column(
         detail += "; each series' range learned on a log scale (log_series_ranges)"
     if fills_range(decoding[0], floor is not None):
         detail += "; generated series fill their range (fill_series_range)"
-    if matches_marginals(decoding[1], floor is not None, decoding[2], holds):
+    if matches_marginals(decoding[1], floor is not None, decoding[2], holds, carried):
         detail += "; generated values take the data's distribution (match_marginals)"
     if decoding[3]:
         detail += "; generated series take the data's texture per class (match_texture)"

@@ -145,7 +145,8 @@ def public_encoder(
         onset_attribute=onsets,  # each series' own zeros, encoded by max_sequence_len alone
     )
     # "auto" would read the values: off; True carries each continuous feature, its
-    # frequency encoded by max_sequence_len alone
+    # frequency encoded by max_sequence_len alone and its noise floor on the fixed
+    # `FLOORS` scale, with every harmonic (which ones the data holds is not read)
     encoder.period_features = encoder.continuous_features if config.period_carrier is True else []
     if config.apply_example_scaling and encoder.continuous_features:
         encoder.additional_encoders = _scaling_encoders(encoder, config.normalization)
