@@ -28,6 +28,7 @@ def envelope_table(model: DGAN, n: int, seed: int, class_column: str | None) -> 
     carrier = next((m for m in model.sampler.generator.modules() if isinstance(m, Carrier)), None)
     if carrier is None or carrier.loudness is None:
         raise SystemExit("the model has no 'series' carrier: nothing to probe")
+    model.sampler.calibration()  # drawn first, so that the hooks read the n series alone
     read: dict[str, list[torch.Tensor]] = {"loudness": [], "centre": []}
     layers = {"loudness": carrier.loudness, "centre": getattr(carrier, "centre", None)}
     hooks = [
