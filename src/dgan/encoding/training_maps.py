@@ -84,6 +84,7 @@ def fit_training_maps(
         return encoder.codes(attributes[:, attribute]), len(encoder.categories)
 
     whole = one_distribution(bool(discrete), len(features))
+    drawn = set(carried or ())  # the carried features
     setting = config.match_marginals
     mapped = [
         i
@@ -93,14 +94,14 @@ def fit_training_maps(
             feature_encoders[i].log_floor is not None,
             whole,
             setting == "auto" and holds_often(features, i, config.max_sequence_len),
-            i in set(carried or ()),
+            i in drawn,
         )
     ]
     marginals = texture = shares = standardized = periods = None
     attribute = group if group is not None else (discrete[0] if discrete else None)
     if mapped:
         marginals = ValueMarginals.fit(features, mapped, group, *classes(group))
-    filtered = [i for i in continuous if i not in set(carried or ())]
+    filtered = [i for i in continuous if i not in drawn]
     if filtered and matches_texture(config.match_texture, config.max_sequence_len, LONG_SERIES):
         texture = SeriesTexture.fit(features, filtered, attribute, *classes(attribute))
     if attribute is not None and matches_class_shares(config.match_class_shares, True):
