@@ -105,6 +105,23 @@ def test_auto_reads_evenly_spaced_series_of_large_data(rng, monkeypatch):
     assert read == [8]
 
 
+def test_the_plans_periods_line_reads_the_same_evenly_spaced_sample(rng, monkeypatch):
+    """The plan's medians of the periods and noise floors cost the same for a million
+    series as for four thousand: they read `gate_sample`, as the encoder does."""
+    from dgan import planning
+
+    monkeypatch.setattr(periods, "GATE_SERIES", 8)
+    read = []
+    for name in ("series_frequencies", "series_noise_floors"):
+        real = getattr(planning, name)
+        monkeypatch.setattr(
+            planning, name, lambda f, c, real=real: read.append(len(f)) or real(f, c)
+        )
+    plan = DGAN(tiny_config(max_sequence_len=T, sample_len=10)).plan(_waves(rng, n=20))
+    assert "periods: 'feature 0' (median period" in str(plan)
+    assert read == [8, 8]
+
+
 def test_frequencies_encode_on_a_log_scale_the_carrier_reads_back():
     """The carrier turns the generated attribute back into the frequency it encodes: its
     first harmonic's angle advances by 2 pi f a step."""

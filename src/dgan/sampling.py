@@ -15,7 +15,6 @@ import contextlib
 import functools
 import logging
 from collections.abc import Iterator
-from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -24,6 +23,7 @@ from dgan.config import MAX_SEED, DGANConfig, short_repr
 from dgan.config.checks import is_int
 from dgan.encoding.class_shares import POOL
 from dgan.encoding.encoder import ContinuousEncoder, DataEncoder, EncodedData
+from dgan.encoding.matching import Calibration, calibrate, calibrated, match_training
 from dgan.encoding.onsets import with_onsets
 from dgan.encoding.variables import inverse_columns
 from dgan.errors import DataError, DGANError, ParameterError, raise_all
@@ -36,18 +36,6 @@ from dgan.tabular.arrays import validate_condition_attributes
 logger = logging.getLogger(__name__)
 
 AttributesAndFeatures = tuple[np.ndarray | None, list[np.ndarray] | SeriesRows]
-
-
-class Calibration(NamedTuple):
-    """What generation reads from the generator's own calibration sample
-    (`Sampler.calibration`): the texture filters, the texture's dead bands, the value
-    quantiles and the quantiles of the generated periods' units (`PeriodMap`); None where
-    unused."""
-
-    kernels: np.ndarray | None
-    holds: np.ndarray | None
-    quantiles: np.ndarray | None
-    periods: np.ndarray | None = None
 
 
 @contextlib.contextmanager
@@ -206,22 +194,10 @@ class Sampler:
         return generated_attributes, features if as_rows else list(features)
 
     def _match_training(self, attributes: np.ndarray | None, features: SeriesRows) -> SeriesRows:
-        """Decoded ``features`` filtered to the training texture (`SeriesTexture`), then
-        their values mapped onto the training distribution (`ValueMarginals`), each where
-        the encoder has one, from the calibration (`calibration`); last, each series given
-        the mean and deviation every training series has (`Standardized`), where they do."""
-        texture, marginals = self.encoder.texture, self.encoder.marginals
-        if texture is not None or marginals is not None:
-            calibration = self.calibration()
-        if texture is not None:  # the training series' step-to-step texture and holds
-            classes = self.encoder.class_of(attributes, texture.attribute)
-            features = texture.apply(features, classes, calibration.kernels, calibration.holds)
-        if marginals is not None:  # values onto the training values' distribution
-            classes = self.encoder.class_of(attributes, marginals.attribute)
-            features = marginals.apply(features, classes, calibration.quantiles)
-        if self.encoder.standardized is not None:
-            features = self.encoder.standardized.apply(features)
-        return features
+        """Decoded ``features`` matched to the training data by the encoder's maps
+        (`dgan.encoding.matching.match_training`), from the `calibration` where they read one."""
+        calibration = self.calibration() if calibrated(self.encoder) else None
+        return match_training(self.encoder, calibration, attributes, features)
 
     def own_quantiles(self) -> np.ndarray:
         """The generator's value quantiles per class (`ValueMarginals.quantiles`) after
@@ -245,9 +221,11 @@ class Sampler:
     def calibration(self) -> Calibration:
         """The texture filters (`SeriesTexture.kernels`), its dead bands where the value
         map follows (`SeriesTexture.hold_thresholds`), the generator's value quantiles
-        per class after both (`ValueMarginals.quantiles`) and the quantiles of its
+        per class after both (`ValueMarginals.quantiles`), the quantiles of its
         periods' units (`PeriodMap.quantiles`, from the attribute MLPs alone; the sample
-        is drawn with the periods mapped), None for what the encoder does not have: from
+        is drawn with the periods mapped) and of its carried waves' centres
+        (`CentreMap.quantiles`, read first: `dgan.encoding.matching.calibrate`), None for
+        what the encoder does not have: from
         `CALIBRATION_SERIES` series of fixed noise in fp32, computed again only when the
         generator's weights (or BatchNorm statistics) or the decoding change; the
         sampler's RNG is not touched.
@@ -258,13 +236,14 @@ class Sampler:
             ...                     match_texture=True)
             >>> model = DGAN(config)
             >>> model.train_numpy(np.random.default_rng(0).random((8, 4, 1)), progress_bar=False)
-            >>> kernels, holds, quantiles, periods = model.sampler.calibration()
-            >>> kernels.shape, holds, quantiles, periods  # features, classes, taps; no maps
-            ((1, 1, 193), None, None, None)
+            >>> kernels, holds, quantiles, periods, centres = model.sampler.calibration()
+            >>> kernels.shape, holds, quantiles, periods, centres  # features, classes, taps
+            ((1, 1, 193), None, None, None, None)
         """
         tensors = [*self.generator.parameters(), *self.generator.buffers()]
-        maps = (self.encoder.texture, self.encoder.marginals, self.encoder.period_map)
-        decoding = (self.encoder.fill_range, *(id(m) for m in maps))
+        encoder = self.encoder
+        maps = (encoder.texture, encoder.marginals, encoder.period_map, encoder.centre_map)
+        decoding = (encoder.fill_range, *(id(m) for m in maps))
         key = (id(self.generator), *decoding, *(t._version for t in tensors))
         if self._calibration is None or self._calibration[0] != key:
             rng = torch.Generator(device=self.device).manual_seed(CALIBRATION_SEED)
@@ -275,11 +254,11 @@ class Sampler:
             policy = PrecisionPolicy(self.device, resolve_precision("fp32", self.device))
             periods = self._own_periods(noise[0]) if self._maps_periods() else None
             calibration = Calibration(None, None, None)
-            if self.encoder.texture is not None or self.encoder.marginals is not None:
+            if calibrated(self.encoder):
                 attributes, rows = self.encoder.inverse_rows(
                     self.generate_encoded(*noise, None, policy, periods=periods)
                 )
-                calibration = self._calibrate(attributes, rows)
+                calibration = calibrate(self.encoder, attributes, rows)
             self._calibration = (key, calibration._replace(periods=periods))
         return self._calibration[1]
 
@@ -314,28 +293,6 @@ class Sampler:
             encoded = encoded.float().cpu().numpy()
         columns = (self.encoder.attribute_encoders, self.encoder.attribute_slices)
         return self.encoder.class_of(inverse_columns(*columns, encoded, (len(encoded),)), attribute)
-
-    def _calibrate(self, attributes: np.ndarray | None, rows: SeriesRows) -> Calibration:
-        """`calibration` from the decoded calibration sample ``attributes``, ``rows``."""
-        texture, marginals = self.encoder.texture, self.encoder.marginals
-        value_classes = None
-        if marginals is not None:
-            value_classes = self.encoder.class_of(attributes, marginals.attribute)
-
-        def value_map(filtered: SeriesRows) -> SeriesRows:  # what decoding does next
-            own = marginals.quantiles(filtered, value_classes)
-            return marginals.apply(filtered, value_classes, own)
-
-        kernels = holds = None
-        if texture is not None:
-            classes = self.encoder.class_of(attributes, texture.attribute)
-            kernels = texture.kernels(rows, classes, None if marginals is None else value_map)
-            rows = texture.apply(rows, classes, kernels)
-            if marginals is not None:  # its values are final: hold as the training ones
-                holds = texture.hold_thresholds(rows, classes, value_map, marginals.features)
-                rows = texture.hold(rows, classes, holds)
-        quantiles = None if marginals is None else marginals.quantiles(rows, value_classes)
-        return Calibration(kernels, holds, quantiles)
 
     def generate_encoded(
         self,

@@ -416,6 +416,12 @@ def privacy_problems(config: Any) -> list[str]:
             "which a private run does not read from the data; set match_periods='auto' (off "
             "under privacy) or False."
         )
+    if config.match_centres is True:
+        problems.append(
+            "match_centres=True moves generated waves onto the training series' centres, "
+            "which a private run does not read from the data; set match_centres='auto' (off "
+            "under privacy) or False."
+        )
     return problems
 
 

@@ -139,6 +139,10 @@ class DGANConfig:
     """Map each generated period onto the training series' periods, quantile to quantile
     within its class, before the carrier draws it (`dgan.encoding.period_map`; "auto",
     True: where a carrier draws waves)."""
+    match_centres: bool | str = setting("auto", OneOf((True, False, "auto")))
+    """Move each generated wave onto the training series' centres (its mean over its
+    amplitude), quantile to quantile within its class (`dgan.encoding.centre_map`; "auto",
+    True: where a carrier draws waves)."""
     binary_encoder_cutoff: int = setting(150, PositiveInt())
     """Discrete variables with more categories than this use a binary code, not one-hot."""
 
@@ -413,6 +417,7 @@ class DGANConfig:
             match_class_shares=False,
             match_standardization=False,
             match_periods=False,
+            match_centres=False,
             gradient_penalty_norm="batch",
             generator_ema_decay=None,
             reuse_fakes=True,

@@ -29,6 +29,7 @@ import numpy as np
 
 from dgan.config import Normalization, OutputType
 from dgan.encoding.additional_layout import AdditionalLayout
+from dgan.encoding.centre_map import CentreMap
 from dgan.encoding.class_shares import ClassShares
 
 # series_ends: this module's API
@@ -139,6 +140,7 @@ class DataEncoder(AdditionalLayout):
         period_harmonics: int = HARMONICS,
         period_waveform: str = "series",
         period_map: PeriodMap | None = None,
+        centre_map: CentreMap | None = None,
     ):
         self.attribute_encoders = attribute_encoders
         self.feature_encoders = feature_encoders
@@ -169,6 +171,8 @@ class DataEncoder(AdditionalLayout):
         self.period_harmonics, self.period_waveform = period_harmonics, period_waveform
         # The training series' periods that generated ones are mapped onto, or None.
         self.period_map = period_map
+        # The training series' centres that generated waves are moved onto, or None.
+        self.centre_map = centre_map
         # Each carried feature's median switch-on, where training starts (`switch_on`): not saved.
         self.period_switch_ons = None
         self.continuous_features = [
@@ -295,8 +299,8 @@ class DataEncoder(AdditionalLayout):
             group,
             carried=encoder.period_features,
         )
-        encoder.marginals, encoder.texture, encoder.class_shares, encoder.standardized = maps[:4]
-        encoder.period_map = maps[4]
+        for key, fitted in maps.items():  # each of `TRAINING_MAPS`, or None
+            setattr(encoder, key, fitted)
         return encoder
 
     def _encode_ranges(self, mid: np.ndarray, half: np.ndarray) -> np.ndarray:

@@ -28,7 +28,14 @@ from dgan.encoding.marginals import PROBABILITIES, QUANTILES
 from dgan.encoding.periods import encode_frequencies, gate_keep, series_frequencies
 from dgan.series import SeriesRows
 
-__all__ = ["MIN_CLASS_SERIES", "QUANTILES", "PeriodMap", "interpolate", "matches_periods"]
+__all__ = [
+    "MIN_CLASS_SERIES",
+    "QUANTILES",
+    "PeriodMap",
+    "class_quantiles",
+    "interpolate",
+    "matches_periods",
+]
 
 MIN_CLASS_SERIES = 20
 """A class's quantiles are read from this many of its series at least; from fewer, the
@@ -105,17 +112,8 @@ class PeriodMap:
 
     @staticmethod
     def quantiles(units: np.ndarray, classes: np.ndarray | None, n_classes: int) -> np.ndarray:
-        """(K, C, `QUANTILES`) each class's quantiles of ``units`` (N, C), each column's;
-        a class with fewer than `MIN_CLASS_SERIES` series takes all classes' quantiles."""
-        units = np.asarray(units, dtype=np.float64)
-        pooled = np.quantile(units, PROBABILITIES, axis=0).T
-        out = np.repeat(pooled[None], n_classes, axis=0)
-        if classes is not None:
-            for k in range(n_classes):
-                mine = units[np.asarray(classes) == k]
-                if len(mine) >= MIN_CLASS_SERIES:
-                    out[k] = np.quantile(mine, PROBABILITIES, axis=0).T
-        return out
+        """(K, C, `QUANTILES`) each class's quantiles of ``units`` (N, C): `class_quantiles`."""
+        return class_quantiles(units, classes, n_classes)
 
     def apply(
         self, units: torch.Tensor, classes: torch.Tensor | None, own: np.ndarray
@@ -141,6 +139,28 @@ class PeriodMap:
     @classmethod
     def from_json(cls, state: dict[str, Any]) -> PeriodMap:
         return cls(state["attribute"], np.asarray(state["real"], dtype=np.float64))
+
+
+def class_quantiles(values: np.ndarray, classes: np.ndarray | None, n_classes: int) -> np.ndarray:
+    """(K, C, `QUANTILES`) each class's quantiles of ``values`` (N, C), each column's
+    (``classes``: each row's class index; None: one class); a class with fewer than
+    `MIN_CLASS_SERIES` series takes all classes' quantiles.
+
+    Example:
+        >>> values = np.arange(40.0)[:, None]
+        >>> q = class_quantiles(values, np.arange(40) >= 20, 2)
+        >>> q.shape, q[0, 0, [0, -1]].tolist(), q[1, 0, [0, -1]].tolist()
+        ((2, 1, 1001), [0.0, 19.0], [20.0, 39.0])
+    """
+    values = np.asarray(values, dtype=np.float64)
+    pooled = np.quantile(values, PROBABILITIES, axis=0).T
+    out = np.repeat(pooled[None], n_classes, axis=0)
+    if classes is not None:
+        for k in range(n_classes):
+            mine = values[np.asarray(classes) == k]
+            if len(mine) >= MIN_CLASS_SERIES:
+                out[k] = np.quantile(mine, PROBABILITIES, axis=0).T
+    return out
 
 
 def interpolate(x: torch.Tensor, knots: torch.Tensor, values: torch.Tensor) -> torch.Tensor:

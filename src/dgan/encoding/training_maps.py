@@ -3,7 +3,8 @@
 `match_texture`), each per class of one discrete attribute, the classes' shares
 (`ClassShares`, `match_class_shares`), each series' mean and deviation where every
 training series has the same (`Standardized`, `match_standardization`) and the carried
-features' periods (`PeriodMap`, `match_periods`)."""
+features' periods (`PeriodMap`, `match_periods`) and centres (`CentreMap`,
+`match_centres`)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from dgan.config.sizing import LONG_SERIES
+from dgan.encoding.centre_map import CentreMap, matches_centres
 from dgan.encoding.class_shares import ClassShares, matches_class_shares
 from dgan.encoding.marginals import (
     ValueMarginals,
@@ -31,6 +33,7 @@ TRAINING_MAPS = {
     "class_shares": ClassShares,
     "standardized": Standardized,
     "period_map": PeriodMap,
+    "centre_map": CentreMap,
 }
 """Each map's key in the encoder's state and its kind; a model file from before a map
 existed has none, and its series decode as they did then."""
@@ -44,22 +47,17 @@ def fit_training_maps(
     feature_encoders: list[VariableEncoder],
     group: int | None,
     carried: list[int] | None = None,
-) -> tuple[
-    ValueMarginals | None,
-    SeriesTexture | None,
-    ClassShares | None,
-    Standardized | None,
-    PeriodMap | None,
-]:
-    """The value map, the texture, the class shares, the common means and deviations and
-    the periods of the training ``features`` and ``attributes`` where ``config`` asks for
-    them, else None. The value map's classes are those of the per-class ranges'
-    attribute ``group`` (None: one class); the texture's, the shares' and the periods'
-    those of ``group``, else of the first discrete attribute. The texture leaves out the
+) -> dict[str, Any]:
+    """Each of `TRAINING_MAPS` by its key: the value map, the texture, the class shares,
+    the common means and deviations, and the periods and centres of the training
+    ``features`` and ``attributes`` where ``config`` asks for them, else None. The value
+    map's classes are those of the per-class ranges' attribute ``group`` (None: one
+    class); the texture's, the shares', the periods' and the centres' those of
+    ``group``, else of the first discrete attribute. The texture leaves out the
     ``carried`` features: a carrier draws their noise floor and loudness, which the
     filter would swing (docs/quality.md, "A carried wave as its own value, its loudness
     bounded"); at "auto" the value map takes them (their generated loudness lands on the
-    class's levels); the periods are those of the ``carried`` features.
+    class's levels); the periods and centres are those of the ``carried`` features.
 
     Example:
         >>> from dgan import DGANConfig, OutputType
@@ -69,10 +67,9 @@ def fit_training_maps(
         ...                 binary_encoder_cutoff=150, log_scale=False)
         >>> encoders = fit_variables([OutputType.CONTINUOUS], ["x"], rows.rows, settings)
         >>> config = DGANConfig(max_sequence_len=120, sample_len=10)
-        >>> marginals, texture, shares, kept, periods = fit_training_maps(
-        ...     config, rows, None, None, encoders, None)
-        >>> marginals, texture.n_classes, shares, kept, periods  # no class, nor carrier
-        (None, 1, None, None, None)
+        >>> maps = fit_training_maps(config, rows, None, None, encoders, None)
+        >>> maps["texture"].n_classes, [key for key, m in maps.items() if m is not None]
+        (1, ['texture'])
     """
     continuous = [i for i, e in enumerate(feature_encoders) if isinstance(e, ContinuousEncoder)]
     discrete = [j for j, e in enumerate(attribute_encoders or []) if isinstance(e, DiscreteEncoder)]
@@ -97,7 +94,7 @@ def fit_training_maps(
             i in drawn,
         )
     ]
-    marginals = texture = shares = standardized = periods = None
+    marginals = texture = shares = standardized = periods = centres = None
     attribute = group if group is not None else (discrete[0] if discrete else None)
     if mapped:
         marginals = ValueMarginals.fit(features, mapped, group, *classes(group))
@@ -111,4 +108,7 @@ def fit_training_maps(
     if matches_periods(config.match_periods, bool(carried)):
         length = config.max_sequence_len
         periods = PeriodMap.fit(features, list(carried), length, attribute, *classes(attribute))
-    return marginals, texture, shares, standardized, periods
+    if matches_centres(config.match_centres, bool(carried)):
+        centres = CentreMap.fit(features, list(carried), attribute, *classes(attribute))
+    maps = (marginals, texture, shares, standardized, periods, centres)
+    return dict(zip(TRAINING_MAPS, maps, strict=True))

@@ -38,10 +38,16 @@ from dgan.config.sizing import (
     length_settings,
     suggested_batch_size,
 )
+from dgan.encoding.centre_map import matches_centres
 from dgan.encoding.encoded import varies_in_length
 from dgan.encoding.onsets import MIN_ONSET, series_onsets, starts_off, strip_onsets
 from dgan.encoding.period_map import matches_periods
-from dgan.encoding.periods import carried_features, series_frequencies, series_noise_floors
+from dgan.encoding.periods import (
+    carried_features,
+    gate_sample,
+    series_frequencies,
+    series_noise_floors,
+)
 from dgan.planning.columns import (
     ColumnPlan,
     classed,
@@ -303,17 +309,20 @@ def _periods(
     arrays: TrainingArrays, layout: FrameLayout | None, config: DGANConfig, carried: list[int]
 ) -> str:
     """The plan's line on the ``carried`` features, drawn on a carrier at each series' own
-    period (`dgan.encoding.periods`), "" where none is."""
+    period (`dgan.encoding.periods`), "" where none is. Its medians are read from the
+    series the encoder reads its own from (`gate_sample`), so that the line costs the
+    same for a million series as for four thousand."""
     private = config.dp_target_epsilon is not None
     if not carried:
         return ""
     names = column_names(arrays, layout)[1]
+    sample = gate_sample(arrays.features)
     words = []
     for i in carried:
         said = repr(names[i])
         if not private:
-            frequency, share = series_frequencies(arrays.features, i)
-            floor = np.nanmedian(series_noise_floors(arrays.features, i))
+            frequency, share = series_frequencies(sample, i)
+            floor = np.nanmedian(series_noise_floors(sample, i))
             said += (
                 f" (median period {1 / np.nanmedian(frequency):.3g} steps, "
                 f"{np.nanmedian(share):.0%} of the power there, a noise floor of "
@@ -322,11 +331,13 @@ def _periods(
         words.append(said)
     critic = config.envelope_critic is not False  # "auto" trains it beside a carrier
     mapped = not private and matches_periods(config.match_periods, True)
+    centred = not private and matches_centres(config.match_centres, True)
     return (
         f"periods: {', '.join(words)} drawn as waves at each series' own generated period, "
         "not by the LSTM's head (period_carrier)"
         + ("; an envelope critic beside the others (envelope_critic)" if critic else "")
         + ("; generated periods mapped onto the training series' (match_periods)" if mapped else "")
+        + ("; generated waves moved onto the training centres (match_centres)" if centred else "")
     )
 
 
