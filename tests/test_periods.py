@@ -122,6 +122,23 @@ def test_the_plans_periods_line_reads_the_same_evenly_spaced_sample(rng, monkeyp
     assert read == [8, 8]
 
 
+def test_the_encoders_fit_computes_each_carried_features_frequencies_once(rng, monkeypatch):
+    """ "auto", the held harmonics, the median switch-on and the period and centre maps all
+    read the same `GateSample`, which computes each column's frequencies once."""
+    calls = []
+    real = periods._frequencies
+    monkeypatch.setattr(
+        periods, "_frequencies", lambda f, c: calls.append((type(f).__name__, c)) or real(f, c)
+    )
+    config = tiny_config(max_sequence_len=T, sample_len=10, period_carrier="auto")
+    series = [np.c_[w, rng.normal(size=(len(w), 1))] for w in _waves(rng, n=16)]
+    types = [OutputType.CONTINUOUS] * 2
+    encoder = DataEncoder.fit(config, series, types, None, None)
+    assert encoder.period_features == [0]
+    assert encoder.period_map is not None and encoder.centre_map is not None
+    assert calls.count(("GateSample", 0)) == 1 and calls.count(("GateSample", 1)) == 1
+
+
 def test_frequencies_encode_on_a_log_scale_the_carrier_reads_back():
     """The carrier turns the generated attribute back into the frequency it encodes: its
     first harmonic's angle advances by 2 pi f a step."""

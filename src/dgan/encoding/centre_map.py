@@ -21,7 +21,7 @@ import numpy as np
 
 from dgan.encoding.marginals import PROBABILITIES, QUANTILES
 from dgan.encoding.period_map import class_quantiles
-from dgan.encoding.periods import gate_keep, series_frequencies
+from dgan.encoding.periods import gate_sample, series_frequencies
 from dgan.series import SeriesRows
 
 __all__ = ["CentreMap", "matches_centres", "series_centres"]
@@ -120,11 +120,9 @@ class CentreMap:
         """The quantiles of the centres of ``columns`` (the carried features) per class
         (``classes``: each series' category index of ``attribute``; None: one class) in
         the training ``features``' evenly spaced `periods.gate_sample`."""
-        keep = gate_keep(len(features))
-        sample = features if keep.all() else features.take(keep)
-        codes = None if classes is None else np.asarray(classes)[keep]
+        sample = gate_sample(features)
         centres = np.stack([series_centres(sample, i)[0] for i in columns], axis=1)
-        return cls(attribute, columns, class_quantiles(centres, codes, n_classes))
+        return cls(attribute, columns, class_quantiles(centres, sample.classes(classes), n_classes))
 
     def quantiles(self, rows: SeriesRows, classes: np.ndarray | None) -> np.ndarray:
         """(K, C, `QUANTILES`) each class's quantiles of generated ``rows``' centres (NaN

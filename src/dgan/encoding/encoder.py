@@ -61,6 +61,7 @@ from dgan.encoding.period_map import PeriodMap
 from dgan.encoding.periods import (
     HARMONICS,
     carried_features,
+    gate_sample,
     held_harmonics,
     period_attributes,
 )
@@ -275,10 +276,11 @@ class DataEncoder(AdditionalLayout):
             onset_attribute=onset_attribute,
         )
         continuous = encoder.continuous_features
-        encoder.period_features = carried_features(config.period_carrier, features, continuous)
+        sample = gate_sample(features)  # each feature's frequencies computed once on it
+        encoder.period_features = carried_features(config.period_carrier, sample, continuous)
         if carried := encoder.period_features:  # the harmonics and switch-ons the data holds
-            encoder.period_harmonics = held_harmonics(features, carried)
-            encoder.period_switch_ons = median_switch_ons(features, carried, feature_encoders)
+            encoder.period_harmonics = held_harmonics(sample, carried)
+            encoder.period_switch_ons = median_switch_ons(sample, carried, feature_encoders)
         if config.apply_example_scaling and encoder.continuous_features:
             mid, half = encoder._midpoints_and_half_ranges(features)
             names = [str(feature_names[i]) for i in encoder.continuous_features]
@@ -298,6 +300,7 @@ class DataEncoder(AdditionalLayout):
             feature_encoders,
             group,
             carried=encoder.period_features,
+            sample=sample,
         )
         for key, fitted in maps.items():  # each of `TRAINING_MAPS`, or None
             setattr(encoder, key, fitted)

@@ -25,7 +25,7 @@ import numpy as np
 import torch
 
 from dgan.encoding.marginals import PROBABILITIES, QUANTILES
-from dgan.encoding.periods import encode_frequencies, gate_keep, series_frequencies
+from dgan.encoding.periods import encode_frequencies, gate_sample, series_frequencies
 from dgan.series import SeriesRows
 
 __all__ = [
@@ -98,8 +98,7 @@ class PeriodMap:
         class) in the training ``features``' evenly spaced `periods.gate_sample`, as
         the carrier's units; a series with no period counts at the lowest frequency, as
         its attribute encodes it."""
-        keep = gate_keep(len(features))
-        sample = features if keep.all() else features.take(keep)
+        sample = gate_sample(features)
         units = np.stack(
             [
                 encode_frequencies(series_frequencies(sample, i)[0], max_sequence_len, True)
@@ -107,8 +106,7 @@ class PeriodMap:
             ],
             axis=1,
         )
-        codes = None if classes is None else np.asarray(classes)[keep]
-        return cls(attribute, cls.quantiles(units, codes, n_classes))
+        return cls(attribute, cls.quantiles(units, sample.classes(classes), n_classes))
 
     @staticmethod
     def quantiles(units: np.ndarray, classes: np.ndarray | None, n_classes: int) -> np.ndarray:

@@ -19,6 +19,7 @@ features, True every continuous feature, False none.
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -57,7 +58,8 @@ _CHUNK_VALUES = 1 << 22  # padded values transformed at once (about): memory sta
 
 def series_frequencies(features: SeriesRows, column: int) -> tuple[np.ndarray, np.ndarray]:
     """(N,) each series' dominant frequency in ``column`` (cycles per step) and the share
-    of its power there; NaN for series with no period (constant, or too short).
+    of its power there; NaN for series with no period (constant, or too short). A
+    `GateSample` computes each column's once.
 
     Example:
         >>> t = np.arange(96.0)
@@ -66,6 +68,12 @@ def series_frequencies(features: SeriesRows, column: int) -> tuple[np.ndarray, n
         >>> np.round(1 / frequency, 2).tolist(), bool(share[0] > 0.9)
         ([12.0, nan], True)
     """
+    if isinstance(features, GateSample):
+        return features.frequencies(column)
+    return _frequencies(features, column)
+
+
+def _frequencies(features: SeriesRows, column: int) -> tuple[np.ndarray, np.ndarray]:
     n = len(features)
     frequency, share = np.full(n, np.nan), np.full(n, np.nan)
     if not n:
@@ -114,20 +122,47 @@ def series_noise_floors(features: SeriesRows, column: int) -> np.ndarray:
     return floors
 
 
-def gate_sample(features: SeriesRows) -> SeriesRows:
+@dataclass(frozen=True, eq=False)
+class GateSample(SeriesRows):
+    """At most `GATE_SERIES` of the training series, evenly spaced (`gate_sample`):
+    ``keep``, (N,), says which of the N it holds. Each column's dominant frequencies are
+    computed once and kept (`series_frequencies`): "auto", the held harmonics, the
+    median switch-on and the period and centre maps all read them."""
+
+    keep: np.ndarray = field(default=None, repr=False)
+    _read: dict = field(default_factory=dict, init=False, repr=False)
+
+    def frequencies(self, column: int) -> tuple[np.ndarray, np.ndarray]:
+        """`series_frequencies` of ``column``, computed the first time (copies)."""
+        if column not in self._read:
+            self._read[column] = _frequencies(self, column)
+        return tuple(a.copy() for a in self._read[column])
+
+    def classes(self, classes: np.ndarray | None) -> np.ndarray | None:
+        """The sampled series' entries of ``classes``, (N,) per series (None: None)."""
+        return None if classes is None else np.asarray(classes)[self.keep]
+
+
+def gate_sample(features: SeriesRows) -> GateSample:
     """At most `GATE_SERIES` of ``features``, evenly spaced: what ``"auto"``, the held
-    harmonics and the median switch-on (`dgan.encoding.switch_on`) are read from, so
-    that reading them costs the same for a million series as for four thousand (medians
-    are told as well by evenly spaced series).
+    harmonics, the median switch-on (`dgan.encoding.switch_on`) and the period and
+    centre maps are read from, so that reading them costs the same for a million series
+    as for four thousand (medians are told as well by evenly spaced series). A
+    `GateSample` is its own; all the series are one without a copy.
 
     Example:
         >>> rows = SeriesRows.from_list([np.zeros((3, 1))] * 5000)
         >>> len(gate_sample(rows)), len(gate_sample(rows.take(np.arange(5000) < 10)))
         (4096, 10)
+        >>> sample = gate_sample(rows)
+        >>> gate_sample(sample) is sample, int(sample.keep.sum())
+        (True, 4096)
     """
-    if len(features) <= GATE_SERIES:
+    if isinstance(features, GateSample):
         return features
-    return features.take(gate_keep(len(features)))
+    keep = gate_keep(len(features))
+    sampled = features if keep.all() else features.take(keep)
+    return GateSample(sampled.rows, sampled.lengths, keep)
 
 
 def gate_keep(n: int) -> np.ndarray:

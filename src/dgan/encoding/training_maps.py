@@ -47,6 +47,7 @@ def fit_training_maps(
     feature_encoders: list[VariableEncoder],
     group: int | None,
     carried: list[int] | None = None,
+    sample: SeriesRows | None = None,
 ) -> dict[str, Any]:
     """Each of `TRAINING_MAPS` by its key: the value map, the texture, the class shares,
     the common means and deviations, and the periods and centres of the training
@@ -57,7 +58,8 @@ def fit_training_maps(
     ``carried`` features: a carrier draws their noise floor and loudness, which the
     filter would swing (docs/quality.md, "A carried wave as its own value, its loudness
     bounded"); at "auto" the value map takes them (their generated loudness lands on the
-    class's levels); the periods and centres are those of the ``carried`` features.
+    class's levels); the periods and centres are those of the ``carried`` features, read
+    from ``features``' `periods.gate_sample` (``sample``, where drawn already).
 
     Example:
         >>> from dgan import DGANConfig, OutputType
@@ -105,10 +107,11 @@ def fit_training_maps(
         shares = ClassShares.fit(attribute, *classes(attribute))
     if continuous and config.match_standardization:
         standardized = Standardized.fit(features, continuous)
+    sample = features if sample is None else sample  # each map reads its gate sample
     if matches_periods(config.match_periods, bool(carried)):
         length = config.max_sequence_len
-        periods = PeriodMap.fit(features, list(carried), length, attribute, *classes(attribute))
+        periods = PeriodMap.fit(sample, list(carried), length, attribute, *classes(attribute))
     if matches_centres(config.match_centres, bool(carried)):
-        centres = CentreMap.fit(features, list(carried), attribute, *classes(attribute))
+        centres = CentreMap.fit(sample, list(carried), attribute, *classes(attribute))
     maps = (marginals, texture, shares, standardized, periods, centres)
     return dict(zip(TRAINING_MAPS, maps, strict=True))

@@ -43,6 +43,7 @@ from dgan.encoding.encoded import varies_in_length
 from dgan.encoding.onsets import MIN_ONSET, series_onsets, starts_off, strip_onsets
 from dgan.encoding.period_map import matches_periods
 from dgan.encoding.periods import (
+    GateSample,
     carried_features,
     gate_sample,
     series_frequencies,
@@ -241,7 +242,8 @@ def make_plan(
     budget = Budget.of(config, n)
     repaired, missing = repair_missing(arrays, config)  # as training will, the encoder's fit too
     repaired, onsets = _from_onsets(repaired, config)  # what the encoder fits on
-    carried = _carried(repaired, config)
+    sample = gate_sample(repaired.features)  # where the encoder reads the periods
+    carried = _carried(repaired, config, sample)
     plan = TrainingPlan(
         columns=describe_columns(repaired, layout, config, carried),
         n_examples=n,
@@ -264,7 +266,7 @@ def make_plan(
         processes=world_size(),
         missing_values=missing,
         onsets=onsets,
-        periods=_periods(repaired, layout, config, carried),
+        periods=_periods(repaired, layout, config, carried, sample),
     )
     plan.privacy = privacy_plan(config, checked, budget.steps)  # "" without privacy
     note_fitted(plan.columns, config, repaired)
@@ -295,28 +297,31 @@ def _from_onsets(arrays: TrainingArrays, config: DGANConfig) -> tuple[TrainingAr
     return dataclasses.replace(arrays, features=strip_onsets(features, onsets)), line
 
 
-def _carried(arrays: TrainingArrays, config: DGANConfig) -> list[int]:
+def _carried(arrays: TrainingArrays, config: DGANConfig, sample: GateSample) -> list[int]:
     """The features the encoder will draw on a carrier (`dgan.encoding.periods`);
-    ``arrays`` as the encoder fits them."""
+    ``arrays`` as the encoder fits them, ``sample`` their `gate_sample`."""
     kinds = arrays.feature_types
     continuous = [i for i, kind in enumerate(kinds) if kind == OutputType.CONTINUOUS]
     if config.dp_target_epsilon is not None:  # "auto" would read the values: off
         return continuous if config.period_carrier is True else []
-    return carried_features(config.period_carrier, arrays.features, continuous)
+    return carried_features(config.period_carrier, sample, continuous)
 
 
 def _periods(
-    arrays: TrainingArrays, layout: FrameLayout | None, config: DGANConfig, carried: list[int]
+    arrays: TrainingArrays,
+    layout: FrameLayout | None,
+    config: DGANConfig,
+    carried: list[int],
+    sample: GateSample,
 ) -> str:
     """The plan's line on the ``carried`` features, drawn on a carrier at each series' own
-    period (`dgan.encoding.periods`), "" where none is. Its medians are read from the
-    series the encoder reads its own from (`gate_sample`), so that the line costs the
-    same for a million series as for four thousand."""
+    period (`dgan.encoding.periods`), "" where none is. Its medians are read from
+    ``sample``, the series the encoder reads its own from (`gate_sample`), so that the
+    line costs the same for a million series as for four thousand."""
     private = config.dp_target_epsilon is not None
     if not carried:
         return ""
     names = column_names(arrays, layout)[1]
-    sample = gate_sample(arrays.features)
     words = []
     for i in carried:
         said = repr(names[i])
