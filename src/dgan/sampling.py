@@ -12,9 +12,8 @@ draws so that each class comes out at its share.
 from __future__ import annotations
 
 import contextlib
-import functools
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import torch
@@ -272,16 +271,19 @@ class Sampler:
         classes = self._classes_of(attributes, periods.attribute)
         return periods.quantiles(units, classes, periods.n_classes)
 
-    def _period_map(self, attribute_noise, condition, own: np.ndarray) -> functools.partial:
-        """The carrier's `unit_map` for the series of ``attribute_noise`` (and the encoded
-        attributes ``condition``, None: as generated): `PeriodMap.apply` within each
-        series' class, from the generator's own quantiles ``own``."""
+    def _period_map(self, own: np.ndarray) -> Callable[[torch.Tensor, torch.Tensor], torch.Tensor]:
+        """The generator's ``period_map``: each series' frequency unit mapped by
+        `PeriodMap.apply` within its class, read from the batch's encoded attributes,
+        from the generator's own quantiles ``own``."""
         periods = self.encoder.period_map
-        attributes, _ = self.generator.draw_attributes(attribute_noise, condition)
-        classes = self._classes_of(attributes, periods.attribute)
-        if classes is not None:
-            classes = torch.from_numpy(classes).to(attribute_noise.device)
-        return functools.partial(periods.apply, classes=classes, own=own)
+
+        def period_map(attributes: torch.Tensor | None, units: torch.Tensor) -> torch.Tensor:
+            classes = self._classes_of(attributes, periods.attribute)
+            if classes is not None:
+                classes = torch.from_numpy(classes).to(units.device)
+            return periods.apply(units, classes, own)
+
+        return period_map
 
     def _classes_of(self, encoded, attribute: int | None) -> np.ndarray | None:
         """Each series' class (its category index of discrete attribute ``attribute``;
@@ -310,6 +312,7 @@ class Sampler:
         generator = self.generator
         parts: list[list[torch.Tensor | None]] = [[], [], []]
         batch = batch_size or generation_batch_size(self.config, self.encoder)
+        period_map = None if periods is None else self._period_map(periods)
         with evaluating(generator):
             training_lstm = policy.configure(generator)
             try:
@@ -318,14 +321,11 @@ class Sampler:
                         stop = start + batch
                         given = None if condition is None else condition[start:stop]
                         noise = attribute_noise[start:stop], feature_noise[start:stop]
-                        if periods is not None:  # each series' class, for its map
-                            generator.carrier.unit_map = self._period_map(noise[0], given, periods)
-                        for store, tensor in zip(parts, generator(*noise, given), strict=True):
+                        drawn = generator(*noise, given, period_map)
+                        for store, tensor in zip(parts, drawn, strict=True):
                             store.append(tensor)
-            finally:  # back to the training policy's choice, and the periods as generated
+            finally:  # back to the training policy's choice
                 generator.lstm_in_fp32, generator.lstm_even_input = training_lstm
-                if generator.carrier is not None:
-                    generator.carrier.unit_map = None
 
         def gather(store):
             if store[0] is None:

@@ -38,6 +38,10 @@ from dgan.encoding.periods import FLOORS, HARMONICS, WAVEFORMS, lowest_frequency
 from dgan.errors import ParameterError
 from dgan.networks.white_noise import white_noise
 
+UnitMap = Callable[[torch.Tensor], torch.Tensor]
+"""Each series' frequency unit (B, C) -> the unit its waves are drawn at: generation's map
+onto the training series' periods (`dgan.encoding.period_map`)."""
+
 KNOTS = 4
 """Amplitude knots per LSTM step (at its last value and evenly before it)."""
 SWING = 0.1
@@ -137,13 +141,13 @@ class Carrier(nn.Module):
                     self.loudness.bias.copy_(self.switch_on_bias(switch_ons))
         # Not saved: fixed by sample_len.
         self.register_buffer("interpolation", knot_weights(sample_len), persistent=False)
-        # Set by generation alone, for the calls it makes (`Sampler.generate_encoded`):
-        # each generated frequency's unit mapped onto the training series' periods
-        # (`dgan.encoding.period_map`); training draws the waves at the units as generated.
-        self.unit_map: Callable[[torch.Tensor], torch.Tensor] | None = None
 
     def sines(
-        self, additional: torch.Tensor, attribute_noise: torch.Tensor, first_hidden: torch.Tensor
+        self,
+        additional: torch.Tensor,
+        attribute_noise: torch.Tensor,
+        first_hidden: torch.Tensor,
+        unit_map: UnitMap | None = None,
     ) -> torch.Tensor:
         """(B, T, C, H) each harmonic's wave s_h sin(h theta(t) + psi_h) over the whole
         series, in fp32, from the generated frequencies (``additional``), the carriers'
@@ -153,9 +157,10 @@ class Carrier(nn.Module):
         step. In the "series" form each is times the series' loudness (`envelope`), and
         two more channels follow: the wave's centre c, within the half range (H + 1),
         and the noise floor r times the level, which `forward` multiplies by white noise
-        (H + 2). Drawn once a series: the steps only swing the harmonics."""
+        (H + 2). Drawn once a series: the steps only swing the harmonics. ``unit_map``:
+        as `angles`'."""
         with torch.autocast(additional.device.type, enabled=False):
-            angles, audible = self.angles(additional, attribute_noise)
+            angles, audible = self.angles(additional, attribute_noise, unit_map)
             sines = torch.sin(angles + self.harmonic_phases(first_hidden)[:, None])
             if self.shares is not None:
                 higher = self.shares(first_hidden.float()).view(
@@ -208,17 +213,22 @@ class Carrier(nn.Module):
         return (unit if self.zero_one else (unit + 1) / 2).clamp(0, 1)
 
     def angles(
-        self, additional: torch.Tensor, attribute_noise: torch.Tensor
+        self,
+        additional: torch.Tensor,
+        attribute_noise: torch.Tensor,
+        unit_map: UnitMap | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """(B, T, C, H) each harmonic's angle h theta(t) in fp32, reduced to [0, 2 pi) so
         that its sine stays exact over thousands of steps, and (B, 1, C, H) whether each
         harmonic lies below 0.5 cycles a step (above, it would fold back); at each series'
-        generated frequency (`units`), mapped by `unit_map` where generation sets one."""
+        generated frequency (`units`), mapped by ``unit_map`` where generation gives one
+        (each unit onto the training series' periods, `dgan.encoding.period_map`; training
+        draws the waves at the units as generated)."""
         carried = len(self.frequency_columns)
         with torch.autocast(additional.device.type, enabled=False):
             unit = self.units(additional)
-            if self.unit_map is not None:
-                unit = self.unit_map(unit)
+            if unit_map is not None:
+                unit = unit_map(unit)
             frequency = self.lowest * (0.5 / self.lowest) ** unit  # cycles per step
             z = attribute_noise[:, attribute_noise.shape[1] - carried :].float()
             phase = 0.5 * (1 + torch.erf(z / math.sqrt(2)))  # (B, C) uniform, in cycles

@@ -20,13 +20,16 @@ head (`dgan.networks.carrier`).
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+
 import torch
 from torch import nn
 
 from dgan.encoding.encoded import lengths_from_unit
 from dgan.encoding.encoder import SIGMOID, TANH, OutputSlice, series_ends
 from dgan.encoding.periods import HARMONICS
-from dgan.networks.carrier import Carrier
+from dgan.networks.carrier import Carrier, UnitMap
 from dgan.networks.layers import OutputActivation, mlp
 
 
@@ -186,9 +189,14 @@ class Generator(nn.Module):
         attribute_noise: torch.Tensor,
         feature_noise: torch.Tensor,
         attributes: torch.Tensor | None = None,
+        period_map: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] | None = None,
     ) -> tuple[torch.Tensor | None, torch.Tensor | None, torch.Tensor]:
-        """Generate a batch; pass encoded ``attributes`` to condition on them."""
+        """Generate a batch; pass encoded ``attributes`` to condition on them. Generation
+        may pass ``period_map``, which takes the batch's encoded attributes and the
+        carrier's frequency units and returns the units its waves are drawn at
+        (`dgan.encoding.period_map`)."""
         attributes, additional = self.draw_attributes(attribute_noise, attributes)
+        unit_map = None if period_map is None else functools.partial(period_map, attributes)
         conditioning = [t.detach() for t in (attributes, additional) if t is not None]
         steps = feature_noise.shape[1]  # T / S cells
         lstm_in = torch.cat(
@@ -196,13 +204,13 @@ class Generator(nn.Module):
         )  # (B, T/S, A + AA + noise)
         if self.feature_feedback:
             features = self._features_with_feedback(
-                lstm_in, additional, attribute_noise, feature_noise
+                lstm_in, additional, attribute_noise, feature_noise, unit_map
             )
         else:
             hidden, _ = self._lstm(lstm_in, None)  # (B, T/S, H): all steps in one call
             logits = self._logits(hidden)
             if self.carrier is not None:
-                sines = self.carrier.sines(additional, attribute_noise, hidden[:, 0])
+                sines = self.carrier.sines(additional, attribute_noise, hidden[:, 0], unit_map)
                 waves, _ = self.carrier(hidden, sines, None, feature_noise)
                 logits = self._carried(logits, waves)
             features = self._features(logits, None)  # (B, T, F)
@@ -277,13 +285,14 @@ class Generator(nn.Module):
         additional: torch.Tensor | None,
         attribute_noise: torch.Tensor,
         feature_noise: torch.Tensor,
+        unit_map: UnitMap | None = None,
     ) -> torch.Tensor:
         """The LSTM one step at a time, each step reading the previous step's values.
 
         The fed-back values keep their graph: the generator learns how each step's output
         shapes the next (a smooth join between consecutive groups of S steps). The
         additional attributes, the attribute noise and the feature noise set the
-        carrier's waves, if any.
+        carrier's waves, if any (their units mapped by ``unit_map``, as in `forward`).
         """
         batch, steps, _ = lstm_in.shape
         previous = lstm_in.new_zeros(batch, self.sample_len * self.feature_dim)
@@ -295,7 +304,7 @@ class Generator(nn.Module):
             logits = self._logits(hidden)  # (B, 1, S, F)
             if self.carrier is not None:
                 if sines is None:  # the series' first step sets its waveform
-                    sines = self.carrier.sines(additional, attribute_noise, hidden[:, 0])
+                    sines = self.carrier.sines(additional, attribute_noise, hidden[:, 0], unit_map)
                 noise = feature_noise[:, k : k + 1]
                 waves, knot = self.carrier(hidden, sines, knot, noise, first_step=k)
                 logits = self._carried(logits, waves)
