@@ -77,6 +77,23 @@ def test_series_frequencies_are_each_series_own_and_do_not_depend_on_the_chunkin
     assert np.all((1 / frequency[:-1] > 7.5) & (1 / frequency[:-1] < 12.5))
 
 
+def test_frequencies_transform_many_series_at_once(rng, monkeypatch):
+    """A chunk holds as many series as `_CHUNK_VALUES` padded values allow, not as many
+    rows: read as rows, long series went one a chunk, a Python call each."""
+    batches = []
+    real = periods.dominant_frequencies
+    monkeypatch.setattr(
+        periods, "dominant_frequencies", lambda c, *a: batches.append(len(c)) or real(c, *a)
+    )
+    rows = SeriesRows.from_list([np.sin(np.arange(1000.0) / 3)[:, None]] * 40)
+    series_frequencies(rows, 0)
+    assert batches == [40]
+    monkeypatch.setattr(periods, "_CHUNK_VALUES", 1000 * periods.PADDING * 16)
+    batches.clear()
+    series_frequencies(rows, 0)
+    assert batches == [16, 16, 8]
+
+
 def test_auto_carries_steady_waves_and_nothing_else(rng):
     waves = SeriesRows.from_list(_waves(rng))
     assert carried_features("auto", waves, [0]) == [0]

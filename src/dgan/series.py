@@ -142,19 +142,28 @@ class SeriesRows(Sequence):
             raise ValueError(f"{len(rows)} rows for series of {len(self.rows)} rows in all")
         return SeriesRows(rows, self.lengths)
 
-    def chunks(self, rows: int = CHUNK_ROWS) -> Iterator[tuple[int, SeriesRows]]:
+    def chunks(
+        self, rows: int = CHUNK_ROWS, series: int | None = None
+    ) -> Iterator[tuple[int, SeriesRows]]:
         """``(first series, SeriesRows)`` for consecutive groups of whole series of about
-        ``rows`` rows each (at least one series); the rows are views.
+        ``rows`` rows each (at least one series), or of ``series`` series each where given
+        (for work padded to the longest series, whose size the count sets); the rows are
+        views.
 
         Example:
             >>> data = SeriesRows.from_padded(np.zeros((5, 2, 1)))
             >>> [(first, len(part)) for first, part in data.chunks(rows=4)]
             [(0, 2), (2, 2), (4, 1)]
+            >>> [(first, len(part)) for first, part in data.chunks(series=3)]
+            [(0, 3), (3, 2)]
         """
         n, k = len(self), 0
         ends = self.starts + self.lengths
         while k < n:
-            stop = int(np.searchsorted(ends, self.starts[k] + rows, side="right"))
+            if series is None:
+                stop = int(np.searchsorted(ends, self.starts[k] + rows, side="right"))
+            else:
+                stop = k + series
             stop = min(n, max(stop, k + 1))
             first, last = self.starts[k], ends[stop - 1]
             yield k, SeriesRows(self.rows[first:last], self.lengths[k:stop])

@@ -79,7 +79,7 @@ def _frequencies(features: SeriesRows, column: int) -> tuple[np.ndarray, np.ndar
     if not n:
         return frequency, share
     longest = int(features.lengths.max())
-    for first, part in features.chunks(rows=max(1, _CHUNK_VALUES // (longest * PADDING))):
+    for first, part in features.chunks(series=max(1, _CHUNK_VALUES // (longest * PADDING))):
         kept = slice(first, first + len(part))
         centred = _centred(part, column, longest)
         frequency[kept], share[kept] = dominant_frequencies(centred, part.lengths, PADDING)
@@ -104,7 +104,7 @@ def series_noise_floors(features: SeriesRows, column: int) -> np.ndarray:
     if not len(features):
         return floors
     longest = int(features.lengths.max())
-    for first, part in features.chunks(rows=max(1, _CHUNK_VALUES // longest)):
+    for first, part in features.chunks(series=max(1, _CHUNK_VALUES // longest)):
         centred, window = _windowed(part, column, longest)
         lengths = part.lengths[:, None]
         power = np.abs(np.fft.rfft(centred * window, axis=1)) ** 2
@@ -220,7 +220,7 @@ def harmonic_shares(features: SeriesRows, column: int) -> np.ndarray:
     frequency = series_frequencies(features, column)[0]
     longest = int(features.lengths.max())
     size = longest * PADDING
-    for first, part in features.chunks(rows=max(1, _CHUNK_VALUES // size)):
+    for first, part in features.chunks(series=max(1, _CHUNK_VALUES // size)):
         centred, window = _windowed(part, column, longest)
         amplitude = np.abs(np.fft.rfft(centred * window, n=size, axis=1))
         kept = slice(first, first + len(part))
