@@ -536,7 +536,8 @@ def test_ci_runs_the_readmes_test_command_then_the_slow_tests():
     block = re.search(r"## Quick start\n.*?```bash\n(.*?)```", readme, re.S).group(1)
     commands = [line for line in block.splitlines() if line and not line.startswith("#")]
     assert len(commands) == 2 and commands[0].endswith("dgan demo")
-    assert commands[1].endswith('pytest -q -m "not slow"')  # the fast tests: minutes
+    # the fast tests, a process a core, each taking whole files: minutes
+    assert commands[1].endswith('pytest -n auto --dist loadfile -q -m "not slow"')
     ci = (root / ".ci" / "run").read_text(encoding="utf-8").splitlines()
     assert commands[1] in ci  # verbatim
     assert ci.index(".venv/bin/python -m pytest -q -m slow") > ci.index(commands[1])
