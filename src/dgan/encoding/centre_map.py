@@ -24,21 +24,7 @@ from dgan.encoding.period_map import class_quantiles
 from dgan.encoding.periods import gate_sample, series_frequencies
 from dgan.series import SeriesRows
 
-__all__ = ["CentreMap", "matches_centres", "series_centres"]
-
-
-def matches_centres(setting: bool | str, carried: bool) -> bool:
-    """Whether generated centres are mapped onto the training ones (`match_centres`):
-    where a carrier draws waves, for True and "auto"; never for False. A private run's
-    encoder never reads the centres (`dgan.privacy.public`).
-
-    Example:
-        >>> matches_centres("auto", True), matches_centres("auto", False)
-        (True, False)
-        >>> matches_centres(False, True)
-        False
-    """
-    return carried and setting in (True, "auto")
+__all__ = ["CentreMap", "series_centres"]
 
 
 def series_centres(features: SeriesRows, column: int) -> tuple[np.ndarray, np.ndarray]:

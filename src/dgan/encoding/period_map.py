@@ -43,9 +43,10 @@ quantiles of all classes' series stand in."""
 
 
 def matches_periods(setting: bool | str, carried: bool) -> bool:
-    """Whether generated periods are mapped onto the training ones (`match_periods`):
-    where a carrier draws waves, for True and "auto"; never for False. A private run's
-    encoder never reads the periods (`dgan.privacy.public`).
+    """Whether generated periods are mapped onto the training ones (`match_periods`),
+    and with ``setting`` `match_centres`, generated waves onto the training centres
+    (`dgan.encoding.centre_map`): where a carrier draws waves, for True and "auto"; never
+    for False. A private run's encoder never reads either (`dgan.privacy.public`).
 
     Example:
         >>> matches_periods("auto", True), matches_periods("auto", False)

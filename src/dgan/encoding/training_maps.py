@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from dgan.config.sizing import LONG_SERIES
-from dgan.encoding.centre_map import CentreMap, matches_centres
+from dgan.encoding.centre_map import CentreMap
 from dgan.encoding.class_shares import ClassShares, matches_class_shares
 from dgan.encoding.marginals import (
     ValueMarginals,
@@ -111,7 +111,7 @@ def fit_training_maps(
     if matches_periods(config.match_periods, bool(carried)):
         length = config.max_sequence_len
         periods = PeriodMap.fit(sample, list(carried), length, attribute, *classes(attribute))
-    if matches_centres(config.match_centres, bool(carried)):
+    if matches_periods(config.match_centres, bool(carried)):
         centres = CentreMap.fit(sample, list(carried), attribute, *classes(attribute))
     maps = (marginals, texture, shares, standardized, periods, centres)
     return dict(zip(TRAINING_MAPS, maps, strict=True))

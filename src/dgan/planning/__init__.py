@@ -38,7 +38,6 @@ from dgan.config.sizing import (
     length_settings,
     suggested_batch_size,
 )
-from dgan.encoding.centre_map import matches_centres
 from dgan.encoding.encoded import varies_in_length
 from dgan.encoding.onsets import MIN_ONSET, series_onsets, starts_off, strip_onsets
 from dgan.encoding.period_map import matches_periods
@@ -336,7 +335,7 @@ def _periods(
         words.append(said)
     critic = config.envelope_critic is not False  # "auto" trains it beside a carrier
     mapped = not private and matches_periods(config.match_periods, True)
-    centred = not private and matches_centres(config.match_centres, True)
+    centred = not private and matches_periods(config.match_centres, True)
     return (
         f"periods: {', '.join(words)} drawn as waves at each series' own generated period, "
         "not by the LSTM's head (period_carrier)"
