@@ -328,6 +328,30 @@ def test_memorisation_tells_copies_from_fresh_draws_of_the_same_distribution(met
     assert judge_memorisation(fresh_result, {"score": 0.05, "std": 0.01}) == NO_COPYING
 
 
+def test_memorisation_finds_copies_of_the_loudest_class_when_classes_are_decades_apart():
+    """Classes 100 times apart: on the values' own scale every quiet series sits near 0, so
+    the closest real pairs are quiet ones and a loud series copied with 1% noise looked
+    farther off than they (a third of the series copied read 1%). Compared on the
+    marginals' log scale, each class keeps its detail."""
+    rng = np.random.default_rng(0)
+    amplitudes = np.repeat([0.01, 1.0, 100.0], 40)[:, None, None]
+
+    def draw() -> np.ndarray:
+        steps = np.arange(64)[None, :, None]
+        wave = np.sin(
+            2 * np.pi * steps / rng.uniform(8, 20, (120, 1, 1)) + rng.uniform(0, 6, (120, 1, 1))
+        )
+        return amplitudes * (wave + 0.3 * rng.normal(size=(120, 64, 1)))
+
+    train, fresh = draw(), draw()
+    loud = amplitudes[:, 0, 0] == 100.0
+    copied = fresh.copy()
+    copied[loud] = train[loud] * (1 + 0.01 * rng.normal(size=train[loud].shape))
+    real = SeriesData.from_arrays(train)
+    assert memorisation(real, SeriesData.from_arrays(fresh))["score"] < 0.05
+    assert memorisation(real, SeriesData.from_arrays(copied))["score"] >= loud.mean()
+
+
 def test_memorisation_does_not_count_averages_of_real_series_as_copies():
     """A series halfway between two training series is nearer to each than real series are
     to each other, but it copies neither: the nearest-to-second-nearest ratio tells."""

@@ -1,22 +1,23 @@
 """Memorisation: does the synthetic data copy its training series?
 
 A generator that reproduces its training series scores well on every fidelity metric and
-defeats the point of synthetic data. `memorisation` measures it like fidelity, against
-real data: every series becomes one vector (continuous values in the training data's
-standard deviations, discrete values one-hot, padded to the longest series, with its
-length), and each synthetic series is paired with its nearest training series. The
-yardstick is how close the *distinct* training series are to each other: the distance from
-each training series to its nearest other one, and the ratio of that distance to the
-distance to the second nearest (training series that repeat count once, or the yardstick
-would be 0 and nothing could be nearer). A **near-copy** is a synthetic series equal to a
-training series, or both nearer to one than the closest 5% of those real pairs
-(``quantile``) and singled out by it: its nearest-to-second-nearest ratio below the lowest
-5% of the real ones. A copy of one series is near it and far from the others; a series
-close to the average of several (a smooth, typical one) is near them all, and is not
-counted. Data drawn afresh from the real distribution makes a few percent of near-copies
-(real series held out from training do); a generator that copies makes far more. Every
-synthetic series is searched against every training series (in chunks), however many: a
-sample of the training side would miss the copies of the series left out.
+defeats the point of synthetic data. `memorisation` measures it like fidelity, against real
+data: every series becomes one vector (continuous values in the training data's standard
+deviations, on the log scale the marginals use where they span orders of magnitude,
+discrete values one-hot, padded to the longest series, with its length), and each synthetic
+series is paired with its nearest training series. The yardstick is how close the
+*distinct* training series are to each other: the distance from each training series to its
+nearest other one, and the ratio of that distance to the distance to the second nearest
+(training series that repeat count once, or the yardstick would be 0 and nothing could be
+nearer). A **near-copy** is a synthetic series equal to a training series, or both nearer
+to one than the closest 5% of those real pairs (``quantile``) and singled out by it: its
+nearest-to-second-nearest ratio below the lowest 5% of the real ones. A copy of one series
+is near it and far from the others; a series close to the average of several (a smooth,
+typical one) is near them all, and is not counted. Data drawn afresh from the real
+distribution makes a few percent of near-copies (real series held out from training do); a
+generator that copies makes far more. Every synthetic series is searched against every
+training series (in chunks), however many: a sample of the training side would miss the
+copies of the series left out.
 
 `dgan.metrics.evaluate` reports it beside the same measure between two halves of the
 real data, with its own verdict (`judge_memorisation`): "no sign of copying", "some
@@ -42,7 +43,7 @@ import torch
 
 from dgan.metrics._common import _check_count, _number, _real_scale, _skipped
 from dgan.metrics.data import SeriesData, check_same_columns
-from dgan.metrics.distances import factorize_pair
+from dgan.metrics.distances import comparison_scale, factorize_pair
 
 QUANTILE = 0.05
 """A near-copy is nearer to a training series than this fraction of the closest real pairs."""
@@ -158,13 +159,15 @@ def _vectors(train: SeriesData, synthetic: SeriesData) -> tuple[np.ndarray, np.n
             fake = np.split(other, np.cumsum([len(x) for x in fake])[:-1])
             width = len(labels)
             parts.append((_one_hot(real, width, longest), _one_hot(fake, width, longest)))
-        else:
-            pooled = np.concatenate(real).astype(np.float64)
+        else:  # on the marginals' scale: log where the values span orders of magnitude,
+            # or a class 1,000 times quieter than the loudest sits at 0, near all its kind
+            compared = comparison_scale(np.concatenate(real))
+            real, fake = [compared(x) for x in real], [compared(x) for x in fake]
+            pooled = np.concatenate(real)
             centre, scale = pooled.mean(), _real_scale(pooled)
             parts.append(
                 tuple(  # type: ignore[arg-type]
-                    _padded([(x.astype(np.float64) - centre) / scale for x in side], longest)
-                    for side in (real, fake)
+                    _padded([(x - centre) / scale for x in side], longest) for side in (real, fake)
                 )
             )
     for j, discrete in enumerate(train.attribute_discrete):
