@@ -331,7 +331,7 @@ def test_memorisation_tells_copies_from_fresh_draws_of_the_same_distribution(met
 def test_memorisation_finds_copies_of_the_loudest_class_when_classes_are_decades_apart():
     """Classes 100 times apart: on the values' own scale every quiet series sits near 0, so
     the closest real pairs are quiet ones and a loud series copied with 1% noise looked
-    farther off than they (a third of the series copied read 1%). Compared on the
+    farther off than they (a third of the series copied read 0.8%). Compared on the
     marginals' log scale, each class keeps its detail."""
     rng = np.random.default_rng(0)
     amplitudes = np.repeat([0.01, 1.0, 100.0], 40)[:, None, None]
