@@ -36,6 +36,7 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -159,15 +160,12 @@ def _vectors(train: SeriesData, synthetic: SeriesData) -> tuple[np.ndarray, np.n
             fake = np.split(other, np.cumsum([len(x) for x in fake])[:-1])
             width = len(labels)
             parts.append((_one_hot(real, width, longest), _one_hot(fake, width, longest)))
-        else:  # on the marginals' scale: log where the values span orders of magnitude,
-            # or a class 1,000 times quieter than the loudest sits at 0, near all its kind
-            compared = comparison_scale(np.concatenate(real))
-            real, fake = [compared(x) for x in real], [compared(x) for x in fake]
-            pooled = np.concatenate(real)
-            centre, scale = pooled.mean(), _real_scale(pooled)
+        else:
+            unit = _in_real_units(np.concatenate(real))
             parts.append(
-                tuple(  # type: ignore[arg-type]
-                    _padded([(x - centre) / scale for x in side], longest) for side in (real, fake)
+                (
+                    _padded([unit(x) for x in real], longest),
+                    _padded([unit(x) for x in fake], longest),
                 )
             )
     for j, discrete in enumerate(train.attribute_discrete):
@@ -176,15 +174,24 @@ def _vectors(train: SeriesData, synthetic: SeriesData) -> tuple[np.ndarray, np.n
             codes, other, labels = factorize_pair(real, fake)
             parts.append((np.eye(len(labels))[codes], np.eye(len(labels))[other]))
         else:
-            real, fake = real.astype(np.float64), fake.astype(np.float64)
-            centre, scale = real.mean(), _real_scale(real)
-            parts.append((((real - centre) / scale)[:, None], ((fake - centre) / scale)[:, None]))
+            unit = _in_real_units(real)
+            parts.append((unit(real)[:, None], unit(fake)[:, None]))
     lengths = train.lengths.astype(np.float64)
     centre, scale = lengths.mean(), _real_scale(lengths)
     parts.append(
         (((lengths - centre) / scale)[:, None], ((synthetic.lengths - centre) / scale)[:, None])
     )
     return np.hstack([p[0] for p in parts]), np.hstack([p[1] for p in parts])
+
+
+def _in_real_units(real: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+    """Values of a continuous variable in its ``real`` values' standard deviations, on the
+    marginals' scale (`comparison_scale`): log where the real values span orders of
+    magnitude, or a class 1,000 times quieter than the loudest sits at 0, near all its kind."""
+    compared = comparison_scale(real)
+    pooled = compared(real)
+    centre, scale = pooled.mean(), _real_scale(pooled)
+    return lambda values: (compared(values) - centre) / scale
 
 
 def _padded(series: list[np.ndarray], longest: int) -> np.ndarray:
