@@ -10,14 +10,8 @@ import pytest
 
 from dgan import DGAN, DGANConfig, OutputType
 from dgan.encoding.encoder import DataEncoder
-from dgan.encoding.texture import (
-    LAGS,
-    MAX_HOLD,
-    SeriesTexture,
-    all_pass,
-    autocorrelations,
-    hold_shares,
-)
+from dgan.encoding.holds import MAX_HOLD, DeadBands, hold_shares
+from dgan.encoding.texture import LAGS, SeriesTexture, all_pass, autocorrelations
 from dgan.errors import ParameterError, SerializationError
 from dgan.privacy.public import public_encoder
 from dgan.series import SeriesRows
@@ -196,6 +190,7 @@ def test_the_texture_is_saved_checked_and_loaded(trained, tmp_path):
         ("lags", 8, r"texture\.real must be a 1 x 2 list of null or 9 numbers"),
         ("holds", [[0.5, 1.5]], r"texture\.holds must be null or, per feature and class"),
         ("holds", [[0.5]], r"texture\.holds must be null or, per feature and class"),
+        ("runs", [[2.0, 0.5]], r"texture\.runs must be null or, per feature and class"),
     ],
 )
 def test_a_broken_texture_in_a_file_is_named(trained, tmp_path, where, value, message):
@@ -231,7 +226,7 @@ def test_a_file_written_with_32_lags_keeps_them(trained, tmp_path):
     assert loaded.encoder.texture.lags == 32 and texture.lags == LAGS
     assert loaded.sampler.calibration().kernels.shape == (1, 2, 65)
     short = SeriesTexture(
-        texture.features, texture.attribute, texture.real[..., :33], texture.holds
+        texture.features, texture.attribute, texture.real[..., :33], texture.holds, texture.runs
     )
     with _texture_swapped(model, short):
         model.sampler.reseed(5)
@@ -326,14 +321,14 @@ def test_hold_repeats_a_value_exactly_until_a_series_leaves_its_band():
     )
     before = rows.rows.copy()
     texture = SeriesTexture([0], 0, np.ones((1, 2, LAGS + 1)))
-    out = texture.hold(rows, np.array([0, 1]), np.array([[0.2, 0.0]]))
+    out = texture.hold(rows, np.array([0, 1]), DeadBands.uniform(np.array([[0.2, 0.0]])))
     assert np.array_equal(before, rows.rows, equal_nan=True)  # not mutated
     first = out.rows[:7, 0]
     assert first[:3].tolist() == [0.0, 0.0, 0.0] and first[3:5].tolist() == [2.0, 2.0]
     assert np.isnan(first[5]) and first[6] == 2.0  # a missing value stays missing
     assert out.rows[7:, 0].tolist() == [5.0, 5.2]  # a band of 0: as it was
     # No band at all: every value as it was.
-    none = texture.hold(rows, np.array([0, 1]), np.zeros((1, 2)))
+    none = texture.hold(rows, np.array([0, 1]), DeadBands.uniform(np.zeros((1, 2))))
     assert np.array_equal(none.rows, rows.rows, equal_nan=True)
 
 
@@ -354,23 +349,27 @@ def test_the_dead_bands_give_each_class_the_training_share_of_holds():
     before = hold_shares(on_grid(generated), 0, classes, 2)
     assert before[0] < texture.holds[0, 0] - 0.2 and before[1] > texture.holds[0, 1]
     bands = texture.hold_thresholds(generated, classes, on_grid, exact=[0])
-    assert 0 < bands[0, 0] < MAX_HOLD and bands[0, 1] == 0.0
+    assert 0 < bands.widths[0, 0] < MAX_HOLD and bands.widths[0, 1] == 0.0
+    assert not bands.local[0, 1]  # no band, no rule
     after = hold_shares(on_grid(texture.hold(generated, classes, bands)), 0, classes, 2)
     assert after[0] == pytest.approx(texture.holds[0, 0], abs=0.02)
     assert after[1] == before[1]
     # Values rounded later, not by the value map, and files without holds: no bands.
-    assert not texture.hold_thresholds(generated, classes, on_grid, exact=[]).any()
+    assert not texture.hold_thresholds(generated, classes, on_grid, exact=[]).widths.any()
     texture.holds = None
-    assert not texture.hold_thresholds(generated, classes, on_grid, exact=[0]).any()
+    assert not texture.hold_thresholds(generated, classes, on_grid, exact=[0]).widths.any()
 
 
-def test_the_hold_shares_round_trip_and_files_without_them_load():
+def test_the_hold_shares_and_runs_round_trip_and_files_without_them_load():
     real, _ = _quantized_walks(np.random.default_rng(2), n=12)
     texture = SeriesTexture.fit(real, [0], 0, np.zeros(12, np.int64), 2)  # class 1: none
     state = json.loads(json.dumps(texture.to_json()))
-    assert state["holds"][0][1] is None
+    assert state["holds"][0][1] is None and state["runs"][0][1] is None
     back = SeriesTexture.from_json(state)
     assert np.array_equal(back.holds, texture.holds, equal_nan=True)
+    assert np.array_equal(back.runs, texture.runs, equal_nan=True) and back.runs[0, 0] > 1
+    del state["runs"]
+    assert SeriesTexture.from_json(state).runs is None
     del state["holds"]
     assert SeriesTexture.from_json(state).holds is None
 

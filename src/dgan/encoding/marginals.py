@@ -18,8 +18,8 @@ from __future__ import annotations
 import numpy as np
 
 from dgan.config.sizing import LONG_SERIES
+from dgan.encoding.holds import hold_shares
 from dgan.encoding.per_class import PerClassTable
-from dgan.encoding.texture import hold_shares
 from dgan.series import SeriesRows
 
 QUANTILES = 1001

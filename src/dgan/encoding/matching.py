@@ -12,6 +12,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from dgan.encoding.holds import DeadBands
 from dgan.series import SeriesRows
 
 
@@ -22,7 +23,7 @@ class Calibration(NamedTuple):
     (`CentreMap`); None where unused."""
 
     kernels: np.ndarray | None
-    holds: np.ndarray | None
+    holds: DeadBands | None
     quantiles: np.ndarray | None
     periods: np.ndarray | None = None
     centres: np.ndarray | None = None

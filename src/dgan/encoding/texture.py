@@ -16,12 +16,14 @@ moves towards the class's, the level and spread stay as generated.
 What a linear filter cannot make is a sensor's holds: real readings on a grid (whole
 hPa, 0.1 degrees) repeat for hours, generated ones flicker between neighbouring values or
 move at every step. The texture also keeps each class's share of steps at which a
-series holds its value (`hold_shares`), and where the value map decides the final values
-(`dgan.encoding.marginals`) the calibration finds, per class, the dead band (in units of
-each series' own spread) within which a generated series keeps its last value so that
-the share comes out as in training (`SeriesTexture.hold_thresholds`). A class that
-already holds as often as the real one, or more, is left as it is. Both corrections are
-fixed per model; a jump at switch-on is left to the generator.
+series holds its value and how long its runs of holds last (`dgan.encoding.holds`), and
+where the value map decides the final values (`dgan.encoding.marginals`) the calibration
+finds, per class, the dead band (in units of each series' own spread) within which a
+generated series keeps its last value so that the share comes out as in training, by
+whichever of the two rules of `dgan.encoding.holds` gives runs nearer the training ones
+(`SeriesTexture.hold_thresholds`). A class that already holds as often as the real one,
+or more, is left as it is. Both corrections are fixed per model; a jump at switch-on is
+left to the generator.
 """
 
 from __future__ import annotations
@@ -31,6 +33,17 @@ from typing import Any
 
 import numpy as np
 
+from dgan.encoding.holds import (
+    HOLD_ROUNDS,
+    MAX_HOLD,
+    MIN_SERIES,
+    DeadBands,
+    held,
+    hold_runs,
+    hold_shares,
+    padded_moments,
+    written,
+)
 from dgan.encoding.per_class import PerClassTable
 from dgan.series import SeriesRows
 
@@ -44,14 +57,8 @@ ITERATIONS = 3
 """Rounds of design: each measures what the filter so far (and decoding after it) left."""
 MAX_GAIN = 20.0
 """The filter's gain at any frequency stays within [1 / MAX_GAIN, MAX_GAIN]."""
-MIN_SERIES = 5
-"""A class with fewer usable series than this takes the texture of all series pooled."""
 _FREQUENCIES = np.linspace(0.0, np.pi, 512)
 _PAD_ELEMENTS = 1 << 22  # padded values per chunk when filtering
-MAX_HOLD = 1.0
-"""The widest dead band, in units of a series' standard deviation."""
-HOLD_ROUNDS = 12
-"""Rounds of bisection for each class's dead band (to 1/4096 of `MAX_HOLD`)."""
 
 
 def matches_texture(setting: bool | str, max_sequence_len: int, long_series: int) -> bool:
@@ -149,36 +156,6 @@ def _fft_size(steps: int, lags: int) -> int:
     return 1 << int(np.ceil(np.log2(max(steps + lags + 1, 2))))
 
 
-def hold_shares(
-    rows: SeriesRows, feature: int, classes: np.ndarray | None, n_classes: int
-) -> np.ndarray:
-    """(n_classes,) the share of each class's steps at which feature ``feature`` holds
-    its value (equals the value one step before), over all of the class's series; NaN for
-    a class without steps. As in `autocorrelations`, a class of fewer than `MIN_SERIES`
-    series with steps gets the share over all series.
-
-    Example:
-        >>> rows = SeriesRows.from_list([np.array([[1.0], [1.0], [2.0], [2.0], [2.0]])])
-        >>> hold_shares(rows, 0, None, 1).tolist()  # 3 of 4 steps hold
-        [0.75]
-    """
-    classes = np.zeros(len(rows), np.int64) if classes is None else np.asarray(classes)
-    values = np.asarray(rows.rows[:, feature], dtype=np.float64)
-    series = rows.example_of_row()
-    step = (series[1:] == series[:-1]) & np.isfinite(values[1:]) & np.isfinite(values[:-1])
-    held = step & (values[1:] == values[:-1])
-    of_class = classes[series[1:]]
-    steps = np.bincount(of_class[step], minlength=n_classes).astype(np.float64)
-    holds = np.bincount(of_class[held], minlength=n_classes).astype(np.float64)
-    counted = np.bincount(classes[rows.lengths > 1], minlength=n_classes)
-    out = np.full(n_classes, np.nan)
-    enough = (counted >= MIN_SERIES) & (steps > 0)
-    out[enough] = holds[enough] / steps[enough]
-    if steps.sum() > 0:
-        out[~enough & (steps > 0)] = holds.sum() / steps.sum()
-    return out
-
-
 def spectrum(autocorrelation: np.ndarray) -> np.ndarray:
     """The power spectrum at `_FREQUENCIES` that ``autocorrelation`` (lags 0, 1, ...)
     implies, through a Bartlett lag window, kept above 1e-4 of its peak."""
@@ -212,7 +189,8 @@ class SeriesTexture(PerClassTable):
     ``real``: (len(features), classes, `lags` + 1) the training series' autocorrelations
     (`autocorrelations`; `LAGS` lags when fitted), NaN for a class without them;
     ``holds``: (len(features), classes) their `hold_shares`, or None (files from before
-    holds were matched).
+    holds were matched); ``runs``: their `hold_runs`, or None (files from before runs
+    were kept: one dead band a series).
 
     Example:
         >>> rng = np.random.default_rng(0)
@@ -238,9 +216,11 @@ class SeriesTexture(PerClassTable):
         attribute: int | None,
         real: np.ndarray,
         holds: np.ndarray | None = None,
+        runs: np.ndarray | None = None,
     ):
         super().__init__(features, attribute, real)
         self.holds = None if holds is None else np.asarray(holds, dtype=np.float64)
+        self.runs = None if runs is None else np.asarray(runs, dtype=np.float64)
 
     @classmethod
     def fit(
@@ -255,7 +235,8 @@ class SeriesTexture(PerClassTable):
         ``classes``: each series' category index of ``attribute`` (None: one class)."""
         real = np.stack([autocorrelations(rows, i, classes, n_classes) for i in features])
         holds = np.stack([hold_shares(rows, i, classes, n_classes) for i in features])
-        return cls(features, attribute, real, holds)
+        runs = np.stack([hold_runs(rows, i, classes, n_classes) for i in features])
+        return cls(features, attribute, real, holds, runs)
 
     @property
     def lags(self) -> int:
@@ -296,65 +277,68 @@ class SeriesTexture(PerClassTable):
         classes: np.ndarray | None,
         decode: Callable[[SeriesRows], SeriesRows],
         exact: list[int],
-    ) -> np.ndarray:
-        """(len(features), classes) the dead bands (`hold`) for series like ``filtered``
-        (a calibration sample, filtered by `kernels`) after which ``decode`` (the value
-        map) gives each class the training share of held steps (`hold_shares`), found by
-        bisection between 0 and `MAX_HOLD`. Only features in ``exact`` (those whose
-        decoded values are final; values rounded later hold more on their own) and
-        classes that hold less often than in training get a band; the rest 0."""
-        n_classes = self.n_classes
-        bands = np.zeros((len(self.features), n_classes))
+    ) -> DeadBands:
+        """The dead bands (`hold`) for series like ``filtered`` (a calibration sample,
+        filtered by `kernels`) after which ``decode`` (the value map) gives each class
+        the training share of held steps (`hold_shares`), found by bisection between 0
+        and `MAX_HOLD` for each rule of `dgan.encoding.holds` (one width a series, or
+        scaled by local activity). Each class takes the rule whose runs of holds come out
+        nearer its training ones (`hold_runs`, by ratio; one width a series on a tie or
+        without them). Only features in ``exact`` (those whose decoded values are final;
+        values rounded later hold more on their own) and classes that hold less often
+        than in training get a band; the rest 0."""
+        shape = (len(self.features), self.n_classes)
         if self.holds is None:
-            return bands
+            return DeadBands.uniform(np.zeros(shape))
 
-        def shares(trial: np.ndarray) -> np.ndarray:
-            decoded = decode(self.hold(filtered, classes, trial))
-            return np.stack([hold_shares(decoded, i, classes, n_classes) for i in self.features])
+        def decoded(bands: DeadBands) -> SeriesRows:
+            return decode(self.hold(filtered, classes, bands))
 
-        target = self.holds
+        def per_class(measure: Callable, rows: SeriesRows) -> np.ndarray:
+            return np.stack([measure(rows, i, classes, self.n_classes) for i in self.features])
+
         mapped = np.isin(self.features, exact)[:, None]
         with np.errstate(invalid="ignore"):
-            need = mapped & np.isfinite(target) & (shares(bands) < target)
-        low, high = bands.copy(), np.where(need, MAX_HOLD, 0.0)
-        for _ in range(HOLD_ROUNDS if need.any() else 0):
-            middle = np.where(need, (low + high) / 2, 0.0)
-            with np.errstate(invalid="ignore"):
-                short = shares(middle) < target
-            low = np.where(need & short, middle, low)
-            high = np.where(need & ~short, middle, high)
-        return high
+            need = mapped & np.isfinite(self.holds)
+            need &= per_class(hold_shares, decoded(DeadBands.uniform(np.zeros(shape)))) < self.holds
+        rules = [np.zeros(shape, bool)] + ([] if self.runs is None else [np.ones(shape, bool)])
+        found = []
+        for local in rules:
+            low, high = np.zeros(shape), np.where(need, MAX_HOLD, 0.0)
+            for _ in range(HOLD_ROUNDS if need.any() else 0):
+                middle = np.where(need, (low + high) / 2, 0.0)
+                with np.errstate(invalid="ignore"):
+                    short = per_class(hold_shares, decoded(DeadBands(middle, local))) < self.holds
+                low = np.where(need & short, middle, low)
+                high = np.where(need & ~short, middle, high)
+            found.append(DeadBands(high, local))
+        if len(found) == 1:
+            return found[0]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            off = [np.abs(np.log(per_class(hold_runs, decoded(b)) / self.runs)) for b in found]
+        local = need & (np.nan_to_num(off[1], nan=np.inf) < np.nan_to_num(off[0], nan=np.inf))
+        return DeadBands(np.where(local, found[1].widths, found[0].widths), local)
 
-    def hold(self, rows: SeriesRows, classes: np.ndarray | None, bands: np.ndarray) -> SeriesRows:
+    def hold(self, rows: SeriesRows, classes: np.ndarray | None, bands: DeadBands) -> SeriesRows:
         """``rows`` with each feature's series held at a value until it moves more than
-        its class's dead band (``bands``: (len(features), classes), in units of the
-        series' standard deviation) away from it; a new `SeriesRows`. A band of 0 leaves
-        a series as it is.
+        its class's dead band (``bands``, `hold_thresholds`) away from it
+        (`dgan.encoding.holds.held`); a new `SeriesRows`.
 
         Example:
             >>> texture = SeriesTexture([0], None, np.ones((1, 1, LAGS + 1)))
             >>> rows = SeriesRows.from_list([np.array([[0.0], [0.1], [0.05], [2.0], [2.1]])])
-            >>> texture.hold(rows, None, np.array([[0.2]])).rows.ravel().tolist()
+            >>> bands = DeadBands.uniform(np.array([[0.2]]))
+            >>> texture.hold(rows, None, bands).rows.ravel().tolist()
             [0.0, 0.0, 0.0, 2.0, 2.0]
         """
-        out = rows.rows.copy()
-        row_classes = np.zeros(len(rows), np.int64) if classes is None else np.asarray(classes)
-        longest = int(rows.lengths.max()) if len(rows) else 0
-        step = max(1, _PAD_ELEMENTS // max(longest, 1))
-        for k, i in enumerate(self.features):
-            band = bands[k][row_classes]
-            for first in range(0, len(rows), step):
-                part = slice(first, min(first + step, len(rows)))
-                if (band[part] > 0).any():
-                    out[:, i] = _hold_part(out[:, i], rows, part, band[part])
-        return rows.with_rows(out)
+        return held(rows, self.features, classes, bands)
 
     def apply(
         self,
         rows: SeriesRows,
         classes: np.ndarray | None,
         kernels: np.ndarray,
-        bands: np.ndarray | None = None,
+        bands: DeadBands | None = None,
     ) -> SeriesRows:
         """``rows`` with each mapped feature's series filtered by its class's kernel
         (`kernels`), each keeping its mean and standard deviation, then held within its
@@ -377,18 +361,16 @@ class SeriesTexture(PerClassTable):
         return rows.with_rows(out)
 
     def to_json(self) -> dict[str, Any]:
-        holds = None
-        if self.holds is not None:  # NaN (a class without steps) as null
-            holds = [[None if np.isnan(h) else float(h) for h in per] for per in self.holds]
-        return {**super().to_json(), "lags": self.lags, "holds": holds}
+        holds, runs = _nullable(self.holds), _nullable(self.runs)
+        return {**super().to_json(), "lags": self.lags, "holds": holds, "runs": runs}
 
     @classmethod
     def from_json(cls, state: dict[str, Any]) -> SeriesTexture:
         texture = super().from_json(state, width=state["lags"] + 1)
-        if state.get("holds") is not None:  # files from before holds were matched: none
-            texture.holds = np.array(
-                [[np.nan if h is None else h for h in per] for per in state["holds"]], float
-            )
+        # Files from before holds were matched have neither; from before runs were kept,
+        # no runs (one dead band a series).
+        texture.holds = _from_nullable(state.get("holds"))
+        texture.runs = _from_nullable(state.get("runs"))
         return texture
 
 
@@ -411,48 +393,23 @@ def _filter_part(
     for tap in range(2 * lags + 1):
         filtered += kernels[:, tap, None] * values[:, tap : tap + longest]
     inside = np.arange(longest)[None, :] < lengths[:, None]
-    mean, spread = _moments(values[:, lags : lags + longest], inside)
-    new_mean, new_spread = _moments(filtered, inside)
+    mean, spread = padded_moments(values[:, lags : lags + longest], inside)
+    new_mean, new_spread = padded_moments(filtered, inside)
     scale = np.where(new_spread > 0, spread / np.where(new_spread > 0, new_spread, 1), 1.0)
     result = mean[:, None] + (filtered - new_mean[:, None]) * scale[:, None]
     changed = (lengths > 1) & ~(kernels == all_pass(lags)).all(axis=1)  # all-pass: exactly
-    return _written(column, starts, result, changed[:, None] & inside & np.isfinite(result))
+    return written(column, starts, result, changed[:, None] & inside & np.isfinite(result))
 
 
-def _hold_part(column: np.ndarray, rows: SeriesRows, part: slice, band: np.ndarray) -> np.ndarray:
-    """``column`` with the series of ``part`` held within ``band`` (one a series, in
-    units of the series' standard deviation): a step that stays within it of the value
-    held so far repeats that value exactly."""
-    lengths, starts = rows.lengths[part], rows.starts[part]
-    longest = int(lengths.max())
-    if longest < 2:
-        return column
-    inside = np.arange(longest)[None, :] < lengths[:, None]
-    at = np.minimum(starts[:, None] + np.arange(longest)[None, :], len(column) - 1)
-    values = np.where(inside, np.asarray(column, dtype=np.float64)[at], np.nan)
-    width = band * _moments(values, np.isfinite(values))[1]
-    held = values.copy()
-    last = values[:, 0]
-    for t in range(1, longest):
-        now = values[:, t]
-        with np.errstate(invalid="ignore"):
-            keep = np.abs(now - last) <= width
-        last = np.where(keep, last, now)
-        held[:, t] = last
-    return _written(column, starts, held, inside & (width > 0)[:, None] & np.isfinite(values))
+def _nullable(table: np.ndarray | None) -> list | None:
+    """A (features, classes) table as JSON lists, NaN (a class without it) as null."""
+    if table is None:
+        return None
+    return [[None if np.isnan(v) else float(v) for v in per] for per in table]
 
 
-def _moments(padded: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each padded series' mean and standard deviation over its ``mask``ed steps."""
-    count = np.maximum(mask.sum(axis=1), 1)
-    mean = np.where(mask, padded, 0.0).sum(axis=1) / count
-    return mean, np.sqrt(np.where(mask, (padded - mean[:, None]) ** 2, 0.0).sum(axis=1) / count)
-
-
-def _written(column: np.ndarray, starts: np.ndarray, padded: np.ndarray, mask: np.ndarray):
-    """A copy of ``column`` with the ``mask``ed steps of the padded series (series i's
-    first step at row ``starts[i]``) written back in its dtype."""
-    rows = (starts[:, None] + np.arange(padded.shape[1])[None, :])[mask]
-    column = column.copy()
-    column[rows] = padded[mask].astype(column.dtype, copy=False)
-    return column
+def _from_nullable(table: list | None) -> np.ndarray | None:
+    """The table `_nullable` wrote, null as NaN."""
+    if table is None:
+        return None
+    return np.array([[np.nan if v is None else v for v in per] for per in table], float)

@@ -104,19 +104,26 @@ def _texture(p: list[str], data: Any, features: list | None, attributes: Any) ->
         return
     expected = f"{lags + 1} numbers in [-1, 1], the first 1"
     _per_class(p, data, where, features, attributes, _autocorrelation(lags), expected)
-    holds, real = data.get("holds"), data.get("real")
-    if holds is not None and isinstance(real, list):  # files from before holds: none
+    real = data.get("real")
+    kept = {  # files from before holds, or runs of them, were kept: none
+        "holds": ("a share in [0, 1]", lambda v: 0 <= v <= 1),
+        "runs": ("a run of 1 step or more", lambda v: v >= 1),
+    }
+    for name, (entry, valid) in kept.items():
+        table = data.get(name)
+        if table is None or not isinstance(real, list):
+            continue
         ok = (
-            isinstance(holds, list)
-            and len(holds) == len(real)
+            isinstance(table, list)
+            and len(table) == len(real)
             and all(
-                isinstance(h, list) and isinstance(r, list) and len(h) == len(r)
-                for h, r in zip(holds, real, strict=True)
+                isinstance(t, list) and isinstance(r, list) and len(t) == len(r)
+                for t, r in zip(table, real, strict=True)
             )
-            and all(v is None or (is_number(v) and 0 <= v <= 1) for h in holds for v in h)
+            and all(v is None or (is_number(v) and valid(v)) for t in table for v in t)
         )
-        expected = "null or, per feature and class as in real, null or a share in [0, 1]"
-        check(p, ok, f"{where}.holds", expected, holds)
+        expected = f"null or, per feature and class as in real, null or {entry}"
+        check(p, ok, f"{where}.{name}", expected, table)
 
 
 def _per_class(
