@@ -312,7 +312,7 @@ class SeriesTexture(PerClassTable):
                 low = np.where(need & short, middle, low)
                 high = np.where(need & ~short, middle, high)
             found.append(DeadBands(high, local))
-        if len(found) == 1:
+        if len(found) == 1 or not need.any():
             return found[0]
         with np.errstate(invalid="ignore", divide="ignore"):
             off = [np.abs(np.log(per_class(hold_runs, decoded(b)) / self.runs)) for b in found]
