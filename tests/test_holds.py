@@ -46,6 +46,7 @@ def test_local_activity_is_high_in_busy_stretches_and_low_in_calm_ones():
     assert np.median(activity[:, ~busy & inner]) < 0.2
     flat = local_activity(np.ones((1, 5)))
     assert flat.tolist() == [[1.0] * 5]  # never changes: one band throughout
+    assert local_activity(np.ones((2, 1))).tolist() == [[1.0], [1.0]]  # one step: no change
 
 
 def test_a_local_band_spreads_holds_more_evenly_over_calm_and_busy_stretches():

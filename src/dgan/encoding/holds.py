@@ -104,6 +104,8 @@ def local_activity(values: np.ndarray) -> np.ndarray:
         >>> bool(activity[0, 1] < 0.5 < 1.5 < activity[0, 8])
         True
     """
+    if values.shape[1] < 2:  # no change to read
+        return np.ones(values.shape)
     change = np.abs(np.diff(values, axis=1))
     change = np.concatenate([change[:, :1], change], axis=1)
     finite = np.isfinite(change)
@@ -192,7 +194,9 @@ def _hold_counts(rows: SeriesRows, feature: int, classes: np.ndarray | None, n_c
     series = rows.example_of_row()
     step = (series[1:] == series[:-1]) & np.isfinite(values[1:]) & np.isfinite(values[:-1])
     hold = step & (values[1:] == values[:-1])
-    starts_run = hold & ~np.concatenate([[False], hold[:-1]])  # both hold: one series
+    # A hold right after a hold continues its run (a hold never spans two series, so
+    # two in a row are in one).
+    starts_run = hold & ~np.concatenate([[False], hold[:-1]])
     of_class = classes[series[1:]]
 
     def count(mask: np.ndarray) -> np.ndarray:
