@@ -1,9 +1,18 @@
 """Held values (dgan.encoding.holds): runs of holds counted per class, the dead band scaled
-by local activity, and the texture's choice of rule per class by the runs it gives."""
+by local activity, the texture's choice of rule per class by the runs it gives, and the
+dither that gives back the flicker of readings on a grid."""
 
 import numpy as np
 
-from dgan.encoding.holds import DeadBands, held, hold_runs, hold_shares, local_activity
+from dgan.encoding.holds import (
+    MAX_DITHER,
+    DeadBands,
+    held,
+    hold_runs,
+    hold_shares,
+    local_activity,
+    reversal_shares,
+)
 from dgan.encoding.texture import SeriesTexture
 from dgan.series import SeriesRows
 
@@ -92,3 +101,82 @@ def test_each_class_takes_the_rule_whose_runs_are_nearer_its_training_runs():
     # Files from before runs were kept: one width a series for every class.
     texture.runs = None
     assert not texture.hold_thresholds(generated, classes, lambda r: r, exact=[0]).local.any()
+
+
+def test_reversal_shares_count_the_moves_that_turn_back_per_class():
+    series = [
+        np.array([0.0, 1.0, 1.0, 0.0, 1.0]),  # up, (a hold), down, up: 2 turns in 2 pairs
+        np.array([3.0, 2.0, 1.0, 0.0]),  # down, down, down: 0 in 2 (none from series 0's up)
+        np.array([4.0, 4.0, 4.0]),  # no moves
+    ]
+    rows = SeriesRows.from_list([s[:, None] for s in series])
+    # Fewer than MIN_SERIES series in a class: over all series, 2 turns in 4 pairs.
+    assert reversal_shares(rows, 0, np.array([0, 1, 0]), 2).tolist() == [0.5, 0.5]
+    big = SeriesRows.from_list([s[:, None] for s in series * 5])
+    shares = reversal_shares(big, 0, np.array([0, 1, 2] * 5), 4)
+    assert shares[:2].tolist() == [1.0, 0.0]
+    assert np.isnan(shares[2]) and np.isnan(shares[3])  # never moves; no series
+
+
+def _waves(rng, n: int, t: int) -> np.ndarray:
+    """(n, t) slow sines, 6 grid steps high, of periods of 80 to 160 steps."""
+    period = rng.uniform(80, 160, size=(n, 1))
+    phase = rng.uniform(0, 2 * np.pi, size=(n, 1))
+    return 6 * np.sin(2 * np.pi * np.arange(t) / period + phase)
+
+
+def _on_grid(rows: SeriesRows) -> SeriesRows:  # a stand-in for the value map
+    return rows.with_rows(np.round(rows.rows))
+
+
+def test_a_dither_gives_back_the_flicker_of_noisy_readings_on_a_grid():
+    """Class 0 reads a slow wave with noise, so it flickers between grid values; class 1
+    reads it clean. Generated series come out the other way round: class 0's sit on a
+    grid value for as long as the wave is slow, class 1's flicker."""
+    rng = np.random.default_rng(5)
+    n, t = 40, 300
+    classes = np.arange(n) % 2
+    noisy = (classes == 0)[:, None]
+    noise = rng.normal(size=(n, t)) * 0.35
+    real = np.round(_waves(rng, n, t) + np.where(noisy, noise, 0.0))
+    texture = SeriesTexture.fit(SeriesRows.from_padded(real[..., None]), [0], 0, classes, 2)
+    real_turns = texture.reversals[0].copy()
+    assert real_turns[0] > 0.4 > 0.15 > real_turns[1]
+    generated = _waves(rng, n, t) + np.where(noisy, 0.0, rng.normal(size=(n, t)) * 0.35)
+    generated = SeriesRows.from_padded(generated[..., None])
+    before = generated.rows.copy()
+
+    bands = texture.hold_thresholds(generated, classes, _on_grid, exact=[0])
+    assert 0 < bands.dither[0, 0] < MAX_DITHER and bands.dither[0, 1] == 0
+    out = _on_grid(texture.hold(generated, classes, bands))
+    texture.reversals = None  # as a file from before reversals were kept: no dither
+    plain_bands = texture.hold_thresholds(generated, classes, _on_grid, exact=[0])
+    assert plain_bands.dither is None
+    plain = _on_grid(texture.hold(generated, classes, plain_bands))
+    assert np.array_equal(generated.rows, before)  # not mutated
+
+    turns, plain_turns = (reversal_shares(r, 0, classes, 2) for r in (out, plain))
+    # Near the training flicker, never past it (on the sample the dither was found on).
+    assert plain_turns[0] < 0.15 and real_turns[0] - 0.03 < turns[0] <= real_turns[0]
+    # Holds too: the dither takes away the generated class 0's extra ones.
+    shares, plain_shares = (hold_shares(r, 0, classes, 2) for r in (out, plain))
+    assert texture.holds[0, 0] - 0.02 < shares[0] < plain_shares[0] - 0.1
+    runs, plain_runs = (hold_runs(r, 0, classes, 2) for r in (out, plain))
+    # Runs of holds a third as far from the training ones (4.1 -> 2.8 steps against 2.5).
+    assert abs(runs[0] - texture.runs[0, 0]) < (plain_runs[0] - texture.runs[0, 0]) / 3
+    first = classes == 1  # the class without dither comes out as before
+    assert np.array_equal(out.padded(t)[first], plain.padded(t)[first])
+
+
+def test_the_dither_noise_is_read_from_the_series_themselves():
+    rng = np.random.default_rng(6)
+    series = SeriesRows.from_padded(_waves(rng, 6, 50)[..., None])
+    bands = DeadBands(np.zeros((1, 1)), np.zeros((1, 1), bool), np.full((1, 1), 0.1))
+    once, again = held(series, [0], None, bands), held(series, [0], None, bands)
+    assert np.array_equal(once.rows, again.rows)  # the same series, the same noise
+    assert not np.array_equal(once.rows, series.rows)
+    other = series.with_rows(series.rows.copy())
+    other.rows[0, 0] += 1.0  # one value of the first series changed
+    moved = held(other, [0], None, bands)
+    last = slice(len(series.rows) - 50, None)  # the last series, unchanged itself
+    assert not np.array_equal(moved.rows[last], once.rows[last])

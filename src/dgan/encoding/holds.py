@@ -17,10 +17,20 @@ Which rule gives a class runs nearer its training ones is measured per class on 
 calibration sample (`SeriesTexture.hold_thresholds`): a sensor on a grid keeps long holds
 (one width), a gesture's holds break its slow falls (local; docs/quality.md, "Holds by
 the rule that keeps their runs").
+
+A smooth generated series sits on one grid value for as long as it moves slowly, where a
+real reading flickers between neighbouring values: its noise crosses the grid's steps.
+`reversal_shares` keeps how often a class's moves turn back; where generated series turn
+back less often, the band carries a dither, noise added to each step before it is held
+(in units of the series' standard deviation), as a quantizer's input noise would be.
+The dither's noise is seeded from the series themselves, so the same series always come
+out the same (docs/quality.md, "Readings that flicker").
 """
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
@@ -35,16 +45,20 @@ HOLD_ROUNDS = 12
 """Rounds of bisection for each class's dead band (to 1/4096 of `MAX_HOLD`)."""
 HOLD_WINDOW = 3
 """Steps either side over which `local_activity` averages a series' changes."""
+MAX_DITHER = 0.25
+"""The most dither, in units of a series' standard deviation."""
 _PAD_ELEMENTS = 1 << 22  # padded values per chunk when holding
 
 
 class DeadBands(NamedTuple):
     """Per mapped feature and class: ``widths``, the dead band in units of a series'
-    standard deviation (0: not held), and ``local``, whether it is scaled by each step's
-    `local_activity`."""
+    standard deviation (0: not held), ``local``, whether it is scaled by each step's
+    `local_activity`, and ``dither``, the standard deviation of the noise added to each
+    step before holding, in the same units (None: none)."""
 
     widths: np.ndarray
     local: np.ndarray
+    dither: np.ndarray | None = None
 
     @classmethod
     def uniform(cls, widths: np.ndarray) -> DeadBands:
@@ -92,6 +106,54 @@ def hold_runs(
     return _per_class(holds, runs, counted, steps > 0)
 
 
+def reversal_shares(
+    rows: SeriesRows, feature: int, classes: np.ndarray | None, n_classes: int
+) -> np.ndarray:
+    """(n_classes,) the share of each class's moves (steps at which feature ``feature``
+    changes) that turn back from the move before them in the same series (holds between
+    them skipped), over all of the class's series; NaN for a class without two moves in
+    a series. A class of fewer than `MIN_SERIES` series with steps gets the share over all
+    series.
+
+    Example:
+        >>> rows = SeriesRows.from_list([np.array([[1.0], [2.0], [2.0], [1.0], [0.0]])])
+        >>> reversal_shares(rows, 0, None, 1).tolist()  # up, down (turns back), down
+        [0.5]
+    """
+    classes = np.zeros(len(rows), np.int64) if classes is None else np.asarray(classes)
+    values = np.asarray(rows.rows[:, feature], dtype=np.float64)
+    series = rows.example_of_row()
+    change = np.diff(values)
+    moves = np.flatnonzero((series[1:] == series[:-1]) & np.isfinite(change) & (change != 0))
+    paired = series[moves[1:]] == series[moves[:-1]]  # a move and the next one, one series
+    sign = np.sign(change[moves])
+    turns = paired & (sign[1:] != sign[:-1])
+    of_class = classes[series[moves[1:]]]
+    pairs = np.bincount(of_class[paired], minlength=n_classes).astype(np.float64)
+    turned = np.bincount(of_class[turns], minlength=n_classes).astype(np.float64)
+    counted = np.bincount(classes[rows.lengths > 1], minlength=n_classes)
+    return _per_class(turned, pairs, counted, counted > 0)
+
+
+def bisected(need: np.ndarray, top: float, below: Callable[[np.ndarray], np.ndarray]):
+    """(low, high): per entry of ``need``, the bracket within [0, ``top``] left after
+    `HOLD_ROUNDS` rounds of bisection, where ``below(middle)`` says at which entries a
+    measure that grows with the setting is still below its target; 0 elsewhere.
+
+    Example:
+        >>> low, high = bisected(np.array([True]), 1.0, lambda x: x < 0.3)
+        >>> bool(low[0] < 0.3 <= high[0] < low[0] + 1e-3)
+        True
+    """
+    low, high = np.zeros(need.shape), np.where(need, top, 0.0)
+    for _ in range(HOLD_ROUNDS if need.any() else 0):
+        middle = np.where(need, (low + high) / 2, 0.0)
+        more = below(middle)
+        low = np.where(need & more, middle, low)
+        high = np.where(need & ~more, middle, high)
+    return low, high
+
+
 def local_activity(values: np.ndarray) -> np.ndarray:
     """(N, T) for padded series ``values`` (NaN past each end), each step's mean absolute
     change within `HOLD_WINDOW` steps either side, over the series' mean absolute change
@@ -125,7 +187,8 @@ def held(
 ) -> SeriesRows:
     """``rows`` with each of ``features``' series held at a value until it moves more
     than its class's dead band (``bands``, per feature in ``features`` and class) away
-    from it; a new `SeriesRows`. A width of 0 leaves a series as it is.
+    from it, after its class's dither (if any) is added; a new `SeriesRows`. A width and
+    dither of 0 leave a series as it is. The dither's noise is seeded from ``rows``.
 
     Example:
         >>> rows = SeriesRows.from_list([np.array([[0.0], [0.1], [0.05], [2.0], [2.1]])])
@@ -136,12 +199,17 @@ def held(
     row_classes = np.zeros(len(rows), np.int64) if classes is None else np.asarray(classes)
     longest = int(rows.lengths.max()) if len(rows) else 0
     step = max(1, _PAD_ELEMENTS // max(longest, 1))
+    dither = np.zeros(bands.widths.shape) if bands.dither is None else bands.dither
+    rng = np.random.default_rng(_seed_of(rows)) if (dither > 0).any() else None
     for k, i in enumerate(features):
         width, local = bands.widths[k][row_classes], bands.local[k][row_classes]
+        noise = dither[k][row_classes]
         for first in range(0, len(rows), step):
             part = slice(first, min(first + step, len(rows)))
-            if (width[part] > 0).any():
-                out[:, i] = _hold_part(out[:, i], rows, part, width[part], local[part])
+            if (width[part] > 0).any() or (noise[part] > 0).any():
+                out[:, i] = _hold_part(
+                    out[:, i], rows, part, width[part], local[part], noise[part], rng
+                )
     return rows.with_rows(out)
 
 
@@ -162,11 +230,18 @@ def written(column: np.ndarray, starts: np.ndarray, padded: np.ndarray, mask: np
 
 
 def _hold_part(
-    column: np.ndarray, rows: SeriesRows, part: slice, width: np.ndarray, local: np.ndarray
+    column: np.ndarray,
+    rows: SeriesRows,
+    part: slice,
+    width: np.ndarray,
+    local: np.ndarray,
+    dither: np.ndarray,
+    rng: np.random.Generator | None,
 ) -> np.ndarray:
-    """``column`` with the series of ``part`` held within ``width`` (one a series, in
-    units of the series' standard deviation; scaled by `local_activity` where ``local``):
-    a step that stays within it of the value held so far repeats that value exactly."""
+    """``column`` with the series of ``part`` dithered by ``dither`` and held within
+    ``width`` (one each a series, in units of the series' standard deviation; the width
+    scaled by `local_activity` where ``local``): a step that stays within it of the value
+    held so far repeats that value exactly."""
     lengths, starts = rows.lengths[part], rows.starts[part]
     longest = int(lengths.max())
     if longest < 2:
@@ -174,7 +249,10 @@ def _hold_part(
     inside = np.arange(longest)[None, :] < lengths[:, None]
     at = np.minimum(starts[:, None] + np.arange(longest)[None, :], len(column) - 1)
     values = np.where(inside, np.asarray(column, dtype=np.float64)[at], np.nan)
-    band = width * padded_moments(values, np.isfinite(values))[1]
+    spread = padded_moments(values, np.isfinite(values))[1]
+    if (dither > 0).any():
+        values = values + (dither * spread)[:, None] * rng.standard_normal(values.shape)
+    band = width * spread
     bands = band[:, None] * np.where(local[:, None], local_activity(values), 1.0)
     out = values.copy()
     last = values[:, 0]
@@ -184,7 +262,16 @@ def _hold_part(
             keep = np.abs(now - last) <= bands[:, t]
         last = np.where(keep, last, now)
         out[:, t] = last
-    return written(column, starts, out, inside & (band > 0)[:, None] & np.isfinite(values))
+    changed = (band > 0) | (dither > 0)
+    return written(column, starts, out, inside & changed[:, None] & np.isfinite(values))
+
+
+def _seed_of(rows: SeriesRows) -> int:
+    """A seed read from ``rows``' values and lengths: the same series, the same noise."""
+    digest = hashlib.blake2b(digest_size=8)
+    digest.update(np.ascontiguousarray(rows.rows).data)
+    digest.update(np.ascontiguousarray(rows.lengths).data)
+    return int.from_bytes(digest.digest(), "little")
 
 
 def _hold_counts(rows: SeriesRows, feature: int, classes: np.ndarray | None, n_classes: int):

@@ -22,8 +22,9 @@ finds, per class, the dead band (in units of each series' own spread) within whi
 generated series keeps its last value so that the share comes out as in training, by
 whichever of the two rules of `dgan.encoding.holds` gives runs nearer the training ones
 (`SeriesTexture.hold_thresholds`). A class that already holds as often as the real one,
-or more, is left as it is. Both corrections are fixed per model; a jump at switch-on is
-left to the generator.
+or more, is left as it is. Where its series turn back less often than the training ones
+(`reversal_shares`), the band also carries a dither that brings their flicker back. Both
+corrections are fixed per model; a jump at switch-on is left to the generator.
 """
 
 from __future__ import annotations
@@ -34,14 +35,16 @@ from typing import Any
 import numpy as np
 
 from dgan.encoding.holds import (
-    HOLD_ROUNDS,
+    MAX_DITHER,
     MAX_HOLD,
     MIN_SERIES,
     DeadBands,
+    bisected,
     held,
     hold_runs,
     hold_shares,
     padded_moments,
+    reversal_shares,
     written,
 )
 from dgan.encoding.per_class import PerClassTable
@@ -190,7 +193,8 @@ class SeriesTexture(PerClassTable):
     (`autocorrelations`; `LAGS` lags when fitted), NaN for a class without them;
     ``holds``: (len(features), classes) their `hold_shares`, or None (files from before
     holds were matched); ``runs``: their `hold_runs`, or None (files from before runs
-    were kept: one dead band a series).
+    were kept: one dead band a series); ``reversals``: their `reversal_shares`, or None
+    (files from before they were kept: no dither).
 
     Example:
         >>> rng = np.random.default_rng(0)
@@ -217,10 +221,12 @@ class SeriesTexture(PerClassTable):
         real: np.ndarray,
         holds: np.ndarray | None = None,
         runs: np.ndarray | None = None,
+        reversals: np.ndarray | None = None,
     ):
         super().__init__(features, attribute, real)
         self.holds = None if holds is None else np.asarray(holds, dtype=np.float64)
         self.runs = None if runs is None else np.asarray(runs, dtype=np.float64)
+        self.reversals = None if reversals is None else np.asarray(reversals, np.float64)
 
     @classmethod
     def fit(
@@ -236,7 +242,8 @@ class SeriesTexture(PerClassTable):
         real = np.stack([autocorrelations(rows, i, classes, n_classes) for i in features])
         holds = np.stack([hold_shares(rows, i, classes, n_classes) for i in features])
         runs = np.stack([hold_runs(rows, i, classes, n_classes) for i in features])
-        return cls(features, attribute, real, holds, runs)
+        reversals = np.stack([reversal_shares(rows, i, classes, n_classes) for i in features])
+        return cls(features, attribute, real, holds, runs, reversals)
 
     @property
     def lags(self) -> int:
@@ -284,40 +291,57 @@ class SeriesTexture(PerClassTable):
         and `MAX_HOLD` for each rule of `dgan.encoding.holds` (one width a series, or
         scaled by local activity). Each class takes the rule whose runs of holds come out
         nearer its training ones (`hold_runs`, by ratio; one width a series on a tie or
-        without them). Only features in ``exact`` (those whose decoded values are final;
-        values rounded later hold more on their own) and classes that hold less often
-        than in training get a band; the rest 0."""
+        without them). A class whose series then turn back less often than the training
+        ones (`reversal_shares`) gets the most dither, up to `MAX_DITHER`, that does not
+        take it past them, and its band is found again with that dither. Only features
+        in ``exact`` (those whose decoded values are final; values rounded later hold
+        more on their own) get a band: a class that holds less often than in training,
+        or a dithered one; the rest 0."""
         shape = (len(self.features), self.n_classes)
         if self.holds is None:
             return DeadBands.uniform(np.zeros(shape))
 
-        def decoded(bands: DeadBands) -> SeriesRows:
-            return decode(self.hold(filtered, classes, bands))
-
-        def per_class(measure: Callable, rows: SeriesRows) -> np.ndarray:
+        def measured(measure: Callable, bands: DeadBands) -> np.ndarray:
+            rows = decode(self.hold(filtered, classes, bands))
             return np.stack([measure(rows, i, classes, self.n_classes) for i in self.features])
 
+        def widths(need: np.ndarray, local: np.ndarray, dither: np.ndarray | None) -> np.ndarray:
+            def short(middle: np.ndarray) -> np.ndarray:
+                return measured(hold_shares, DeadBands(middle, local, dither)) < self.holds
+
+            return bisected(need, MAX_HOLD, short)[1]
+
         mapped = np.isin(self.features, exact)[:, None]
-        with np.errstate(invalid="ignore"):
-            need = mapped & np.isfinite(self.holds)
-            need &= per_class(hold_shares, decoded(DeadBands.uniform(np.zeros(shape)))) < self.holds
-        rules = [np.zeros(shape, bool)] + ([] if self.runs is None else [np.ones(shape, bool)])
-        found = []
-        for local in rules:
-            low, high = np.zeros(shape), np.where(need, MAX_HOLD, 0.0)
-            for _ in range(HOLD_ROUNDS if need.any() else 0):
-                middle = np.where(need, (low + high) / 2, 0.0)
-                with np.errstate(invalid="ignore"):
-                    short = per_class(hold_shares, decoded(DeadBands(middle, local))) < self.holds
-                low = np.where(need & short, middle, low)
-                high = np.where(need & ~short, middle, high)
-            found.append(DeadBands(high, local))
-        if len(found) == 1 or not need.any():
-            return found[0]
+        none = DeadBands.uniform(np.zeros(shape))
         with np.errstate(invalid="ignore", divide="ignore"):
-            off = [np.abs(np.log(per_class(hold_runs, decoded(b)) / self.runs)) for b in found]
-        local = need & (np.nan_to_num(off[1], nan=np.inf) < np.nan_to_num(off[0], nan=np.inf))
-        return DeadBands(np.where(local, found[1].widths, found[0].widths), local)
+            # A band where a class holds less often than in training, by either rule.
+            need = mapped & np.isfinite(self.holds) & (measured(hold_shares, none) < self.holds)
+            bands = DeadBands.uniform(widths(need, none.local, None))
+            if self.runs is not None and need.any():
+                local = DeadBands(widths(need, ~none.local, None), ~none.local)
+                off = [np.abs(np.log(measured(hold_runs, b) / self.runs)) for b in (bands, local)]
+                take = need & (
+                    np.nan_to_num(off[1], nan=np.inf) < np.nan_to_num(off[0], nan=np.inf)
+                )
+                bands = DeadBands(np.where(take, local.widths, bands.widths), take)
+            if self.reversals is None:
+                return bands
+            # A dither where a class then turns back less often than in training, never
+            # past it, and that class's band again with it.
+            turns = measured(reversal_shares, bands) < self.reversals
+            need = mapped & np.isfinite(self.reversals) & turns
+            if not need.any():
+                return bands
+
+            def rare(middle: np.ndarray) -> np.ndarray:
+                dithered = DeadBands(bands.widths, bands.local, middle)
+                return measured(reversal_shares, dithered) < self.reversals
+
+            dither = bisected(need, MAX_DITHER, rare)[0]
+            alone = DeadBands(np.zeros(shape), bands.local, dither)
+            short = need & np.isfinite(self.holds) & (measured(hold_shares, alone) < self.holds)
+            found = widths(short, bands.local, dither)
+        return DeadBands(np.where(need, found, bands.widths), bands.local, dither)
 
     def hold(self, rows: SeriesRows, classes: np.ndarray | None, bands: DeadBands) -> SeriesRows:
         """``rows`` with each feature's series held at a value until it moves more than
@@ -361,16 +385,17 @@ class SeriesTexture(PerClassTable):
         return rows.with_rows(out)
 
     def to_json(self) -> dict[str, Any]:
-        holds, runs = _nullable(self.holds), _nullable(self.runs)
-        return {**super().to_json(), "lags": self.lags, "holds": holds, "runs": runs}
+        tables = {k: _nullable(getattr(self, k)) for k in ("holds", "runs", "reversals")}
+        return {**super().to_json(), "lags": self.lags, **tables}
 
     @classmethod
     def from_json(cls, state: dict[str, Any]) -> SeriesTexture:
         texture = super().from_json(state, width=state["lags"] + 1)
-        # Files from before holds were matched have neither; from before runs were kept,
-        # no runs (one dead band a series).
+        # Files from before holds were matched have none of these; from before runs were
+        # kept, no runs (one dead band a series); from before reversals, no dither.
         texture.holds = _from_nullable(state.get("holds"))
         texture.runs = _from_nullable(state.get("runs"))
+        texture.reversals = _from_nullable(state.get("reversals"))
         return texture
 
 
