@@ -247,13 +247,8 @@ class ResumePoint(ModelFile):
                     for name in trainer.modules()
                 },
                 "optimizers": {
-                    name: join_optimizer_state(
-                        f"guard.optimizer.{name}",
-                        self.tensors,
-                        saved["optimizers"][name],
-                        opt.state_dict(),
-                    )
-                    for name, opt in trainer.optimizers().items()
+                    name: join_optimizer_state(f"guard.optimizer.{name}", self.tensors, kept)
+                    for name, kept in saved["optimizers"].items()
                 },
             }
         snapshot["precision"] = saved["precision"]

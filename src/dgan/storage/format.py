@@ -365,16 +365,10 @@ def split_optimizer_state(prefix: str, state_dict: dict[str, Any]) -> tuple[dict
     return tensors, {"param_groups": state_dict["param_groups"], "per_param": per_param}
 
 
-# Optimizer options that say how to step on the device the model was trained on, not
-# what it learned: a model trained on CUDA (fused Adam) steps the CPU's way after loading.
-DEVICE_OPTIONS = ("fused", "foreach", "capturable")
-
-
-def join_optimizer_state(
-    prefix: str, tensors: dict[str, torch.Tensor], rest: dict, current: dict
-) -> dict:
-    """The inverse of `split_optimizer_state`, for loading into an optimizer whose own
-    ``state_dict()`` is ``current``: its `DEVICE_OPTIONS` are kept."""
+def join_optimizer_state(prefix: str, tensors: dict[str, torch.Tensor], rest: dict) -> dict:
+    """The inverse of `split_optimizer_state`: an optimizer's state dict. Its param groups
+    keep the saving device's options; the trainer loading it keeps its own
+    (`dgan.train.trainer.Trainer.load_state_dict`)."""
     state: dict[int, dict[str, Any]] = {}
     for index, values in rest["per_param"].items():
         state.setdefault(int(index), {}).update(values)
@@ -383,11 +377,7 @@ def join_optimizer_state(
         if name.startswith(start):
             index, key = name[len(start) :].split(".", 1)
             state.setdefault(int(index), {})[key] = value
-    groups = [
-        {**saved, **{k: here[k] for k in DEVICE_OPTIONS if k in here}}
-        for saved, here in zip(rest["param_groups"], current["param_groups"], strict=True)
-    ]
-    return {"state": state, "param_groups": groups}
+    return {"state": state, "param_groups": rest["param_groups"]}
 
 
 def json_safe(value: Any) -> Any:

@@ -134,10 +134,8 @@ class ModelFile:
         trainer_state: dict[str, Any] = {
             "modules": {name: unflatten_state_dict(name, tensors) for name in trainer.modules()},
             "optimizers": {
-                name: join_optimizer_state(
-                    f"optimizer.{name}", tensors, state["optimizers"][name], opt.state_dict()
-                )
-                for name, opt in trainer.optimizers().items()
+                name: join_optimizer_state(f"optimizer.{name}", tensors, saved)
+                for name, saved in state["optimizers"].items()
             },
             "precision": state["precision"],
             "steps_done": state["steps_done"],

@@ -49,6 +49,7 @@ from dgan.train.batch import (
 from dgan.train.distributed import Collective, join, sync_batchnorm
 from dgan.train.guard import DivergenceGuard
 from dgan.train.memory import check_memory
+from dgan.train.optimizers import adam_optimizers, load_optimizer
 
 logger = logging.getLogger(__name__)
 
@@ -66,12 +67,27 @@ def frozen(*modules: torch.nn.Module | None) -> Iterator[None]:
             p.requires_grad_(True)
 
 
+def _optimizer(name: str) -> property:
+    """The optimizer of network ``name`` (None where there is no such network), built
+    with the others on first use (`Trainer.optimizers`)."""
+    return property(
+        lambda trainer: trainer.optimizers().get(name),
+        lambda trainer, optimizer: trainer._set_optimizer(name, optimizer),
+    )
+
+
 class Trainer:
     """Owns the networks, optimizers, precision policy and training RNG; runs epochs.
 
     Build one with `Trainer.create`. Its whole state (`state_dict`) is what a saved model
     and the divergence guard's snapshot hold.
     """
+
+    generator_opt = _optimizer("generator")
+    critic_opt = _optimizer("critic")
+    attribute_critic_opt = _optimizer("attribute_critic")
+    temporal_critic_opt = _optimizer("temporal_critic")
+    envelope_critic_opt = _optimizer("envelope_critic")
 
     def __init__(
         self,
@@ -101,33 +117,10 @@ class Trainer:
                 if isinstance(module, torch.nn.RNNBase):
                     module.flatten_parameters()
         self.device = policy.device
-        # Fused Adam: one kernel per step instead of a dozen per parameter (faster steps on
-        # CPU too; docs/precision.md); on the GPU it lets GradScaler skip without a sync.
-        fused = {"fused": True} if self.device.type in ("cuda", "cpu") else {}
-
-        def adam(module, lr, beta1):
-            return torch.optim.Adam(module.parameters(), lr=lr, betas=(beta1, 0.999), **fused)
-
-        c = config
-        self.generator_opt = adam(generator, c.generator_learning_rate, c.generator_beta1)
-        self.critic_opt = adam(critic, c.discriminator_learning_rate, c.discriminator_beta1)
-        self.attribute_critic_opt = None
-        if attribute_critic is not None:
-            self.attribute_critic_opt = adam(
-                attribute_critic,
-                c.attribute_discriminator_learning_rate,
-                c.attribute_discriminator_beta1,
-            )
-        self.temporal_critic_opt = None
-        if temporal_critic is not None:
-            self.temporal_critic_opt = adam(
-                temporal_critic, c.discriminator_learning_rate, c.discriminator_beta1
-            )
-        self.envelope_critic_opt = None
-        if envelope_critic is not None:
-            self.envelope_critic_opt = adam(
-                envelope_critic, c.discriminator_learning_rate, c.discriminator_beta1
-            )
+        # Built on first use (`optimizers`, `dgan.train.optimizers`); states loaded
+        # before then wait for them.
+        self._optimizers: dict[str, torch.optim.Optimizer] | None = None
+        self._saved_optimizers: dict[str, Any] = {}
         self.set_policy(policy)
         # Differential privacy: DP-SGD on the critics (dgan.privacy); None without.
         self.privacy = None
@@ -180,15 +173,19 @@ class Trainer:
         return parts
 
     def optimizers(self) -> dict[str, torch.optim.Optimizer]:
-        """Each trained network's optimizer, by the network's name."""
-        parts = {"generator": self.generator_opt, "critic": self.critic_opt}
-        if self.attribute_critic_opt is not None:
-            parts["attribute_critic"] = self.attribute_critic_opt
-        if self.temporal_critic_opt is not None:
-            parts["temporal_critic"] = self.temporal_critic_opt
-        if self.envelope_critic_opt is not None:
-            parts["envelope_critic"] = self.envelope_critic_opt
-        return parts
+        """Each trained network's optimizer, by the network's name; built on the first
+        call, with any state loaded before it (`load_state_dict`)."""
+        if self._optimizers is None:
+            self._optimizers = adam_optimizers(self.config, self.modules(), self.device)
+            for name, state in self._saved_optimizers.items():
+                if name in self._optimizers:
+                    load_optimizer(self._optimizers[name], state)
+            self._saved_optimizers = {}
+        return dict(self._optimizers)
+
+    def _set_optimizer(self, name: str, optimizer: torch.optim.Optimizer) -> None:
+        self.optimizers()
+        self._optimizers[name] = optimizer
 
     def join_processes(
         self, data: EncodedData, shared_rngs: Sequence[torch.Generator] = ()
@@ -272,9 +269,11 @@ class Trainer:
         for name, module in self.modules().items():
             if name in state.get("modules", {}):
                 module.load_state_dict(state["modules"][name])
-        for name, opt in self.optimizers().items():
-            if name in state.get("optimizers", {}):
-                opt.load_state_dict(state["optimizers"][name])
+        for name, saved in state.get("optimizers", {}).items():
+            if self._optimizers is None:  # loaded when they are built
+                self._saved_optimizers[name] = saved
+            elif name in self._optimizers:
+                load_optimizer(self._optimizers[name], saved)
         if "precision" in state:
             self._restore_precision(state["precision"])
         if "rng" in state:
