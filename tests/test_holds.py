@@ -180,3 +180,20 @@ def test_the_dither_noise_is_read_from_the_series_themselves():
     moved = held(other, [0], None, bands)
     last = slice(len(series.rows) - 50, None)  # the last series, unchanged itself
     assert not np.array_equal(moved.rows[last], once.rows[last])
+
+
+def test_the_dither_is_the_same_for_the_same_values_stored_as_objects():
+    """Decoded rows with a discrete feature are an object array: its buffer holds the
+    values' addresses, which differ between two decodings of the same series."""
+    waves = _waves(np.random.default_rng(7), 4, 30).ravel()
+    bands = DeadBands(np.zeros((1, 1)), np.zeros((1, 1), bool), np.full((1, 1), 0.1))
+
+    def decoded() -> SeriesRows:  # a continuous feature and a category, as decoding gives
+        rows = np.empty((len(waves), 2), dtype=object)
+        rows[:, 0] = [float(v) for v in waves]  # new float objects each time
+        rows[:, 1] = "on"
+        return SeriesRows(rows, np.full(4, 30))
+
+    once, again = held(decoded(), [0], None, bands), held(decoded(), [0], None, bands)
+    assert np.array_equal(once.rows[:, 0].astype(float), again.rows[:, 0].astype(float))
+    assert not np.array_equal(once.rows[:, 0].astype(float), waves)  # dithered

@@ -188,7 +188,8 @@ def held(
     """``rows`` with each of ``features``' series held at a value until it moves more
     than its class's dead band (``bands``, per feature in ``features`` and class) away
     from it, after its class's dither (if any) is added; a new `SeriesRows`. A width and
-    dither of 0 leave a series as it is. The dither's noise is seeded from ``rows``.
+    dither of 0 leave a series as it is. The dither's noise is seeded from ``rows``' values
+    of ``features``.
 
     Example:
         >>> rows = SeriesRows.from_list([np.array([[0.0], [0.1], [0.05], [2.0], [2.1]])])
@@ -200,7 +201,7 @@ def held(
     longest = int(rows.lengths.max()) if len(rows) else 0
     step = max(1, _PAD_ELEMENTS // max(longest, 1))
     dither = np.zeros(bands.widths.shape) if bands.dither is None else bands.dither
-    rng = np.random.default_rng(_seed_of(rows)) if (dither > 0).any() else None
+    rng = np.random.default_rng(_seed_of(rows, features)) if (dither > 0).any() else None
     for k, i in enumerate(features):
         width, local = bands.widths[k][row_classes], bands.local[k][row_classes]
         noise = dither[k][row_classes]
@@ -266,11 +267,14 @@ def _hold_part(
     return written(column, starts, out, inside & changed[:, None] & np.isfinite(values))
 
 
-def _seed_of(rows: SeriesRows) -> int:
-    """A seed read from ``rows``' values and lengths: the same series, the same noise."""
+def _seed_of(rows: SeriesRows, features: list[int]) -> int:
+    """A seed read from ``rows``' values of ``features`` and its lengths: the same series,
+    the same noise. Read as float64, not as stored: decoded rows with a discrete feature
+    are objects, whose buffer holds addresses."""
     digest = hashlib.blake2b(digest_size=8)
-    digest.update(np.ascontiguousarray(rows.rows).data)
-    digest.update(np.ascontiguousarray(rows.lengths).data)
+    for i in features:
+        digest.update(np.ascontiguousarray(rows.rows[:, i], dtype=np.float64).data)
+    digest.update(np.ascontiguousarray(rows.lengths, dtype=np.int64).data)
     return int.from_bytes(digest.digest(), "little")
 
 
