@@ -120,18 +120,15 @@ def reversal_shares(
         >>> reversal_shares(rows, 0, None, 1).tolist()  # up, down (turns back), down
         [0.5]
     """
-    classes = np.zeros(len(rows), np.int64) if classes is None else np.asarray(classes)
-    values = np.asarray(rows.rows[:, feature], dtype=np.float64)
-    series = rows.example_of_row()
+    classes, values, series, step, counted = _steps(rows, feature, classes, n_classes)
     change = np.diff(values)
-    moves = np.flatnonzero((series[1:] == series[:-1]) & np.isfinite(change) & (change != 0))
+    moves = np.flatnonzero(step & (change != 0))
     paired = series[moves[1:]] == series[moves[:-1]]  # a move and the next one, one series
     sign = np.sign(change[moves])
     turns = paired & (sign[1:] != sign[:-1])
     of_class = classes[series[moves[1:]]]
     pairs = np.bincount(of_class[paired], minlength=n_classes).astype(np.float64)
     turned = np.bincount(of_class[turns], minlength=n_classes).astype(np.float64)
-    counted = np.bincount(classes[rows.lengths > 1], minlength=n_classes)
     return _per_class(turned, pairs, counted, counted > 0)
 
 
@@ -280,10 +277,7 @@ def _seed_of(rows: SeriesRows, features: list[int]) -> int:
 
 def _hold_counts(rows: SeriesRows, feature: int, classes: np.ndarray | None, n_classes: int):
     """Per class: steps, held steps, runs of held steps, and series with steps."""
-    classes = np.zeros(len(rows), np.int64) if classes is None else np.asarray(classes)
-    values = np.asarray(rows.rows[:, feature], dtype=np.float64)
-    series = rows.example_of_row()
-    step = (series[1:] == series[:-1]) & np.isfinite(values[1:]) & np.isfinite(values[:-1])
+    classes, values, series, step, counted = _steps(rows, feature, classes, n_classes)
     hold = step & (values[1:] == values[:-1])
     # A hold right after a hold continues its run (a hold never spans two series, so
     # two in a row are in one).
@@ -293,8 +287,19 @@ def _hold_counts(rows: SeriesRows, feature: int, classes: np.ndarray | None, n_c
     def count(mask: np.ndarray) -> np.ndarray:
         return np.bincount(of_class[mask], minlength=n_classes).astype(np.float64)
 
-    counted = np.bincount(classes[rows.lengths > 1], minlength=n_classes)
     return count(step), count(hold), count(starts_run), counted
+
+
+def _steps(rows: SeriesRows, feature: int, classes: np.ndarray | None, n_classes: int):
+    """Each series' class (0 for None), feature ``feature``'s values as float64, each
+    row's series, which row-to-row steps stay in one series between finite values, and
+    per class the series with steps."""
+    classes = np.zeros(len(rows), np.int64) if classes is None else np.asarray(classes)
+    values = np.asarray(rows.rows[:, feature], dtype=np.float64)
+    series = rows.example_of_row()
+    step = (series[1:] == series[:-1]) & np.isfinite(values[1:]) & np.isfinite(values[:-1])
+    counted = np.bincount(classes[rows.lengths > 1], minlength=n_classes)
+    return classes, values, series, step, counted
 
 
 def _per_class(
