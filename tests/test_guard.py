@@ -22,7 +22,7 @@ import dgan.train.losses
 from dgan import DGAN
 from dgan.precision import Precision, fallback_precision
 from dgan.train.batch import Accumulators, Batch
-from dgan.train.guard import MIN_LOSS_SCALE, DivergenceGuard
+from dgan.train.guard import MIN_LOSS_SCALE, DivergenceGuard, _all_finite, _copied
 from tiny import tiny_config
 
 CPU = torch.device("cpu")
@@ -242,3 +242,47 @@ def test_a_snapshot_stays_as_taken_through_later_steps_and_recoveries():
             for key, values in optimizer_state["state"].items():
                 live = state["optimizers"][name]["state"][key]
                 assert all(torch.equal(live[k], v) for k, v in values.items()), (name, key)
+
+
+# ----- the check and the copy themselves -------------------------------------------------
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")])
+def test_one_non_finite_element_anywhere_is_found(dtype, bad):
+    """Read from each tensor's ends: a lone bad element at either end or inside any tensor,
+    of any size, is found; empty tensors are skipped and no tensors are healthy."""
+    healthy = [torch.randn(7, 3).to(dtype), torch.tensor(2.0, dtype=dtype), torch.empty(0)]
+    assert _all_finite(healthy, CPU).item()
+    for shape in [(), (1,), (5, 4), (1001,)]:
+        for where in [0, -1, None]:
+            tensor = torch.randn(shape).to(dtype)
+            flat = tensor.view(-1)
+            flat[torch.randint(flat.numel(), ()) if where is None else where] = bad
+            assert not _all_finite([*healthy, tensor], CPU).item(), (shape, where)
+    assert _all_finite([], CPU).item() and _all_finite([torch.empty(0)], CPU).item()
+
+
+def test_a_large_finite_double_is_finite_beside_small_floats():
+    """Tensors are compared in their own dtype: 1e300 would overflow in float32."""
+    assert _all_finite([torch.tensor([1e300], dtype=torch.float64), torch.ones(3)], CPU).item()
+
+
+def test_a_copied_state_is_equal_unshared_and_loads_like_the_original():
+    module = torch.nn.Sequential(torch.nn.Linear(3, 2), torch.nn.BatchNorm1d(2))
+    optimizer = torch.optim.Adam(module.parameters())
+    module(torch.randn(4, 3)).sum().backward()
+    optimizer.step()
+    state = {"module": module.state_dict(), "optimizer": optimizer.state_dict(), "name": "x"}
+    copied = _copied(state)
+    expected = copy.deepcopy(state)
+    assert type(copied["module"]) is type(state["module"])
+    assert copied["module"]._metadata == state["module"]._metadata  # the modules' versions
+    assert copied["optimizer"]["param_groups"] == expected["optimizer"]["param_groups"]
+    assert _same(copied["module"], expected["module"])
+    for key, values in expected["optimizer"]["state"].items():
+        assert _same(copied["optimizer"]["state"][key], values)
+    with torch.no_grad():  # the live tensors change; the copy does not
+        for tensor in state["module"].values():
+            tensor.add_(1)
+    assert _same(copied["module"], expected["module"])
+    module.load_state_dict(copied["module"])
+    assert _same(module.state_dict(), expected["module"])

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import logging
+from collections import OrderedDict
 from typing import Any, Protocol
 
 import torch
@@ -30,10 +31,34 @@ MIN_LOSS_SCALE = 1.0
 
 
 def _all_finite(tensors: list[torch.Tensor], device: torch.device) -> torch.Tensor:
-    """Device bool: every element of every tensor is finite (True for no tensors)."""
-    if not tensors:
+    """Device bool: every element of every tensor is finite (True for no tensors).
+
+    Read from each tensor's least and greatest element (`torch.aminmax`, which NaN
+    propagates to): one pass and no temporary of the tensor's size, several times faster
+    than ``isfinite(t).all()`` on a CPU.
+    """
+    ends: dict[torch.dtype, list[torch.Tensor]] = {}  # stacked per dtype: no casts
+    for t in tensors:
+        if t.numel():
+            ends.setdefault(t.dtype, []).extend(torch.aminmax(t.detach()))
+    if not ends:
         return torch.ones((), dtype=torch.bool, device=device)
-    return torch.stack([torch.isfinite(t).all() for t in tensors]).all()
+    return torch.stack([torch.isfinite(torch.stack(e)).all() for e in ends.values()]).all()
+
+
+def _copied(state: Any) -> Any:
+    """``state`` (nested dicts, lists and tuples of tensors and plain values) with every
+    tensor cloned: what `copy.deepcopy` makes of a state dict, several times faster."""
+    if torch.is_tensor(state):
+        return state.detach().clone()
+    if type(state) in (dict, OrderedDict):
+        copied = type(state)((key, _copied(value)) for key, value in state.items())
+        if hasattr(state, "_metadata"):  # a module's state dict: its version numbers
+            copied._metadata = copy.deepcopy(state._metadata)
+        return copied
+    if type(state) in (list, tuple):
+        return type(state)(_copied(value) for value in state)
+    return copy.deepcopy(state)
 
 
 class Guarded(Protocol):
@@ -72,9 +97,7 @@ class DivergenceGuard:
         """Remember the trainer's current state as the last healthy one."""
         state = self.trainer.state_dict()
         # The RNG and step count go on: replaying the same draws would not help.
-        self._snapshot = copy.deepcopy(
-            {k: state[k] for k in ("modules", "optimizers", "precision")}
-        )
+        self._snapshot = _copied({k: state[k] for k in ("modules", "optimizers", "precision")})
 
     def state_dict(self) -> dict[str, Any] | None:
         """The last healthy state (what `recover` rolls back to), or None before any
@@ -157,7 +180,7 @@ class DivergenceGuard:
         trainer = self.trainer
         old = trainer.policy.precision
         # A copy: optimizers keep the tensors they load and would update the snapshot.
-        trainer.load_state_dict(copy.deepcopy(self._snapshot))
+        trainer.load_state_dict(_copied(self._snapshot))
         new = fallback_precision(old, trainer.device)
         if new is None:
             action = "rolled back to the last good weights and stopped training"
