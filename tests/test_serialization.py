@@ -755,3 +755,35 @@ def test_generating_from_a_loaded_model_builds_no_optimizer(saved, tmp_path):
         for index, state in optimizer.state_dict()["state"].items():
             for key, value in state.items():
                 assert torch.equal(built.state_dict()["state"][index][key], value), (name, key)
+
+
+def test_training_memory_is_checked_before_building_and_a_loaded_model_s_when_it_trains(
+    tmp_path, monkeypatch
+):
+    """A fresh model counts its networks on the meta device before building them; a
+    loaded one skips that build (a bridge's constants go through torch's decompositions
+    there, which import torch._dynamo: seconds of every `dgan generate`) and counts its
+    built networks when training first needs optimizers."""
+    import dgan.train.memory
+    import dgan.train.trainer
+
+    meta_checks = []
+    check = dgan.train.trainer.check_memory
+    monkeypatch.setattr(
+        dgan.train.trainer, "check_memory", lambda *a: meta_checks.append(1) or check(*a)
+    )
+    features = np.random.default_rng(0).random((8, 6, 1))
+    model = DGAN(tiny_config(bridge_seams=True))
+    model.train_numpy(features, progress_bar=False)
+    assert model.trainer.generator.bridge is not None and meta_checks == [1]
+    path = model.save(tmp_path / "bridged.dgan")
+    loaded = DGAN.load(path)
+    loaded.generate_numpy(2)
+    assert meta_checks == [1]  # no meta build for the load
+    # Room for the data, not for the networks' training state: refused, naming the sizes.
+    monkeypatch.setattr(dgan.train.memory, "available_memory_bytes", lambda device: 20_000)
+    with pytest.raises(ParameterError, match=r"These networks need .* generator .*critic"):
+        loaded.trainer.optimizers()
+    with pytest.raises(ParameterError, match="These networks need"):
+        DGAN(tiny_config(bridge_seams=True)).train_numpy(features, progress_bar=False)
+    assert meta_checks == [1, 1]
