@@ -9,7 +9,14 @@ import torch
 
 from dgan import DGAN, DGANConfig, OutputType
 from dgan.encoding.encoder import DataEncoder
-from dgan.encoding.marginals import HOLDING, MIN_SERIES_ONE_MAP, QUANTILES, ValueMarginals
+from dgan.encoding.marginals import (
+    HOLDING,
+    MIN_SERIES_ONE_MAP,
+    PROBABILITIES,
+    QUANTILES,
+    ValueMarginals,
+    quantiles_of,
+)
 from dgan.errors import ParameterError, SerializationError
 from dgan.series import SeriesRows
 from model_files import rewritten
@@ -231,3 +238,21 @@ def test_a_broken_quantile_table_in_a_file_is_named(trained, tmp_path, where, va
 def test_a_private_run_refuses_true_and_reads_no_distribution_at_auto():
     with pytest.raises(ParameterError, match="match_marginals=True maps generated values"):
         DGANConfig(max_sequence_len=8, sample_len=2, dp_epsilon=5.0, match_marginals=True)
+
+
+@pytest.mark.parametrize("kind", ["normal", "tiny and huge", "few values", "rounded", "columns"])
+def test_quantiles_from_one_sort_are_numpy_s_exactly(kind):
+    """The maps' quantiles come from one sort; they must be np.quantile's, bit for bit, or
+    every model would generate other values than before."""
+    rng = np.random.default_rng(len(kind))
+    draws = {
+        "normal": lambda n: rng.normal(size=n),
+        "tiny and huge": lambda n: rng.normal(size=n) * 10.0 ** rng.uniform(-30, 30, n),
+        "few values": lambda n: rng.integers(0, 4, n).astype(np.float64),
+        "rounded": lambda n: np.round(rng.exponential(size=n), 1),
+        "columns": lambda n: rng.normal(size=(n, 3)),
+    }
+    for n in [1, 2, 3, 7, 1000, 1001, 1002, 4321]:
+        values = draws[kind](n)
+        expected = np.quantile(values, PROBABILITIES, axis=0)
+        assert np.array_equal(quantiles_of(values), expected), n

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from dgan.encoding.marginals import PROBABILITIES, QUANTILES
+from dgan.encoding.marginals import PROBABILITIES, QUANTILES, quantiles_of
 from dgan.encoding.period_map import class_quantiles
 from dgan.encoding.periods import gate_sample, series_frequencies
 from dgan.series import SeriesRows
@@ -120,7 +120,7 @@ class CentreMap:
             for k in range(self.n_classes):
                 mine = centre[codes == k]
                 if len(mine):
-                    out[k, j] = np.quantile(mine, PROBABILITIES)
+                    out[k, j] = quantiles_of(mine)
         return out
 
     def apply(self, rows: SeriesRows, classes: np.ndarray | None, own: np.ndarray) -> SeriesRows:

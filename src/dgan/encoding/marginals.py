@@ -27,6 +27,27 @@ QUANTILES = 1001
 PROBABILITIES = np.linspace(0.0, 1.0, QUANTILES)
 
 
+def quantiles_of(values: np.ndarray) -> np.ndarray:
+    """``np.quantile(values, PROBABILITIES, axis=0)`` (its default, linear method), the
+    same numbers from one sort: np.quantile partitions at each of the 2,002 points it
+    reads, which on a CPU costs a hundred sorts of the same values.
+
+    Example:
+        >>> values = np.random.default_rng(0).normal(size=(50, 2))
+        >>> bool((quantiles_of(values) == np.quantile(values, PROBABILITIES, axis=0)).all())
+        True
+    """
+    ordered = np.sort(np.asarray(values, dtype=np.float64), axis=0)
+    virtual = (len(ordered) - 1) * PROBABILITIES
+    below = np.floor(virtual).astype(np.intp)
+    above = np.minimum(below + 1, len(ordered) - 1)
+    # As numpy interpolates: from the nearer end, so that equal neighbours give exactly it.
+    gamma = (virtual - below).reshape((-1,) + (1,) * (ordered.ndim - 1))
+    low, high = ordered[below], ordered[above]
+    step = high - low
+    return np.where(gamma >= 0.5, high - step * (1 - gamma), low + step * gamma)
+
+
 def on_grid(quantiles: np.ndarray) -> bool:
     """Whether values sit on a grid (whole hPa, 0 all night): more than half of the
     neighbouring quantiles are equal. Then the training quantiles are values the data
@@ -158,7 +179,7 @@ class ValueMarginals(PerClassTable):
             for g in range(n_classes):
                 mine = values[(row_class == g) & np.isfinite(values)]
                 if mine.size:
-                    out[k, g] = np.quantile(mine, PROBABILITIES)
+                    out[k, g] = quantiles_of(mine)
                     if on_grid(out[k, g]):  # observed values only, none in between
                         out[k, g] = np.quantile(mine, PROBABILITIES, method="inverted_cdf")
         return out

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from dgan.encoding.marginals import PROBABILITIES, QUANTILES
+from dgan.encoding.marginals import QUANTILES, quantiles_of
 from dgan.encoding.periods import encode_frequencies, gate_sample, series_frequencies
 from dgan.series import SeriesRows
 
@@ -152,13 +152,13 @@ def class_quantiles(values: np.ndarray, classes: np.ndarray | None, n_classes: i
         ((2, 1, 1001), [0.0, 19.0], [20.0, 39.0])
     """
     values = np.asarray(values, dtype=np.float64)
-    pooled = np.quantile(values, PROBABILITIES, axis=0).T
+    pooled = quantiles_of(values).T
     out = np.repeat(pooled[None], n_classes, axis=0)
     if classes is not None:
         for k in range(n_classes):
             mine = values[np.asarray(classes) == k]
             if len(mine) >= MIN_CLASS_SERIES:
-                out[k] = np.quantile(mine, PROBABILITIES, axis=0).T
+                out[k] = quantiles_of(mine).T
     return out
 
 
