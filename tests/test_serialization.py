@@ -726,23 +726,27 @@ GENERATE_ONLY = """
 import sys
 from dgan import DGAN
 
-model = DGAN.load(sys.argv[1])
-model.generate_numpy(3)
+for path in sys.argv[1:]:
+    DGAN.load(path).generate_numpy(3)
 print("torch._dynamo" in sys.modules)
 """
 
 
 def test_generating_from_a_loaded_model_builds_no_optimizer(saved, tmp_path):
     """Building an optimizer imports torch._dynamo (seconds of a `dgan generate`); a model
-    loaded to generate never needs one. Asked for, they are built with the file's state."""
+    loaded to generate never needs one, nor a meta-device copy of its networks (where the
+    bridge's constants would import it too). Asked for, optimizers get the file's state."""
     import subprocess
 
     model, path = saved
+    bridged = DGAN(tiny_config(bridge_seams=True))
+    bridged.train_numpy(np.random.default_rng(0).random((8, 6, 1)), progress_bar=False)
+    assert bridged.generator.bridge is not None
     script = tmp_path / "generate.py"
     script.write_text(GENERATE_ONLY)
     src = str(Path(__file__).parents[1] / "src")
     env = {**os.environ, "PYTHONPATH": src, "OMP_NUM_THREADS": "1"}
-    command = [sys.executable, str(script), str(path)]
+    command = [sys.executable, str(script), str(path), str(bridged.save(tmp_path / "b.dgan"))]
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=240)
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.strip() == "False"
@@ -757,33 +761,24 @@ def test_generating_from_a_loaded_model_builds_no_optimizer(saved, tmp_path):
                 assert torch.equal(built.state_dict()["state"][index][key], value), (name, key)
 
 
-def test_training_memory_is_checked_before_building_and_a_loaded_model_s_when_it_trains(
+def test_networks_too_large_to_train_are_refused_when_training_starts_not_to_generate(
     tmp_path, monkeypatch
 ):
-    """A fresh model counts its networks on the meta device before building them; a
-    loaded one skips that build (a bridge's constants go through torch's decompositions
-    there, which import torch._dynamo: seconds of every `dgan generate`) and counts its
-    built networks when training first needs optimizers."""
+    """Room for the data, not for the networks' training state: training stops before its
+    first step with a ParameterError naming each network's size; a loaded model still
+    generates (that needs no optimizer state) and is refused only when it trains on."""
     import dgan.train.memory
-    import dgan.train.trainer
 
-    meta_checks = []
-    check = dgan.train.trainer.check_memory
-    monkeypatch.setattr(
-        dgan.train.trainer, "check_memory", lambda *a: meta_checks.append(1) or check(*a)
-    )
     features = np.random.default_rng(0).random((8, 6, 1))
-    model = DGAN(tiny_config(bridge_seams=True))
+    model = DGAN(tiny_config())
     model.train_numpy(features, progress_bar=False)
-    assert model.trainer.generator.bridge is not None and meta_checks == [1]
-    path = model.save(tmp_path / "bridged.dgan")
-    loaded = DGAN.load(path)
-    loaded.generate_numpy(2)
-    assert meta_checks == [1]  # no meta build for the load
-    # Room for the data, not for the networks' training state: refused, naming the sizes.
+    path = model.save(tmp_path / "model.dgan")
     monkeypatch.setattr(dgan.train.memory, "available_memory_bytes", lambda device: 20_000)
+    fresh = DGAN(tiny_config())
     with pytest.raises(ParameterError, match=r"These networks need .* generator .*critic"):
-        loaded.trainer.optimizers()
+        fresh.train_numpy(features, progress_bar=False)
+    assert fresh.trainer.steps_done == 0 and not fresh.history
+    loaded = DGAN.load(path)
+    assert len(loaded.generate_numpy(2)[1]) == 2
     with pytest.raises(ParameterError, match="These networks need"):
-        DGAN(tiny_config(bridge_seams=True)).train_numpy(features, progress_bar=False)
-    assert meta_checks == [1, 1]
+        loaded.trainer.optimizers()

@@ -102,24 +102,15 @@ class DGAN:
         encoder: DataEncoder,
         layout: FrameLayout | None = None,
         device: torch.device | None = None,
-        *,
-        check_memory: bool = True,
     ) -> None:
         """Create networks, optimizers and RNG streams for a fitted encoder (training
-        does on its first call, `load` from a file; call it only around your own encoder).
-
-        ``check_memory``: whether networks too large to train on the device are refused
-        before they are built (a ParameterError); False leaves that to the first training
-        step, as `load` does, since generating needs no training memory.
-        """
+        does on its first call, `load` from a file; call it only around your own encoder)."""
         if self.is_built:
             raise ParameterError("This model is built already; create a new DGAN to rebuild.")
         if device is not None:
             self.device = device
         self.encoder, self.data_frame_layout = encoder, layout
-        self.trainer = Trainer.create(
-            self.config, encoder, self.device, check_memory_first=check_memory
-        )
+        self.trainer = Trainer.create(self.config, encoder, self.device)
         names = None if layout is None else layout.attribute_columns
         generator = self.trainer.sampling_generator
         self.sampler = Sampler(self.config, encoder, generator, self.device, names)
@@ -503,7 +494,7 @@ class DGAN:
         file = ModelFile.read(path)
         with inconsistent_file_errors(path):
             model = cls(file.config())
-            model.build(file.encoder(), file.layout(), device=device, check_memory=False)
+            model.build(file.encoder(), file.layout(), device=device)
             file.load_into(model.trainer, model.sampler.rng)
             model.history = file.history
         return model

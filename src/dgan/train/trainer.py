@@ -48,7 +48,7 @@ from dgan.train.batch import (
 )
 from dgan.train.distributed import Collective, join, sync_batchnorm
 from dgan.train.guard import DivergenceGuard
-from dgan.train.memory import check_memory, check_network_memory
+from dgan.train.memory import check_memory
 from dgan.train.optimizers import adam_optimizers, load_optimizer
 
 logger = logging.getLogger(__name__)
@@ -121,7 +121,6 @@ class Trainer:
         # before then wait for them.
         self._optimizers: dict[str, torch.optim.Optimizer] | None = None
         self._saved_optimizers: dict[str, Any] = {}
-        self._memory_unchecked = False  # True: check before building them (`create`)
         self.set_policy(policy)
         # Differential privacy: DP-SGD on the critics (dgan.privacy); None without.
         self.privacy = None
@@ -133,25 +132,13 @@ class Trainer:
         self.collective: Collective | None = None
 
     @classmethod
-    def create(
-        cls,
-        config: DGANConfig,
-        encoder: DataEncoder,
-        device: torch.device,
-        *,
-        check_memory_first: bool = True,
-    ) -> Trainer:
+    def create(cls, config: DGANConfig, encoder: DataEncoder, device: torch.device) -> Trainer:
         """Networks sized for ``encoder``, initialised from ``config.seed``, on ``device``.
 
-        Seeding never touches the caller's global RNG. Networks whose weights and optimizer
-        state alone would not fit in the device's memory are a ParameterError: counted on
-        the meta device first, allocating nothing, or with ``check_memory_first=False``
-        (a model loaded to generate) counted as built when training first needs its
-        optimizers (on the meta device a network's constants go through torch's Python
-        decompositions, which import torch._dynamo: seconds that generating need not pay).
+        Seeding never touches the caller's global RNG. Whether training fits in the
+        device's memory is checked when training first needs it (`optimizers`): a model
+        loaded to generate needs none of it.
         """
-        if check_memory_first:
-            check_memory(config, encoder, device)
         with seeded_cpu_rng(config.seed):  # the caller's RNG state is untouched
             generator, critic, attribute_critic = build_networks(config, encoder)
             temporal = build_temporal_critic(config, encoder) if config.temporal_critic else None
@@ -160,7 +147,7 @@ class Trainer:
                 if wants_envelope_critic(config, encoder)
                 else None
             )
-        trainer = cls(
+        return cls(
             config,
             generator.to(device),
             critic.to(device),
@@ -170,8 +157,6 @@ class Trainer:
             None if temporal is None else temporal.to(device),
             None if envelope is None else envelope.to(device),
         )
-        trainer._memory_unchecked = not check_memory_first
-        return trainer
 
     def modules(self) -> dict[str, torch.nn.Module]:
         """Every network by name: those with optimizers, then the generator's average."""
@@ -188,12 +173,11 @@ class Trainer:
 
     def optimizers(self) -> dict[str, torch.optim.Optimizer]:
         """Each trained network's optimizer, by the network's name; built on the first
-        call, with any state loaded before it (`load_state_dict`)."""
+        call, with any state loaded before it (`load_state_dict`), once `check_memory`
+        finds room for the training state (a ParameterError naming the networks if not)."""
         if self._optimizers is None:
-            if self._memory_unchecked:  # built without the check (`create`)
-                trained = {k: m for k, m in self.modules().items() if k != "generator_ema"}
-                check_network_memory(trained, self.device)
-                self._memory_unchecked = False
+            trained = {k: m for k, m in self.modules().items() if k != "generator_ema"}
+            check_memory(trained, self.device)
             self._optimizers = adam_optimizers(self.config, self.modules(), self.device)
             for name, state in self._saved_optimizers.items():
                 if name in self._optimizers:
