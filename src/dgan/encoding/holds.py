@@ -251,7 +251,9 @@ def _hold_part(
     if (dither > 0).any():
         values = values + (dither * spread)[:, None] * rng.standard_normal(values.shape)
     band = width * spread
-    bands = band[:, None] * np.where(local[:, None], local_activity(values), 1.0)
+    bands = np.repeat(band[:, None], longest, axis=1)
+    if local.any():  # read only where a series' band follows it
+        bands = bands * np.where(local[:, None], local_activity(values), 1.0)
     out = values.copy()
     last = values[:, 0]
     for t in range(1, longest):

@@ -123,17 +123,24 @@ def _privacy(p: list[str], data: Any) -> None:
 
 
 def _too_deep(value: Any) -> str | None:
-    """The path of a container nested deeper than MAX_HEADER_DEPTH, or None (no recursion)."""
-    stack: list[tuple[Any, int, str]] = [(value, 1, "header")]
+    """The path of a container nested deeper than MAX_HEADER_DEPTH, or None (no recursion).
+    Only containers are visited: a header holds tens of thousands of numbers (quantiles)."""
+    stack: list[tuple[Any, int, str]] = [(value, 1, "header")] if _container(value) else []
     while stack:
         item, depth, where = stack.pop()
-        if isinstance(item, (dict, list)) and depth > MAX_HEADER_DEPTH:
+        if depth > MAX_HEADER_DEPTH:
             return where
         if isinstance(item, dict):
-            stack.extend((v, depth + 1, field(where, k)) for k, v in item.items())
-        elif isinstance(item, list):
-            stack.extend((v, depth + 1, f"{where}[{i}]") for i, v in enumerate(item))
+            stack.extend((v, depth + 1, field(where, k)) for k, v in item.items() if _container(v))
+        else:
+            stack.extend(
+                (v, depth + 1, f"{where}[{i}]") for i, v in enumerate(item) if _container(v)
+            )
     return None
+
+
+def _container(value: Any) -> bool:
+    return isinstance(value, (dict, list))
 
 
 def saved_config(data: dict[str, Any]) -> DGANConfig:
