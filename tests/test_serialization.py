@@ -764,9 +764,9 @@ def test_generating_from_a_loaded_model_builds_no_optimizer(saved, tmp_path):
 def test_networks_too_large_to_train_are_refused_when_training_starts_not_to_generate(
     tmp_path, monkeypatch
 ):
-    """Room for the data, not for the networks' training state: training stops before its
-    first step with a ParameterError naming each network's size; a loaded model still
-    generates (that needs no optimizer state) and is refused only when it trains on."""
+    """Room for the data, not for the networks' training state: a new model is refused
+    before its networks are built, with a ParameterError naming each one's size; a loaded
+    model still generates (that needs no optimizer state) and is refused when it trains."""
     import dgan.train.memory
 
     features = np.random.default_rng(0).random((8, 6, 1))
@@ -777,7 +777,7 @@ def test_networks_too_large_to_train_are_refused_when_training_starts_not_to_gen
     fresh = DGAN(tiny_config())
     with pytest.raises(ParameterError, match=r"These networks need .* generator .*critic"):
         fresh.train_numpy(features, progress_bar=False)
-    assert fresh.trainer.steps_done == 0 and not fresh.history
+    assert not fresh.is_built
     loaded = DGAN.load(path)
     assert len(loaded.generate_numpy(2)[1]) == 2
     with pytest.raises(ParameterError, match="These networks need"):

@@ -343,7 +343,7 @@ class DGAN:
     def _prepare(self, source: Source, resuming: Path | None = None) -> EncodedData:
         """Check and encode ``source`` (`dgan.prepare`); the first call builds the model."""
         layout = self.data_frame_layout
-        prepared = prepare(source, self.config, self.encoder, layout, resuming)
+        prepared = prepare(source, self.config, self.encoder, layout, resuming, self.device)
         if not self.is_built:
             self.config = prepared.config
             self.build(prepared.encoder, prepared.layout)

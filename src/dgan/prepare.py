@@ -45,7 +45,7 @@ from dgan.tabular.frames import dataframe_to_arrays
 from dgan.tabular.layout import FrameLayout
 from dgan.tabular.messages import Labels
 from dgan.tabular.missing import repair_missing_values
-from dgan.train.memory import check_data_memory
+from dgan.train.memory import check_data_memory, check_memory
 
 logger = logging.getLogger(__name__)
 
@@ -195,13 +195,15 @@ def prepare(
     encoder: DataEncoder | None = None,
     layout: FrameLayout | None = None,
     resuming: str | os.PathLike | None = None,
+    device: torch.device | None = None,
 ) -> Prepared:
     """Check, repair and encode ``source`` for training with ``config``.
 
     Without ``encoder`` (a model's first training call) the config is settled for the
-    data's size and the encoders are fitted on the data; with one (continuing training,
-    or resuming from the checkpoint ``resuming``, whose encoder it is), the data must fit
-    it (and a table must have ``layout``'s columns).
+    data's size, the encoders are fitted on the data, and networks too large to train on
+    ``device`` (None: the CPU) are refused before any is built (`check_memory`); with one
+    (continuing training, or resuming from the checkpoint ``resuming``, whose encoder it
+    is), the data must fit it (and a table must have ``layout``'s columns).
     """
     checked = source.check(config.max_sequence_len)
     new = checked.layout
@@ -217,6 +219,7 @@ def prepare(
         )
     layout = checked.layout if layout is None else layout
     arrays, _ = repair_missing(checked.arrays, config)
+    new_model = encoder is None
     if encoder is None and config.dp_target_epsilon is not None:  # nothing read from values
         config = settle(config, len(arrays.features))
         encoder, layout = public_parts(config, arrays, layout, checked.fixed_length)
@@ -244,6 +247,8 @@ def prepare(
     extra = 4 * n * (encoder.attribute_dim + encoder.additional_dim)
     shape = (n, encoder.max_sequence_len, encoder.feature_dim)
     check_data_memory(shape, extra, "memory", torch.device("cpu"))  # before it is made
+    if new_model:  # its networks, before they are built
+        check_memory(config, encoder, device or torch.device("cpu"))
     encoded = encoder.transform(arrays.features, arrays.attributes)
     return Prepared(encoded, encoder, config, layout)
 

@@ -459,7 +459,7 @@ def _warm_up(config: DGANConfig, data: Checked, device: torch.device, steps: int
     """Seconds per training step of a throwaway trainer built like the real one. Under
     torchrun it trains with the other processes, as training will (each on its shard of
     the batch, with the all-reduces), so every process must plan, as every one trains."""
-    prepared = prepare(data, config)
+    prepared = prepare(data, config, device=device)
     trainer = Trainer.create(prepared.config, prepared.encoder, device)
     collective = trainer.join_processes(prepared.encoded)  # None in one process
     data = Batch.from_encoded(prepared.encoded, device)

@@ -48,7 +48,7 @@ from dgan.train.batch import (
 )
 from dgan.train.distributed import Collective, join, sync_batchnorm
 from dgan.train.guard import DivergenceGuard
-from dgan.train.memory import check_memory
+from dgan.train.memory import check_network_memory
 from dgan.train.optimizers import adam_optimizers, load_optimizer
 
 logger = logging.getLogger(__name__)
@@ -136,7 +136,8 @@ class Trainer:
         """Networks sized for ``encoder``, initialised from ``config.seed``, on ``device``.
 
         Seeding never touches the caller's global RNG. Whether training fits in the
-        device's memory is checked when training first needs it (`optimizers`): a model
+        device's memory is checked when training first needs it (`optimizers`; a new
+        model's networks were counted before they were built, `dgan.prepare`): a model
         loaded to generate needs none of it.
         """
         with seeded_cpu_rng(config.seed):  # the caller's RNG state is untouched
@@ -173,11 +174,11 @@ class Trainer:
 
     def optimizers(self) -> dict[str, torch.optim.Optimizer]:
         """Each trained network's optimizer, by the network's name; built on the first
-        call, with any state loaded before it (`load_state_dict`), once `check_memory`
-        finds room for the training state (a ParameterError naming the networks if not)."""
+        call, with any state loaded before it (`load_state_dict`), once
+        `check_network_memory` finds room for the training state (else a ParameterError)."""
         if self._optimizers is None:
             trained = {k: m for k, m in self.modules().items() if k != "generator_ema"}
-            check_memory(trained, self.device)
+            check_network_memory(trained, self.device)
             self._optimizers = adam_optimizers(self.config, self.modules(), self.device)
             for name, state in self._saved_optimizers.items():
                 if name in self._optimizers:
