@@ -30,10 +30,14 @@ def check_memory(config: DGANConfig, encoder: DataEncoder, device: torch.device)
     check_network_memory(networks, device)
 
 
-def check_network_memory(networks: dict[str, torch.nn.Module], device: torch.device) -> None:
+def check_network_memory(
+    networks: dict[str, torch.nn.Module], device: torch.device, *, built: bool = False
+) -> None:
     """Raise ParameterError when the ``networks``' fp32 weights, gradients and Adam moments
     (16 bytes per parameter, a lower bound of what training needs) exceed the memory
     available on ``device``; the message names each network's size and its config fields.
+    ``built``: the networks are on ``device`` already, their weights out of what is
+    available: their gradients and moments (12 bytes per parameter) must fit.
 
     Example:
         >>> check_network_memory({"critic": torch.nn.Linear(4, 1)}, torch.device("cpu"))
@@ -43,7 +47,7 @@ def check_network_memory(networks: dict[str, torch.nn.Module], device: torch.dev
         for name, net in networks.items()
         if net is not None
     }
-    need = 16 * sum(sizes.values())
+    need = (12 if built else 16) * sum(sizes.values())
     available = available_memory_bytes(device)
     if available is None or need <= available:
         return
@@ -58,8 +62,9 @@ def check_network_memory(networks: dict[str, torch.nn.Module], device: torch.dev
         f"{name} {n / 1e6:,.1f}M parameters ({fields[name]})" for name, n in sizes.items()
     )
     raise ParameterError(
-        f"These networks need at least {need / 2**30:,.1f} GiB for weights, gradients and "
-        f"optimizer state, but {device} has {available / 2**30:,.1f} GiB available: {parts}. "
+        f"These networks need at least {need / 2**30:,.1f} GiB for "
+        f"{'' if built else 'weights, '}gradients and optimizer state, but {device} has "
+        f"{available / 2**30:,.1f} GiB available: {parts}. "
         "Lower the largest of those settings."
     )
 

@@ -178,7 +178,7 @@ class Trainer:
         `check_network_memory` finds room for the training state (else a ParameterError)."""
         if self._optimizers is None:
             trained = {k: m for k, m in self.modules().items() if k != "generator_ema"}
-            check_network_memory(trained, self.device)
+            check_network_memory(trained, self.device, built=True)
             self._optimizers = adam_optimizers(self.config, self.modules(), self.device)
             for name, state in self._saved_optimizers.items():
                 if name in self._optimizers:
