@@ -177,9 +177,11 @@ class Trainer:
         call, with any state loaded before it (`load_state_dict`), once
         `check_network_memory` finds room for the training state (else a ParameterError)."""
         if self._optimizers is None:
-            trained = {k: m for k, m in self.modules().items() if k != "generator_ema"}
-            check_network_memory(trained, self.device, built=True)
-            self._optimizers = adam_optimizers(self.config, self.modules(), self.device)
+            modules = self.modules()
+            optimizers = adam_optimizers(self.config, modules, self.device)
+            # Adam makes its moments at the first step: the networks it trains fit first.
+            check_network_memory({k: modules[k] for k in optimizers}, self.device, built=True)
+            self._optimizers = optimizers
             for name, state in self._saved_optimizers.items():
                 if name in self._optimizers:
                     load_optimizer(self._optimizers[name], state)
