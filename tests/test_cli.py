@@ -725,6 +725,10 @@ def test_an_unseen_category_in_the_last_attribute_row_is_reported_before_generat
         (["--atributes", "kind"], "unrecognized argument --atributes (did you mean --attributes?)"),
         # argparse alone would take a prefix of a flag as the flag, silently.
         (["--epoch", "2"], "--epoch is not a flag; did you mean --epochs?"),
+        # a word of the flag meant, not the nearest spelling (--style)
+        (["--steps", "5"], "unrecognized argument --steps (did you mean --training-steps?)"),
+        # nothing near: no guess (the shared dashes once made it --dp-delta)
+        (["--plan"], "unrecognized argument --plan\n"),
     ],
 )
 def test_a_mistyped_or_shortened_flag_is_an_error_naming_the_flag_meant(typed, meant, tmp_path):

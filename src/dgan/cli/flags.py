@@ -85,8 +85,31 @@ def unknown_flag_message(extras: Sequence[str], parser: argparse.ArgumentParser)
                 "in full: dgan does not guess a shortened one)"
             )
             continue
-        close = difflib.get_close_matches(name, flags, n=1, cutoff=0.6)
+        meant = flags_meant(name, flags)
         said.append(
-            f"unrecognized argument {name}" + (f" (did you mean {close[0]}?)" if close else "")
+            f"unrecognized argument {name}"
+            + (f" (did you mean {' or '.join(meant)}?)" if meant else "")
         )
     return "; ".join(said)
+
+
+def flags_meant(name: str, flags: Sequence[str]) -> list[str]:
+    """The flags of ``flags`` an unknown flag ``name`` most likely meant: those it is a
+    whole word of (``--steps`` for ``--training-steps``), else the closest in spelling;
+    none where nothing is near. Spelling is compared without the dashes: the ``--`` all
+    flags share makes short names look alike (``--plan`` and ``--dp-delta``).
+
+    Example:
+        >>> flags = ["--training-steps", "--training-minutes", "--dp-delta", "--dry-run"]
+        >>> flags_meant("--dryrun", flags), flags_meant("--steps", flags)
+        (['--dry-run'], ['--training-steps'])
+        >>> flags_meant("--plan", flags)
+        []
+    """
+    bare = {flag.lstrip("-"): flag for flag in flags}
+    word = name.lstrip("-")
+    within = [flag for stem, flag in bare.items() if word in stem.split("-")]
+    if within:
+        return within[:3]
+    close = difflib.get_close_matches(word, list(bare), n=1, cutoff=0.6)
+    return [bare[close[0]]] if close else []
