@@ -110,3 +110,59 @@ def test_forget_bias():
 def test_critic_ignores_absent_parts():
     critic = Critic(in_dim=8, num_layers=1, num_units=4)
     assert critic(None, torch.zeros(2, 2), torch.zeros(2, 3, 2)).shape == (2, 1)
+
+
+def _lstm_one_step_at_a_time(gen):
+    """The feedback loop's step as it was: the whole nn.LSTM called on one step."""
+
+    def step(step_in, state):
+        if state is not None:  # [(h, c) per layer] -> (L, B, H) each
+            state = tuple(torch.stack(part) for part in zip(*state, strict=True))
+        out, (h, c) = gen.lstm(step_in.unsqueeze(1), state)
+        return out[:, 0], list(zip(h, c, strict=True))
+
+    return step
+
+
+@pytest.mark.parametrize("layers", [1, 2])
+def test_the_feedback_loop_steps_as_the_whole_lstm_would(layers, monkeypatch):
+    """`Generator._lstm_step` (torch.lstm_cell layer by layer) gives the series and the
+    weights' gradients that nn.LSTM called on one step at a time gives, to rounding."""
+    torch.manual_seed(0)
+    gen = _generator(flag=1, feature_feedback=True, feature_num_layers=layers)
+    noise = torch.randn(5, 4), torch.randn(5, 4, 3)
+
+    def run():
+        gen.zero_grad()
+        _, _, feats = gen(*noise)
+        (feats * torch.linspace(-1, 1, feats.numel()).view_as(feats)).sum().backward()
+        return feats.detach(), [p.grad.clone() for p in gen.lstm.parameters()]
+
+    feats, grads = run()
+    monkeypatch.setattr(gen, "_lstm_step", _lstm_one_step_at_a_time(gen))
+    want_feats, want_grads = run()
+    torch.testing.assert_close(feats, want_feats, rtol=1e-5, atol=1e-6)
+    for grad, want in zip(grads, want_grads, strict=True):
+        torch.testing.assert_close(grad, want, rtol=1e-4, atol=1e-6)
+
+
+def test_the_feedback_step_under_autocast_keeps_its_states_in_fp32():
+    """Under CPU bf16 autocast the gates' products run in bf16 (near the fp32 step) and
+    the states stay fp32; with `lstm_in_fp32` the step is the fp32 one exactly."""
+    torch.manual_seed(0)
+    gen = _generator(feature_feedback=True, feature_num_layers=2)
+    step_in = torch.randn(5, gen.lstm.input_size).bfloat16()
+    with torch.no_grad():
+        exact, exact_state = gen._lstm_step(step_in.float(), None)
+        exact, _ = gen._lstm_step(step_in.float(), exact_state)
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            reduced, state = gen._lstm_step(step_in, None)
+            reduced, state = gen._lstm_step(step_in, state)
+            gen.lstm_in_fp32 = True
+            fp32, fp32_state = gen._lstm_step(step_in, None)
+            fp32, _ = gen._lstm_step(step_in, fp32_state)
+    assert reduced.dtype == torch.float32
+    assert all(h.dtype == c.dtype == torch.float32 for h, c in state)
+    torch.testing.assert_close(reduced, exact, rtol=0, atol=0.03)
+    assert not torch.equal(reduced, exact)  # the products did run in bf16
+    torch.testing.assert_close(fp32, exact, rtol=0, atol=0)
