@@ -1,5 +1,6 @@
-"""The feedback loop's LSTM step: the whole `nn.LSTM` called on one step against
-`torch.lstm_cell` (what `Generator._lstm_step` runs) on the same weights.
+"""The feedback loop's LSTM step: the whole `nn.LSTM` called on one step (what the
+generator runs) against `torch.lstm_cell` on the same weights (docs/performance.md,
+"The feedback loop's LSTM step by `torch.lstm_cell`": measured, not adopted).
 
 With feature feedback (the rule for long series) the generator runs its LSTM one step at
 a time. For each batch this checks that the two give the same outputs to rounding, then
@@ -31,7 +32,7 @@ def whole_lstm(lstm: nn.LSTM, x: torch.Tensor) -> torch.Tensor:
 
 
 def cell(lstm: nn.LSTM, x: torch.Tensor) -> torch.Tensor:
-    """(B, T, I) -> (B, T, H) by `torch.lstm_cell` (one layer), as `_lstm_step` runs it."""
+    """(B, T, I) -> (B, T, H) by `torch.lstm_cell` (one layer)."""
     h = c = x.new_zeros(x.shape[0], lstm.hidden_size)
     outputs = []
     for k in range(x.shape[1]):

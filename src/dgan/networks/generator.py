@@ -20,7 +20,6 @@ head (`dgan.networks.carrier`).
 
 from __future__ import annotations
 
-import contextlib
 import functools
 from collections.abc import Callable
 
@@ -247,28 +246,6 @@ class Generator(nn.Module):
             return even_input_lstm(self.lstm, lstm_in, state)
         return self.lstm(lstm_in, state)
 
-    def _lstm_step(
-        self, step_in: torch.Tensor, state: list[tuple[torch.Tensor, torch.Tensor]] | None
-    ) -> tuple[torch.Tensor, list[tuple[torch.Tensor, torch.Tensor]]]:
-        """One step of the LSTM: (B, I) inputs and each layer's (h, c) (None: zeros) ->
-        (B, H) output and the new states. The same arithmetic as ``self.lstm`` over one
-        step, to rounding, by ``torch.lstm_cell`` layer by layer: a one-step call of the
-        whole LSTM pays its RNN kernel's setup at every step, a large share of a step's
-        cost at the small batches of long series (docs/performance.md). In fp32 where the
-        precision policy asks for it (`lstm_in_fp32`); under autocast the gates' products
-        run in its dtype (on a CPU the states stay in fp32)."""
-        x = step_in.float() if self.lstm_in_fp32 else step_in
-        zeros = x.new_zeros(x.shape[0], self.lstm.hidden_size, dtype=torch.float32)
-        fp32 = torch.autocast(x.device.type, enabled=False) if self.lstm_in_fp32 else None
-        new_state = []
-        with fp32 or contextlib.nullcontext():
-            for layer, weights in enumerate(self.lstm.all_weights):
-                h, c = state[layer] if state is not None else (zeros, zeros)
-                h, c = torch.lstm_cell(x, (h, c), *weights)
-                new_state.append((h, c))
-                x = h
-        return x, new_state
-
     def _logits(self, hidden: torch.Tensor) -> torch.Tensor:
         """(B, K, H) LSTM outputs -> (B, K, S, F) feature logits."""
         logits = self.head(hidden)  # (B, K, S*F)
@@ -323,8 +300,7 @@ class Generator(nn.Module):
         sines, knot = None, None  # the carrier's waves and last knot
         for k in range(steps):
             step_in = torch.cat([lstm_in[:, k], previous.to(lstm_in.dtype)], dim=1)
-            hidden, state = self._lstm_step(step_in, state)
-            hidden = hidden.unsqueeze(1)  # (B, 1, H)
+            hidden, state = self._lstm(step_in.unsqueeze(1), state)  # (B, 1, H)
             logits = self._logits(hidden)  # (B, 1, S, F)
             if self.carrier is not None:
                 if sines is None:  # the series' first step sets its waveform
