@@ -3,12 +3,7 @@ emits ``sample_len`` steps at a time, and the carrier it draws steady waves on:
 `carrier`) and the Wasserstein critics (`critics`), the layers
 they share (`layers`), and the networks of a model built from its config (`build`)."""
 
-from dgan.networks.build import (
-    build_envelope_critic,
-    build_networks,
-    build_temporal_critic,
-    wants_envelope_critic,
-)
+from dgan.networks.build import build_model_networks, build_networks
 from dgan.networks.critics import Critic, EnvelopeCritic, TemporalCritic
 from dgan.networks.generator import Generator, even_input_lstm
 from dgan.networks.layers import OutputActivation
@@ -19,9 +14,7 @@ __all__ = [
     "Generator",
     "OutputActivation",
     "TemporalCritic",
-    "build_envelope_critic",
+    "build_model_networks",
     "build_networks",
-    "build_temporal_critic",
     "even_input_lstm",
-    "wants_envelope_critic",
 ]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from torch import nn
+
 from dgan.encoding.encoder import SOFTMAX
 from dgan.networks.critics import Critic, EnvelopeCritic, TemporalCritic
 from dgan.networks.generator import Generator
@@ -114,3 +116,35 @@ def build_envelope_critic(config, encoder) -> EnvelopeCritic:
         config.discriminator_num_layers,
         config.discriminator_num_units,
     )
+
+
+def build_model_networks(config, encoder) -> dict[str, nn.Module | None]:
+    """Every network a model of ``config`` trains, by name, for a fitted encoder: the
+    generator, the critic and the attribute, temporal and envelope critics (None where
+    the config has none), built in that order (the order seeded weights depend on).
+
+    Example:
+        >>> import numpy as np
+        >>> from dgan import DGANConfig, OutputType
+        >>> from dgan.encoding.encoder import DataEncoder
+        >>> config = DGANConfig(max_sequence_len=4, sample_len=2)
+        >>> encoder = DataEncoder.fit(config, [np.zeros((4, 1))] * 2, [OutputType.CONTINUOUS],
+        ...                           None, None)
+        >>> networks = build_model_networks(config, encoder)
+        >>> [name for name, net in networks.items() if net is not None]
+        ['generator', 'critic', 'attribute_critic']
+        >>> list(networks)[3:]  # none at these settings
+        ['temporal_critic', 'envelope_critic']
+    """
+    generator, critic, attribute_critic = build_networks(config, encoder)
+    temporal = build_temporal_critic(config, encoder) if config.temporal_critic else None
+    envelope = (
+        build_envelope_critic(config, encoder) if wants_envelope_critic(config, encoder) else None
+    )
+    return {
+        "generator": generator,
+        "critic": critic,
+        "attribute_critic": attribute_critic,
+        "temporal_critic": temporal,
+        "envelope_critic": envelope,
+    }

@@ -9,29 +9,19 @@ import torch
 from dgan.config import DGANConfig
 from dgan.encoding.encoder import DataEncoder
 from dgan.errors import DataError, ParameterError
-from dgan.networks import (
-    build_envelope_critic,
-    build_networks,
-    build_temporal_critic,
-    wants_envelope_critic,
-)
+from dgan.networks import build_model_networks
 
 
 def check_memory(config: DGANConfig, encoder: DataEncoder, device: torch.device) -> None:
     """`check_network_memory` of the networks ``config`` and ``encoder`` make, counted on
     the meta device before any is built (allocating nothing): for a new model."""
     with torch.random.fork_rng(devices=[]), torch.device("meta"):
-        names = ("generator", "critic", "attribute_critic")
-        networks = dict(zip(names, build_networks(config, encoder), strict=True))
-        if config.temporal_critic:
-            networks["temporal_critic"] = build_temporal_critic(config, encoder)
-        if wants_envelope_critic(config, encoder):
-            networks["envelope_critic"] = build_envelope_critic(config, encoder)
+        networks = build_model_networks(config, encoder)
     check_network_memory(networks, device)
 
 
 def check_network_memory(
-    networks: dict[str, torch.nn.Module], device: torch.device, *, built: bool = False
+    networks: dict[str, torch.nn.Module | None], device: torch.device, *, built: bool = False
 ) -> None:
     """Raise ParameterError when the ``networks``' fp32 weights, gradients and Adam moments
     (16 bytes per parameter, a lower bound of what training needs) exceed the memory

@@ -25,10 +25,7 @@ from dgan.networks import (
     EnvelopeCritic,
     Generator,
     TemporalCritic,
-    build_envelope_critic,
-    build_networks,
-    build_temporal_critic,
-    wants_envelope_critic,
+    build_model_networks,
 )
 from dgan.noise import draw_noise, make_rng, seeded_cpu_rng
 from dgan.precision import (
@@ -141,22 +138,17 @@ class Trainer:
         loaded to generate needs none of it.
         """
         with seeded_cpu_rng(config.seed):  # the caller's RNG state is untouched
-            generator, critic, attribute_critic = build_networks(config, encoder)
-            temporal = build_temporal_critic(config, encoder) if config.temporal_critic else None
-            envelope = (
-                build_envelope_critic(config, encoder)
-                if wants_envelope_critic(config, encoder)
-                else None
-            )
+            built = build_model_networks(config, encoder)
+        nets = {name: None if net is None else net.to(device) for name, net in built.items()}
         return cls(
             config,
-            generator.to(device),
-            critic.to(device),
-            None if attribute_critic is None else attribute_critic.to(device),
+            nets["generator"],
+            nets["critic"],
+            nets["attribute_critic"],
             PrecisionPolicy.from_config(config, device),
             make_rng(config.seed, 0, device),
-            None if temporal is None else temporal.to(device),
-            None if envelope is None else envelope.to(device),
+            nets["temporal_critic"],
+            nets["envelope_critic"],
         )
 
     def modules(self) -> dict[str, torch.nn.Module]:
