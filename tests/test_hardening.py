@@ -171,11 +171,14 @@ def test_guard_sees_buffers_and_optimizer_state(rng, poison, reason):
 
 
 # ----- sizes that cannot fit -----------------------------------------------------------------
-def test_networks_too_large_for_memory_fail_before_allocating(rng):
+@pytest.mark.parametrize("entry", ["train_numpy", "preprocess"])
+def test_networks_too_large_for_memory_fail_before_allocating(rng, entry):
+    """Every public door that builds networks counts them first (there is no public build)."""
     model = DGAN(DGANConfig(max_sequence_len=6, sample_len=3, feature_num_units=10**6, cuda=False))
     with pytest.raises(ParameterError, match="feature_num_units") as error:
-        model.train_numpy(rng.normal(size=(8, 6, 1)), progress_bar=False)
+        getattr(model, entry)(rng.normal(size=(8, 6, 1)))
     assert "GiB" in str(error.value) and not model.is_built
+    assert not [name for name in dir(model) if "build" in name and not name.startswith("_")]
 
 
 # ----- a static loss scale that overflows on every step ---------------------------------------

@@ -97,14 +97,14 @@ class DGAN:
     def attribute_critic(self) -> Critic | None:
         return None if self.trainer is None else self.trainer.attribute_critic
 
-    def build(
+    def _build(
         self,
         encoder: DataEncoder,
         layout: FrameLayout | None = None,
         device: torch.device | None = None,
     ) -> None:
-        """Create networks, optimizers and RNG streams for a fitted encoder (training
-        does on its first call, `load` from a file; call it only around your own encoder)."""
+        """Networks, optimizers and RNG streams for a fitted encoder, on training's first
+        call (the networks counted by `dgan.prepare`), a resume or `load`."""
         if self.is_built:
             raise ParameterError("This model is built already; create a new DGAN to rebuild.")
         if device is not None:
@@ -336,7 +336,7 @@ class DGAN:
             point.check_config(self.config)
             with inconsistent_file_errors(point.path):
                 self.config = point.settled_config(self.config)
-                self.build(point.encoder(), point.layout())
+                self._build(point.encoder(), point.layout())
         encoded = self._prepare(source, None if point is None else point.path)
         self.train_encoded(encoded, progress_callback, progress_bar=progress_bar, resume_from=point)
 
@@ -346,7 +346,7 @@ class DGAN:
         prepared = prepare(source, self.config, self.encoder, layout, resuming, self.device)
         if not self.is_built:
             self.config = prepared.config
-            self.build(prepared.encoder, prepared.layout)
+            self._build(prepared.encoder, prepared.layout)
         elif self.data_frame_layout is None:  # first trained with train_numpy
             self.data_frame_layout = prepared.layout
         return prepared.encoded
@@ -494,7 +494,7 @@ class DGAN:
         file = ModelFile.read(path)
         with inconsistent_file_errors(path):
             model = cls(file.config())
-            model.build(file.encoder(), file.layout(), device=device)
+            model._build(file.encoder(), file.layout(), device=device)
             file.load_into(model.trainer, model.sampler.rng)
             model.history = file.history
         return model
