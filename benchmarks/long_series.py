@@ -34,12 +34,14 @@ from pathlib import Path
 from gpu_suite import lscpu  # this script's folder is on sys.path when it runs
 
 ROOT = Path(__file__).resolve().parent.parent
-ATTRIBUTES = {  # discrete attributes of each dataset in benchmarks/long_data.py; the class first
+ATTRIBUTES = {  # discrete attributes per dataset (long_data.py, simulations); the class first
     "sensors": ["sensor", "station"],
     "leaves": ["species"],
     "gestures": ["gesture"],
     "pig": [],
     "pig_animals": ["animal"],
+    "oscillating": ["appliance"],  # benchmarks/oscillating_data.py
+    "consumption": ["appliance"],  # benchmarks/consumption_data.py
 }
 
 

@@ -16,6 +16,7 @@ from dgan.train.trainer import Trainer
 
 # The harness is benchmark tooling, kept out of the package: import it from benchmarks/.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from consumption_data import APPLIANCES, LENGTH, consumption_table
 from group_halves import halves
 from harness import (
     json_safe,
@@ -156,6 +157,27 @@ def test_oscillating_series_start_off_and_oscillate_at_their_class_period():
         found = len(steady) / (np.argmax(power[1:]) + 1)
         assert abs(found / period - 1) < 0.15  # the class's: each draw's 5%, the bins' spacing
         assert 0.5 < np.abs(steady).max() / amplitude < 2.0
+
+
+def test_consumption_series_keep_their_class_scale_and_switch_between_states():
+    """The simulated power readings: every series full length and never below 0; classes
+    orders of magnitude apart; the switching classes sit at standby most of the time and
+    jump far above it; the steady ones never do."""
+    table = consumption_table(per_class=3, seed=1)
+    assert sorted(table["appliance"].unique()) == sorted(APPLIANCES)
+    peaks, jumps, standby = {}, {}, {}
+    for name, part in table.groupby("appliance"):
+        for _, series in part.groupby("example_id"):
+            x = series["value"].to_numpy()
+            assert len(x) == LENGTH and (x >= 0).all()
+            peaks.setdefault(name, []).append(x.max())
+            jumps.setdefault(name, []).append(np.abs(np.diff(x)).max() / x.mean())
+            standby.setdefault(name, []).append(np.mean(x < 0.1 * x.max()))
+    assert max(peaks["charger"]) < 10 and min(peaks["coffee"] + peaks["microwave"]) > 900
+    for name in ("coffee", "microwave", "printer"):
+        assert min(jumps[name]) > 5 and min(standby[name]) > 0.5
+    for name in ("hifi", "laptop"):
+        assert max(jumps[name]) < 1 and max(standby[name]) == 0
 
 
 def test_oscillating_variants_change_what_they_name():
