@@ -7,6 +7,8 @@ switch-on, jump, then oscillate, in classes whose amplitudes differ 1000x.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -15,7 +17,15 @@ from dgan.metrics import SeriesData, evaluate
 from dgan.metrics.distances import class_shares, comparison_scale, marginal_distances
 from dgan.metrics.features import CONTINUOUS_FEATURES, feature_tables
 from dgan.metrics.judge import class_shapes, detection_score, forest_tstr
-from dgan.metrics.verdict import CLOSE, FAR, NOT_MEASURED, judge, not_measured
+from dgan.metrics.verdict import (
+    CLOSE,
+    DIFFERENT,
+    FAR,
+    NOT_MEASURED,
+    judge,
+    not_measured,
+    outlearned,
+)
 
 CLASSES = {"fan": 0.01, "lamp": 1.0, "heater": 10.0}  # amplitude of each class
 
@@ -159,6 +169,32 @@ def test_a_classifier_below_chance_is_not_measured_never_close():
     forest = {"score": 0.3, "std": 0.02, "better": "lower"}
     assert judge(forest, {"score": 0.5, "std": 0.02}, "detection") == NOT_MEASURED
     assert judge({**forest, "score": 0.95}, {"score": 0.5, "std": 0.02}, "detection") == FAR
+
+
+def test_a_gru_at_chance_beside_a_forest_that_tells_the_sides_apart_is_not_measured(
+    monkeypatch,
+):
+    """On a simulated power set the GRU scored 0.47 accuracy (a score of 0.05, "close to
+    real") beside a detection forest at AUC 0.97: its silence was shown as a verdict."""
+    at_chance = {"score": 0.03, "accuracy": 0.47, "n_per_side": 90, "better": "lower"}
+    module = sys.modules["dgan.metrics.evaluate"]  # dgan.metrics.evaluate: the function
+    monkeypatch.setattr(module, "discriminative_score", lambda *args, **kwargs: dict(at_chance))
+    rng = np.random.default_rng(7)  # its own: the module's rng feeds the tests after it
+    real = appliances(rng, n=90)
+    told_apart = evaluate(real, appliances(rng, n=90, flat_start=False), n_seeds=1)
+    assert told_apart["detection"]["verdict"] == FAR
+    gru = told_apart["discriminative"]
+    assert gru["verdict"] == NOT_MEASURED and "detection forest" in gru["not_measured"]
+    assert "discriminative" in told_apart["verdict"]["not_measured"]
+    assert "discriminative: not measured: it scored 0.47" in metrics_table(told_apart)
+    # Where the forest sees nothing either, or the GRU sees something, the GRU's row stands.
+    assert outlearned({"detection": {"score": 0.52, "verdict": CLOSE},
+                       "discriminative": {"verdict": CLOSE}}) is None  # fmt: skip
+    assert outlearned({"detection": {"score": 0.8, "verdict": FAR},
+                       "discriminative": {"verdict": FAR}}) is None  # fmt: skip
+    assert "ROC AUC 0.80, noticeably different" in outlearned(
+        {"detection": {"score": 0.8, "verdict": DIFFERENT}, "discriminative": {"verdict": CLOSE}}
+    )
 
 
 def test_class_shares_flag_a_missing_class_but_not_sampling_noise(rng):

@@ -32,6 +32,7 @@ from dgan.metrics.verdict import (
     NOT_MEASURED,
     judge,
     not_measured,
+    outlearned,
     overall_verdict,
     too_small,
 )
@@ -187,6 +188,8 @@ def evaluate(
             if entry["verdict"] == NOT_MEASURED:
                 entry["not_measured"] = not_measured(name, entry, entry["baseline"])
         result[name] = entry
+    if (reason := outlearned(result)) is not None:  # the forest saw what the GRU missed
+        result["discriminative"].update(verdict=NOT_MEASURED, not_measured=reason)
     result["verdict"] = {
         **overall_verdict({name: result[name] for name in METRIC_DESCRIPTIONS}),
         "n_seeds": n_seeds,

@@ -30,7 +30,10 @@ forest or GRU scoring below chance on held-out series (it learned the sides the 
 round, as when synthetic series copy real ones), or a TSTR or class-shape classifier
 trained on *real* series that does not beat always guessing the most common class on
 held-out real series, gives "not measured",
-never "close to real"; it is left out of the overall verdict with its reason.
+never "close to real"; it is left out of the overall verdict with its reason. So does the
+real-vs-synthetic GRU where it scores "close to real" while the detection forest, reading
+the same two sides, tells them apart (`outlearned`): its silence is a failure to learn
+what the forest found, not evidence that there is nothing to find.
 
 A metric whose held-out test set has fewer than `MIN_TEST_SERIES` series (or whose sides
 have fewer than `MIN_SERIES` series) is too small to mean anything: it is reported with a
@@ -169,6 +172,32 @@ def not_measured(
                 )
             )
     return None
+
+
+def outlearned(metrics: dict[str, dict[str, Any]]) -> str | None:
+    """Why the real-vs-synthetic GRU (``metrics["discriminative"]``) measured nothing
+    because the detection forest (``metrics["detection"]``) learned the same two sides
+    apart, or None: the GRU judged "close to real" where the forest's verdict is
+    "noticeably different" or worse. Both entries carry a ``verdict`` (`judge`).
+
+    Example:
+        >>> outlearned({"detection": {"score": 0.97, "verdict": FAR},
+        ...             "discriminative": {"accuracy": 0.47, "verdict": CLOSE}})[:56]
+        'it scored 0.47 accuracy where the detection forest tells'
+        >>> outlearned({"detection": {"score": 0.55, "verdict": CLOSE},
+        ...             "discriminative": {"accuracy": 0.47, "verdict": CLOSE}}) is None
+        True
+    """
+    forest, gru = metrics.get("detection") or {}, metrics.get("discriminative") or {}
+    if gru.get("verdict") != CLOSE or forest.get("verdict") not in (DIFFERENT, FAR):
+        return None
+    accuracy = gru.get("accuracy")
+    said = "near chance" if accuracy is None else f"{accuracy:.2f} accuracy"
+    return (
+        f"it scored {said} where the detection forest tells the same real and synthetic "
+        f"series apart (ROC AUC {forest['score']:.2f}, {forest['verdict']}): it did not "
+        "learn what separates them, so its score says nothing about how close they are"
+    )
 
 
 def too_small(name: str, n_real: int, n_synthetic: int) -> str | None:
