@@ -259,7 +259,24 @@ def test_cli_dry_run_prints_the_plan_and_chooses_the_batch_size(tmp_path, capsys
     assert "(--training-steps, --training-minutes)" in small and "dgan evaluate" in small
     assert len(small) <= 250  # what to expect and to try, in one line (it was 440)
     assert "kind   attribute   discrete, 2 categories" in out
+    assert "yours:" not in out  # nothing given beyond the flags the plan shows
     assert list(tmp_path.iterdir()) == [data]  # nothing written
+
+
+def test_the_plan_names_the_settings_a_config_file_gave(tmp_path, capsys):
+    """A lever set in --config (a critic, a network's size) changed the run without a word
+    in the plan, so a recorded plan could not tell it from the defaults' run; a field set
+    to its default, and one another line shows, are not repeated."""
+    data, toml = tmp_path / "data.csv", tmp_path / "lever.toml"
+    long_frame(n_series=40).to_csv(data, index=False)
+    toml.write_text("change_critic = true\nfeature_num_units = 32\nmatch_texture = 'auto'\n")
+    flags = ["--example-id", "id", "--time", "step", "--epochs", "1", "--seed", "2"]
+    assert cli(["train", str(data), "--dry-run", "--config", str(toml), *flags]) == 0
+    yours = [line for line in capsys.readouterr().out.splitlines() if "yours:" in line]
+    assert yours == ["  yours: change_critic true, feature_num_units 32"]
+    python = DGAN(small_config(temporal_critic=True))
+    plan = python.plan(long_frame(), df_style="long", warm_up_steps=0, **LONG)
+    assert "  yours: " in str(plan) and "temporal_critic true" in plan.yours
     model_path = tmp_path / "m.dgan"
     assert cli(["train", str(data), "-o", str(model_path), "--batch-size", "64", *flags]) == 0
     assert "training plan:" in capsys.readouterr().out

@@ -55,6 +55,7 @@ from dgan.planning.columns import (
     describe_columns,
     note_fitted,
 )
+from dgan.planning.options import your_settings
 from dgan.precision import precision_and_why
 from dgan.prepare import Checked, Source, prepare, repair_missing
 from dgan.privacy.public import privacy_plan
@@ -91,6 +92,7 @@ class TrainingPlan:
     threads: int
     large_data: bool = False  # settings picked for the data's size (DGANConfig.large_data)
     settings_reason: str = ""  # which settings large_data picked, and why
+    yours: str = ""  # settings given that no other line shows (`your_settings`)
     small_data: str = ""  # with few series: what to expect and what to try ("" otherwise)
     minutes: float | None = None  # the time budget (training_minutes)
     missing_values: str = ""  # what the repair of missing values does ("" when none are)
@@ -160,6 +162,7 @@ class TrainingPlan:
             f"epoch; training {_count(self.steps, 'step')} ({_epochs(self)}): "
             f"{self.budget_reason}",
             *([f"  settings: {self.settings_reason}"] if self.settings_reason else []),
+            *([f"  yours: {self.yours}"] if self.yours else []),
             # said when a run starts; a resumed run has said it
             *([f"  small data: {self.small_data}"] if self.small_data and not resumed else []),
             *([f"  {_resuming(self)}"] if resumed else []),
@@ -239,6 +242,8 @@ def make_plan(
     lengths = arrays.features.lengths.tolist()
     precision, reason = precision_and_why(config, device)
     budget = Budget.of(config, n)
+    # the settings line names the rule's fields the user set
+    rule = length_settings(config.max_sequence_len, config.sample_len) if config.large_data else {}
     repaired, missing = repair_missing(arrays, config)  # as training will, the encoder's fit too
     repaired, onsets = _from_onsets(repaired, config)  # what the encoder fits on
     sample = gate_sample(repaired.features)  # where the encoder reads the periods
@@ -260,6 +265,7 @@ def make_plan(
         threads=torch.get_num_threads(),
         large_data=bool(config.large_data),
         settings_reason=_settings_reason(asked, config, arrays.features.lengths, classed(arrays)),
+        yours=your_settings(asked, said=rule),
         small_data=_small_data(n),
         minutes=config.training_minutes,
         processes=world_size(),
