@@ -179,7 +179,7 @@ def test_the_plan_says_so_and_false_or_gretel_turns_it_off(rng):
     plan = DGAN(config).plan(series, warm_up_steps=0)
     assert "generated periods mapped onto the training series' (match_periods)" in str(plan)
     off = tiny_config(max_sequence_len=T, sample_len=10, period_carrier=True, match_periods=False)
-    assert "match_periods" not in str(DGAN(off).plan(series, warm_up_steps=0))
+    assert "(match_periods)" not in str(DGAN(off).plan(series, warm_up_steps=0))
     model = DGAN(off)
     model.train_numpy(series, progress_bar=False)
     assert model.encoder.period_map is None
@@ -193,11 +193,11 @@ def test_auto_maps_a_carried_features_values_and_the_plan_says_so(rng):
     mapped = [line for line in lines if "take the data's distribution (match_marginals)" in line]
     assert len(mapped) == 2  # both features carried
     off = tiny_config(max_sequence_len=T, sample_len=10, period_carrier=False)
-    assert "match_marginals" not in str(DGAN(off).plan(series, warm_up_steps=0))
+    assert "(match_marginals)" not in str(DGAN(off).plan(series, warm_up_steps=0))
     neither = tiny_config(
         max_sequence_len=T, sample_len=10, period_carrier=True, match_marginals=False
     )
-    assert "match_marginals" not in str(DGAN(neither).plan(series, warm_up_steps=0))
+    assert "(match_marginals)" not in str(DGAN(neither).plan(series, warm_up_steps=0))
 
 
 def test_true_in_a_private_run_is_a_clear_error():

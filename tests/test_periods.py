@@ -569,7 +569,7 @@ def test_a_carried_feature_takes_no_texture_filter_and_others_keep_it(rng):
     assert encoder.period_features == [0]
     assert encoder.texture.features == [1]  # the random walk only
     plan = str(DGAN(config).plan(series, warm_up_steps=0))
-    texture_lines = [line for line in plan.splitlines() if "match_texture" in line]
+    texture_lines = [line for line in plan.splitlines() if "(match_texture)" in line]
     assert len(texture_lines) == 1 and "feature 1" in texture_lines[0]
 
 
