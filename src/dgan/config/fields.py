@@ -330,7 +330,7 @@ class DGANConfig:
     def _problems(self) -> list[str]:
         """Every field's own check (declared with the field), then the checks across fields."""
         checks = [(f.name, f.metadata["check"]) for f in fields(self)]
-        found = [c.problem(name, getattr(self, name), _default(name)) for name, c in checks]
+        found = [c.problem(name, getattr(self, name), field_default(name)) for name, c in checks]
         problems = [problem for problem in found if problem]
         return problems + length_problems(self) + privacy_problems(self)
 
@@ -344,7 +344,7 @@ class DGANConfig:
             >>> sorted(DGANConfig(max_sequence_len=4, sample_len=2, batch_size=1024).fields_set)
             ['batch_size', 'max_sequence_len', 'sample_len']
         """
-        changed = {f.name for f in fields(self) if getattr(self, f.name) != _default(f.name)}
+        changed = {f.name for f in fields(self) if getattr(self, f.name) != field_default(f.name)}
         return self._given | changed
 
     @property
@@ -491,6 +491,10 @@ class DGANConfig:
         return cls(**data)
 
 
-def _default(name: str) -> Any:
+def field_default(name: str) -> Any:
+    """gretel's default of the `DGANConfig` field ``name`` (None for one without a default).
+
+    Example: ``field_default("batch_size")`` is 1024.
+    """
     f: Field = DGANConfig.__dataclass_fields__[name]
     return None if f.default is MISSING else f.default

@@ -7,11 +7,11 @@ the defaults' run.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable
 from typing import Any
 
 from dgan.config import DGANConfig
+from dgan.config.fields import field_default
 
 SHOWN_ELSEWHERE = frozenset(
     {
@@ -43,8 +43,6 @@ SHOWN_ELSEWHERE = frozenset(
 )
 """Fields the plan shows on other lines, or that do not change what is trained."""
 
-_DEFAULTS = {f.name: f.default for f in dataclasses.fields(DGANConfig)}
-
 
 def your_settings(asked: DGANConfig, said: Iterable[str] = ()) -> str:
     """The fields of ``asked`` that were set (`DGANConfig.fields_set`) to something other
@@ -63,7 +61,7 @@ def your_settings(asked: DGANConfig, said: Iterable[str] = ()) -> str:
     names = sorted(
         name
         for name in asked.fields_set
-        if name not in skip and getattr(asked, name) != _DEFAULTS.get(name)
+        if name not in skip and getattr(asked, name) != field_default(name)
     )
     return ", ".join(f"{name} {_word(getattr(asked, name))}" for name in names)
 
