@@ -17,6 +17,11 @@ from dgan.metrics import SeriesData, evaluate
 from dgan.metrics.distances import class_shares, comparison_scale, marginal_distances
 from dgan.metrics.features import CONTINUOUS_FEATURES, feature_tables
 from dgan.metrics.judge import class_shapes, detection_score, forest_tstr
+from dgan.metrics.standard_error import (
+    accuracy_standard_error,
+    auc_standard_error,
+    ratio_standard_error,
+)
 from dgan.metrics.verdict import (
     CLOSE,
     DIFFERENT,
@@ -270,3 +275,90 @@ def test_series_of_one_step_get_features_and_a_judge():
     table, _ = feature_tables(data, data, catch22=False)
     assert np.isfinite(table.values[0, : len(CONTINUOUS_FEATURES) - 6]).all()
     assert detection_score(data, data, n_seeds=1)["score"] is not None
+
+
+def random_walks(seed: int, n: int = 180, length: int = 12) -> SeriesData:
+    """Short random walks, all from one distribution: any two subsets are real vs real."""
+    steps = np.random.default_rng(seed).normal(size=(n, length, 1))  # its own generator
+    return SeriesData.from_arrays(steps.cumsum(axis=1))
+
+
+@pytest.mark.parametrize("seed", [4, 8])
+def test_held_out_real_series_are_close_to_real_with_one_seed(seed):
+    """`dgan evaluate --seeds 1` read held-out real series as "noticeably different": one
+    seed gave every learned metric a spread of 0, so no noise, and a detection AUC of 0.53
+    against 0.35 for the real halves (90 series a side, these seeds) was a gap of 0.18
+    beyond the 0.10 margin. With one seed the spread is the sampling standard error."""
+    walks = random_walks(seed)
+    result = evaluate(walks.subset(np.arange(90)), walks.subset(np.arange(90, 180)),
+                      seed=seed, n_seeds=1)  # fmt: skip
+    detection = result["detection"]
+    assert detection["score"] - detection["baseline"]["score"] > 0.1  # the case above
+    assert detection["verdict"] == CLOSE, (detection["score"], detection["baseline"])
+    # Never shown as a spread over seeds: the JSON and the console say what the ± is.
+    assert detection["std"] == pytest.approx(auc_standard_error(detection["score"], 90, 90))
+    for entry in (detection, detection["baseline"], result["discriminative"],
+                  result["discriminative"]["baseline"]):  # fmt: skip
+        assert entry["std_from"] == "sampling" and entry["std"] > 0
+    assert result["autocorrelation"]["std_from"] == "one seed"  # no known error: 0, said so
+    assert "1 seed, so ± is a sampling standard error" in metrics_table(result)
+
+
+def test_the_standard_error_of_a_roc_auc_is_its_spread_over_samples():
+    """Hanley & McNeil's standard error: a value computed by hand, and the spread of the
+    AUC over 3000 samples of the same two normal populations (60 and 40 scores)."""
+    # A = 0.8: Q1 = 0.8/1.2, Q2 = 1.28/1.8; (0.16 + 49 (Q1 - 0.64) + 49 (Q2 - 0.64)) / 2500
+    assert auc_standard_error(0.8, 50, 50) == pytest.approx(0.0445022, abs=1e-6)
+    rng = np.random.default_rng(11)  # its own: the module's rng feeds the tests after it
+    real, synthetic = rng.normal(size=(3000, 60)), rng.normal(1.0, size=(3000, 40))
+    aucs = (synthetic[:, None, :] > real[:, :, None]).mean(axis=(1, 2))  # Mann-Whitney
+    assert auc_standard_error(aucs.mean(), 60, 40) == pytest.approx(aucs.std(), rel=0.1)
+    assert accuracy_standard_error(0.7, 100) == pytest.approx(np.sqrt(0.21 / 100))
+
+
+def test_one_seed_of_the_class_forests_carries_binomial_errors_to_the_skill():
+    """TSTR and the class shapes are read by their skill; with one seed its noise is the
+    binomial error of the accuracies behind it, not 0."""
+    rng = np.random.default_rng(21)  # its own: the module's rng feeds the tests after it
+
+    def walks(n: int) -> SeriesData:  # two kinds a forest names about 3 times in 4
+        kinds = rng.choice(["calm", "wild"], size=n)
+        wild = (kinds == "wild")[:, None, None]
+        steps = rng.normal(size=(n, 12, 1)) * np.where(wild, 1.6, 1.0)
+        steps += wild * 0.3 * np.sin(np.arange(12))[None, :, None]
+        return SeriesData.from_arrays(
+            steps.cumsum(axis=1), kinds[:, None].astype(object),
+            attribute_names=["kind"], attribute_discrete=[True],
+        )  # fmt: skip
+
+    real, other = walks(80), walks(80)
+    tstr = forest_tstr(real, other, "kind", n_seeds=1)
+    shapes = class_shapes(real, other, "kind", n_seeds=1)
+    for entry, n_synthetic in ((tstr, tstr["n_test"]), (shapes, 80)):
+        s, r = entry["synthetic_accuracy"], entry["real_accuracy"]
+        s_se = accuracy_standard_error(s, n_synthetic)
+        r_se = accuracy_standard_error(r, entry["n_test"])
+        assert entry["std_from"] == "sampling"
+        assert entry["std"] == pytest.approx(ratio_standard_error(s, s_se, r, r_se))
+    s, r, m = (tstr[f"{k}_accuracy"] for k in ("synthetic", "real", "majority_class"))
+    s_se, r_se = (accuracy_standard_error(a, tstr["n_test"]) for a in (s, r))
+    skill_se = ratio_standard_error(s - m, s_se, r - m, r_se)  # the majority's rate fixed
+    assert tstr["skill_std"] == pytest.approx(skill_se) and skill_se > 0.1
+
+
+def test_with_three_seeds_the_noise_is_still_the_spread_over_seeds():
+    """The sampling errors stand in for one seed only: with three, every std (and so every
+    verdict) is the spread over the seeds, as before."""
+    walks = random_walks(5, n=120)
+    result = evaluate(walks.subset(np.arange(60)), walks.subset(np.arange(60, 120)), n_seeds=3)
+    for name in ("detection", "discriminative", "tstr", "autocorrelation", "marginals"):
+        for entry in (result[name], result[name].get("baseline")):
+            if entry is not None and entry.get("score") is not None:
+                assert entry["std_from"] == "seeds", name
+                assert entry["std"] == pytest.approx(np.std(entry["per_seed"])), name
+    own = np.random.default_rng(22)  # its own: the module's rng feeds the tests after it
+    real, other = appliances(own, n=60), appliances(own, n=60)
+    for entry in (forest_tstr(real, other, "kind", n_seeds=3),
+                  detection_score(real, other, n_seeds=3)):  # fmt: skip
+        assert entry["std_from"] == "seeds"
+        assert entry["std"] == pytest.approx(np.std(entry["per_seed"]))

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from dgan.metrics import METRIC_DESCRIPTIONS
+from dgan.metrics.standard_error import shows_sampling_error
 from dgan.metrics.verdict import what_to_try
 from dgan.records import EpochRecord, precision_runs
 
@@ -107,7 +108,8 @@ def _precision_in_effect(records: list[EpochRecord]) -> str:
 
 
 def metrics_table(metrics: dict[str, Any]) -> str:
-    """The overall verdict, then one line per metric: score with its spread over seeds, the
+    """The overall verdict, then one line per metric: score with its spread over seeds (with
+    one seed, its sampling standard error where known, and the verdict line says so), the
     real-vs-real baseline, which way is better and the verdict; then what the scores rest
     on (what tells synthetic series from real ones, TSTR's accuracies, classes generated too
     rarely or below half their share in counts too small to score), why a metric has no
@@ -132,9 +134,11 @@ def metrics_table(metrics: dict[str, Any]) -> str:
     if overall:
         counted = ", ".join(overall.get("counted", [])) or "no metric"
         seeds = overall.get("n_seeds")
+        # One seed has no spread: a ± shown then is a sampling error, not a spread over seeds.
+        sampled = ", so ± is a sampling standard error" if shows_sampling_error(metrics) else ""
         lines.append(
             f"verdict: {overall['verdict']} (from {counted}"
-            + (f"; {seeds} seed{'s' if seeds != 1 else ''}" if seeds else "")
+            + (f"; {seeds} seed{'s' if seeds != 1 else ''}{sampled}" if seeds else "")
             + "; rules: pydoc dgan.metrics.verdict)"
         )
         if advice := what_to_try(overall["verdict"]):

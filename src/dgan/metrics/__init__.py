@@ -18,7 +18,8 @@ Conventions shared by all metrics:
 Modules, one job each: `dgan.metrics.data` (the `SeriesData` container and adapters),
 `dgan.metrics.distances` (distribution metrics), `dgan.metrics.learned` (classifier-based
 metrics), `dgan.metrics.evaluate` (all of them at once, with baselines), `dgan.metrics.verdict`
-(what the scores say against the baselines) and `dgan.metrics.protocol` (the
+(what the scores say against the baselines), `dgan.metrics.standard_error` (a score's
+noise where one seed has no spread) and `dgan.metrics.protocol` (the
 TimeGAN protocol's discriminative and predictive scores, to compare with published
 tables). Every public name is importable from `dgan.metrics`.
 """
@@ -49,6 +50,13 @@ from dgan.metrics.protocol import (
     timegan_discriminative_score,
     timegan_predictive_score,
 )
+from dgan.metrics.standard_error import (
+    accuracy_standard_error,
+    auc_standard_error,
+    ratio_standard_error,
+    seed_spread,
+    shows_sampling_error,
+)
 from dgan.metrics.verdict import THRESHOLDS, VERDICTS, judge, overall_verdict
 
 __all__ = [
@@ -58,7 +66,9 @@ __all__ = [
     "VERDICTS",
     "Columns",
     "SeriesData",
+    "accuracy_standard_error",
     "attribute_feature_relation",
+    "auc_standard_error",
     "autocorrelation_distance",
     "check_same_columns",
     "columns_of_layout",
@@ -73,6 +83,9 @@ __all__ = [
     "mean_autocorrelation",
     "memorisation",
     "overall_verdict",
+    "ratio_standard_error",
+    "seed_spread",
+    "shows_sampling_error",
     "timegan_discriminative_runs",
     "timegan_discriminative_score",
     "timegan_predictive_score",

@@ -27,6 +27,7 @@ from dgan.metrics.learned import (
     train_synthetic_test_real,
 )
 from dgan.metrics.memorisation import judge_memorisation, memorisation
+from dgan.metrics.standard_error import SAMPLING, seed_spread
 from dgan.metrics.verdict import (
     NOT_JUDGED,
     NOT_MEASURED,
@@ -126,10 +127,13 @@ def evaluate(
     with its own verdict from `judge_memorisation`; not part of the fidelity verdict).
     Each metric entry has a headline ``score``: the mean over ``n_seeds`` seeds (``seed``,
     ``seed + 1``, ...), with ``std`` and ``per_seed`` (None with a ``reason`` when the
-    metric does not apply), ``better`` ("lower" or "higher"), its details (see each
-    metric's function), ``baseline``: the same metric between two random halves of the
-    real data (``score``, ``std``, ``per_seed``; None with ``baseline=False`` and for TSTR,
-    the class shares and the class shapes), a ``verdict`` (`dgan.metrics.verdict.judge`),
+    metric does not apply), ``std_from``: "seeds" (the spread over them), "sampling" (one
+    seed: the score's sampling standard error, known for the classifiers' ROC AUC and
+    accuracies: `dgan.metrics.standard_error`) or "one seed" (0: not measured),
+    ``better`` ("lower" or "higher"), its details (see each metric's function),
+    ``baseline``: the same metric between two random halves of the real data (``score``,
+    ``std``, ``std_from``, ``per_seed``; None with ``baseline=False`` and for TSTR, the
+    class shares and the class shapes), a ``verdict`` (`dgan.metrics.verdict.judge`),
     ``not_measured`` (why, when its classifier learned nothing) and, where the data is too
     small for the metric to mean anything, a ``warning`` (the metric is then left out of
     the overall verdict). At most ``max_examples`` series per side, drawn at random with ``seed``,
@@ -316,6 +320,7 @@ _NOT_FINITE = "Its value is not a finite number for this data (values too large 
 def _over_seeds(entries: list[dict[str, Any]]) -> dict[str, Any]:
     """The first seed's entry, with the score's mean, std and per-seed values over all."""
     entry = dict(entries[0])
+    entry.pop("std_from", None)
     scores = [e.get("score") for e in entries]
     if any(s is None for s in scores):
         entry["score"], entry["std"], entry["per_seed"] = None, None, scores
@@ -330,7 +335,7 @@ def _over_seeds(entries: list[dict[str, Any]]) -> dict[str, Any]:
             )
         return entry
     entry["score"] = _number(np.mean(scores))
-    entry["std"] = _number(np.std(scores))
+    entry.update(seed_spread(scores, _sampling(entries)))
     entry["per_seed"] = [_number(s) for s in scores]
     return entry
 
@@ -342,6 +347,13 @@ def _baseline(entries: list[dict[str, Any]]) -> dict[str, Any]:
         return {"score": None, "std": None, "per_seed": scores, "reason": reason or _NOT_FINITE}
     return {
         "score": _number(np.mean(scores)),
-        "std": _number(np.std(scores)),
+        **seed_spread(scores, _sampling(entries)),
         "per_seed": [_number(s) for s in scores],
     }
+
+
+def _sampling(entries: list[dict[str, Any]]) -> float | None:
+    """The one seed's sampling standard error, where its metric knows one: one seed has no
+    spread, and a std of 0 would make any gap to the baseline look real."""
+    first = entries[0]
+    return first.get("std") if len(entries) == 1 and first.get("std_from") == SAMPLING else None

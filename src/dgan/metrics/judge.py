@@ -32,6 +32,12 @@ from dgan.metrics._common import _check_count, _number, _skipped
 from dgan.metrics.data import SeriesData, _columns_of, check_same_columns
 from dgan.metrics.distances import factorize_pair
 from dgan.metrics.features import FeatureTable, catch22_available, feature_tables
+from dgan.metrics.standard_error import (
+    accuracy_standard_error,
+    auc_standard_error,
+    ratio_standard_error,
+    seed_spread,
+)
 
 _MIN_SERIES = 10
 """Fewer series than this on a side: the judge does not run."""
@@ -58,7 +64,9 @@ def detection_score(
     folds and scores the fifth, round the folds; ``score`` is the ROC AUC of those held-out
     scores: 0.5 means the forest cannot tell the sides apart, 1.0 that it always can
     (lower is better). Repeated with ``n_seeds`` seeds (folds and forest), reporting the
-    mean, ``std`` and ``per_seed``. ``telling_features`` names the features the forest used
+    mean, ``std`` and ``per_seed``; with one seed, ``std`` is the AUC's sampling standard
+    error (Hanley & McNeil, n series a side: `dgan.metrics.standard_error`), and
+    ``std_from`` says which. ``telling_features`` names the features the forest used
     most, with their real and synthetic medians; ``per_class`` the AUC within each category
     of the first discrete attribute (with 10 or more series on each side), worst first.
     An AUC clearly below 0.5 means the forest learned the wrong way round: synthetic series
@@ -83,7 +91,8 @@ def detection_score(
         scores += held_out / n_seeds
     return {
         "score": _number(np.mean(aucs)),
-        "std": _number(np.std(aucs)),
+        # Every series is held out once, so the AUC ranks all n real against all n synthetic.
+        **seed_spread(aucs, auc_standard_error(aucs[0], n, n)),
         "per_seed": [_number(a) for a in aucs],
         "better": "lower",
         "n_per_side": int(n),
@@ -113,7 +122,8 @@ def forest_tstr(
     guessing the real training split's most common class), ``score`` = synthetic accuracy
     / real accuracy (1: the synthetic data teaches as much as the real data; higher is
     better), ``skill`` = (synthetic - majority) / (real - majority): the share of what
-    real data teaches beyond guessing that synthetic data teaches too, and their spreads.
+    real data teaches beyond guessing that synthetic data teaches too, and their spreads
+    (with one seed, binomial sampling standard errors: see `_accuracies`).
     """
     check_same_columns(real, synthetic)
     _check_count(n_seeds, "n_seeds", minimum=1)
@@ -144,18 +154,20 @@ def forest_tstr(
     synthetic_acc = [float(np.mean(s == t)) for s, _, _, t in runs]
     real_acc = [float(np.mean(r == t)) for _, r, _, t in runs]
     majority_acc = [float(np.mean(m)) for _, _, m, _ in runs]
+    n_test = len(runs[0][3])
+    errors = _sampling_errors(synthetic_acc, real_acc, majority_acc, n_test, n_test)
     result = {
         "task": "classification",
         "target": target,
         "classifier": "random forest on series features",
-        **_accuracies(synthetic_acc, real_acc, majority_acc),
-        "n_test": len(runs[0][3]),
+        **_accuracies(synthetic_acc, real_acc, majority_acc, errors),
+        "n_test": n_test,
         "n_classes": len(labels),
         "better": "higher",
     }
     if np.mean(real_acc) > 0:
         ratios = [s / r if r > 0 else 0.0 for s, r in zip(synthetic_acc, real_acc, strict=True)]
-        result.update(score=_number(np.mean(ratios)), std=_number(np.std(ratios)))
+        result.update(score=_number(np.mean(ratios)), **seed_spread(ratios, errors["ratio"]))
         result["per_seed"] = [_number(r) for r in ratios]
     else:
         result.update(score=None, std=None)
@@ -258,11 +270,13 @@ def class_shapes(
     # Most lost first: a rare class the forest cannot name on real series either is no news.
     per_class.sort(key=lambda e: e["synthetic_accuracy"] - (e["real_accuracy"] or 0.0))
     ratios = [s / r if r > 0 else None for s, r in zip(synthetic_acc, real_acc, strict=True)]
+    # One seed: its accuracies on every synthetic series and on the held-out real ones.
+    errors = _sampling_errors(synthetic_acc, real_acc, majority_acc, len(synth_y), len(test))
     result: dict[str, Any] = {
         "task": "classification",
         "target": target,
         "classifier": "random forest on the features of standardised series",
-        **_accuracies(synthetic_acc, real_acc, majority_acc),
+        **_accuracies(synthetic_acc, real_acc, majority_acc, errors),
         "n_test": len(test),
         "n_classes": len(labels),
         "per_class": {"attribute": target, "classes": per_class},
@@ -271,7 +285,7 @@ def class_shapes(
         "std": None,
     }
     if all(r is not None for r in ratios):
-        result.update(score=_number(np.mean(ratios)), std=_number(np.std(ratios)))
+        result.update(score=_number(np.mean(ratios)), **seed_spread(ratios, errors["ratio"]))
         result["per_seed"] = [_number(r) for r in ratios]
     else:
         result["reason"] = (
@@ -300,10 +314,13 @@ def _drawn(
     )  # type: ignore[return-value]
 
 
-def _accuracies(synthetic: list[float], real: list[float], majority: list[float]) -> dict:
+def _accuracies(
+    synthetic: list[float], real: list[float], majority: list[float], errors: dict
+) -> dict:
     """The mean accuracies over the seeds of a classifier's two sides and of always guessing
     the most common class, and its skill beyond that guess where real series beat it in
-    every seed: (synthetic - majority) / (real - majority)."""
+    every seed: (synthetic - majority) / (real - majority); their spreads over the seeds,
+    or with one seed their sampling standard errors (``errors``, `_sampling_errors`)."""
     skills = [
         (s - m) / (r - m) if r > m else None
         for s, r, m in zip(synthetic, real, majority, strict=True)
@@ -312,11 +329,30 @@ def _accuracies(synthetic: list[float], real: list[float], majority: list[float]
         "synthetic_accuracy": _number(np.mean(synthetic)),
         "real_accuracy": _number(np.mean(real)),
         "majority_class_accuracy": _number(np.mean(majority)),
-        "real_accuracy_std": _number(np.std(real)),
+        "real_accuracy_std": seed_spread(real, errors["real"])["std"],
     }
     if all(s is not None for s in skills):
-        entry.update(skill=_number(np.mean(skills)), skill_std=_number(np.std(skills)))
+        entry.update(skill=_number(np.mean(skills)),
+                     skill_std=seed_spread(skills, errors["skill"])["std"])  # fmt: skip
     return entry
+
+
+def _sampling_errors(
+    synthetic: list[float], real: list[float], majority: list[float], n_synthetic: int,
+    n_real: int,
+) -> dict[str, float | None]:  # fmt: skip
+    """The binomial standard errors of the first seed's accuracies (on ``n_synthetic`` and
+    ``n_real`` series), carried to the ratio synthetic / real and to the skill, the
+    majority's rate held fixed: the noise the verdict reads where one seed has no spread.
+    TSTR scores both sides on the same real series; taking them as independent overstates
+    the error a little where both forests miss the same series."""
+    s, r, m = synthetic[0], real[0], majority[0]
+    s_se, r_se = accuracy_standard_error(s, n_synthetic), accuracy_standard_error(r, n_real)
+    return {
+        "real": r_se,
+        "ratio": ratio_standard_error(s, s_se, r, r_se),
+        "skill": ratio_standard_error(s - m, s_se, r - m, r_se),
+    }
 
 
 _MIN_PER_CLASS = 5

@@ -22,6 +22,7 @@ from dgan.errors import ParameterError
 from dgan.metrics._common import _check_count, _number, _real_scale, _skipped
 from dgan.metrics.data import SeriesData, _columns_of, check_same_columns
 from dgan.metrics.distances import factorize_pair
+from dgan.metrics.standard_error import accuracy_standard_error, seed_spread
 from dgan.noise import seeded_cpu_rng
 
 _CLIP = 10.0
@@ -292,7 +293,8 @@ def discriminative_score(
     is trained for a few epochs on 70% of the 2n series and its accuracy measured on the
     other 30%. The score is |accuracy - 0.5|: 0 means indistinguishable, 0.5 perfectly
     separated. Repeated with ``n_seeds`` seeds (split and initialisation), reporting the
-    mean (``score``) and standard deviation, and the mean raw ``accuracy``: an accuracy
+    mean (``score``) and standard deviation (with one seed, the accuracy's binomial
+    standard error; ``std_from`` says which), and the mean raw ``accuracy``: an accuracy
     clearly *below* 0.5 means the synthetic data holds copies of real series (the
     classifier met a series' twin in training, with the other label). Deterministic for a
     given ``seed``.
@@ -334,7 +336,7 @@ def discriminative_score(
     scores = np.abs(np.array(accuracies) - 0.5)
     return {
         "score": _number(np.mean(scores)),
-        "std": _number(np.std(scores)),
+        **seed_spread(scores, accuracy_standard_error(accuracies[0], len(test))),
         "per_seed": [_number(s) for s in scores],
         "accuracy": _number(np.mean(accuracies)),
         "n_per_side": int(n),

@@ -9,7 +9,9 @@ so the verdict follows the worst credible signal.
 
 The rule, for each metric, with ``gap`` = how much worse the score is than the baseline
 (score - baseline where lower is better, baseline - score where higher is better) and
-``noise`` = 2 * sqrt(std_score^2 + std_baseline^2) (the spreads over seeds):
+``noise`` = 2 * sqrt(std_score^2 + std_baseline^2) (the spreads over seeds; one seed has
+no spread, so there the classifiers' scores carry their sampling standard errors instead,
+of a ROC AUC or an accuracy: `dgan.metrics.standard_error`, marked ``std_from``):
 
 * close to real: ``gap <= noise + close``
 * far from real: ``gap > noise + far``

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dgan.metrics import METRIC_DESCRIPTIONS, SeriesData, factorize_pair, mean_autocorrelation
+from dgan.metrics.standard_error import shows_sampling_error
 from dgan.metrics.verdict import what_to_try
 from dgan.report.figures import (
     FILL_ALPHA,
@@ -66,8 +67,8 @@ def verdict_section(metrics: dict[str, Any]) -> str:
     counted = ", ".join(map(str, overall.get("counted", []))) or "no metric"
     left = overall.get("left_out") or []
     note = f"Based on {html.escape(counted)}"
-    if overall.get("n_seeds"):
-        note += f", each over {int(overall['n_seeds'])} seeds"
+    if seeds := int(overall.get("n_seeds") or 0):
+        note += f", each over {seeds} seed{'s' if seeds != 1 else ''}"
     note += ", against real data compared with itself (two halves)"
     if left:
         note += f"; not counted: {html.escape(', '.join(map(str, left)))}"
@@ -114,9 +115,14 @@ def metrics_section(metrics: dict[str, Any]) -> str:
         "<th>Verdict</th><th>Reading</th></tr>"
     )
     notes = "".join(f'<p class="warning">{html.escape(w)}</p>' for w in warnings)
+    spread = (
+        "the one seed's score ± its sampling standard error (one seed has no spread)"
+        if shows_sampling_error(metrics)
+        else "mean ± standard deviation over seeds"
+    )
     return (
         "<h2>Metrics</h2>\n"
-        '<p class="note">Score: mean ± standard deviation over seeds. Real vs real: the same '
+        f'<p class="note">Score: {spread}. Real vs real: the same '
         "metric between two random halves of the real data, what real data scores.</p>\n"
         f"<table>\n{header}\n" + "\n".join(rows) + f"\n</table>\n{notes}"
     )
@@ -131,7 +137,7 @@ def _spread(score: Any, std: Any) -> str:
 
 def _details(entry: dict[str, Any], limit: int = 40) -> str:
     """The metric's other numbers (per feature, per seed...) as a folded list."""
-    hidden = {"score", "better", "reason", "std", "baseline", "verdict", "warning"}
+    hidden = {"score", "better", "reason", "std", "std_from", "baseline", "verdict", "warning"}
     leaves = [(path, value) for path, value in _leaves(entry) if path[0] not in hidden]
     if not leaves:
         return ""
