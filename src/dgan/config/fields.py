@@ -104,21 +104,21 @@ class DGANConfig:
     apply_example_scaling: bool = setting(True, Flag())
     """Learn each series' midpoint/half-range as generated 'additional attributes'."""
     log_series_ranges: bool | str = setting(False, OneOf((True, False, "auto")))
-    """Learn each series' half-range (example scaling) on a log scale ("auto": series of
-    100+ steps where a few wide ranges squeeze the others together: `logs_ranges`)."""
+    """Learn each series' half-range on a log scale ("auto": `logs_ranges`, long series)."""
     fill_series_range: bool | str = setting("auto", OneOf((True, False, "auto")))
     """Stretch generated series over their generated range ("auto": features on a log scale)."""
     match_marginals: bool | str = setting("auto", OneOf((True, False, "auto")))
     """Map generated values onto the training values' distribution per class ("auto": as above)."""
+    match_switches: bool = setting(True, Flag())
+    """Where a class's values sit at levels with nothing between, switch between them as
+    often as the training series (`dgan.encoding.switches`; with the value map)."""
     match_texture: bool | str = setting("auto", OneOf((True, False, "auto")))
-    """Filter generated series to each class's step-to-step texture in the training data
-    (`dgan.encoding.texture`; "auto": series of 100 steps or more)."""
+    """Filter generated series to each class's step-to-step texture (`dgan.encoding.texture`;
+    "auto": series of 100 steps or more)."""
     match_class_shares: bool | str = setting("auto", OneOf((True, False, "auto")))
-    """Generate each class (a discrete attribute's category) at its share of the training
-    series (`dgan.encoding.class_shares`; "auto", True: where there is a discrete attribute)."""
+    """Generate each class at its training share (`dgan.encoding.class_shares`; "auto": any)."""
     match_standardization: bool = setting(True, Flag())
-    """Where every training series of a continuous feature has one mean and standard
-    deviation (standardized series by series), give each generated series them too."""
+    """Where every training series has one mean and deviation, give generated ones them too."""
     log_scale: bool | str = setting("auto", OneOf((True, False, "auto")))
     """Scale continuous variables by sign(x) * log10(1 + |x| / floor), the floor the 5% quantile
     of non-zero magnitudes: "auto" where they span over three orders (0.01 to 10,000 across

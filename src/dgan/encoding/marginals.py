@@ -15,11 +15,14 @@ series being generated, so the map does not depend on how many are generated.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from dgan.config.sizing import LONG_SERIES
 from dgan.encoding.holds import hold_shares
 from dgan.encoding.per_class import PerClassTable
+from dgan.encoding.switches import MAX_GAPS, crossing_rates, gaps, kept_sides, margin_for
 from dgan.series import SeriesRows
 
 QUANTILES = 1001
@@ -151,6 +154,12 @@ class ValueMarginals(PerClassTable):
 
     WIDTH = QUANTILES
 
+    def __init__(self, features, attribute, real, switches: np.ndarray | None = None):
+        super().__init__(features, attribute, real)
+        # (features, classes, MAX_GAPS, 2): each gap's quantile step and the training
+        # series' crossings of it per step, NaN past a class's gaps; None: no switches kept.
+        self.switches = switches
+
     @classmethod
     def fit(
         cls,
@@ -159,11 +168,50 @@ class ValueMarginals(PerClassTable):
         attribute: int | None,
         classes: np.ndarray | None,
         n_classes: int,
+        floors: list[float | None] | None = None,
     ) -> ValueMarginals:
         """The quantiles of ``rows`` (training series, in their own units); ``classes``:
-        each series' category index of ``attribute`` (None: one class)."""
+        each series' category index of ``attribute`` (None: one class). With ``floors``
+        (each mapped feature's log floor, None for a linear scale: the generator's scale)
+        the switches at each class's gaps are kept too (`dgan.encoding.switches`)."""
         marginals = cls(features, attribute, np.empty(0))
         marginals.real = marginals._quantiles(rows, classes, n_classes)
+        if floors is not None:
+            marginals.switches = marginals._switches(rows, classes, floors)
+        return marginals
+
+    def _switches(self, rows: SeriesRows, classes, floors) -> np.ndarray:
+        row_class = self._row_classes(rows, classes)
+        out = np.full((len(self.features), self.n_classes, MAX_GAPS, 2), np.nan)
+        for k, i in enumerate(self.features):
+            for g in range(self.n_classes):
+                if not np.isfinite(self.real[k, g]).all():
+                    continue
+                at = gaps(self.real[k, g], floors[k])
+                rates = crossing_rates(rows, i, row_class == g, self.real[k, g], at)
+                out[k, g, : len(at)] = np.stack([at, rates], axis=1)
+        return out
+
+    def gaps_of(self, k: int, g: int) -> tuple[np.ndarray, np.ndarray]:
+        """Mapped feature ``k``'s gaps in class ``g`` (`dgan.encoding.switches.gaps`) and
+        the training series' crossings of each per step; empty without switches."""
+        if self.switches is None:
+            return np.empty(0, np.int64), np.empty(0)
+        kept = self.switches[k, g][np.isfinite(self.switches[k, g, :, 0])]
+        return kept[:, 0].astype(np.int64), kept[:, 1]
+
+    def to_json(self) -> dict[str, Any]:
+        state = super().to_json()
+        if self.switches is not None:  # NaN past a class's gaps: None in JSON
+            state["switches"] = np.where(np.isnan(self.switches), None, self.switches).tolist()
+        return state
+
+    @classmethod
+    def from_json(cls, state: dict[str, Any], width: int | None = None) -> ValueMarginals:
+        """The map ``to_json`` wrote (a file from before switches were kept has none)."""
+        marginals = super().from_json(state, width)
+        if state.get("switches") is not None:
+            marginals.switches = np.array(state["switches"], dtype=np.float64)
         return marginals
 
     def quantiles(self, rows: SeriesRows, classes: np.ndarray | None) -> np.ndarray:
@@ -189,30 +237,67 @@ class ValueMarginals(PerClassTable):
             return np.zeros(len(rows.rows), dtype=np.int64)
         return rows.per_row(np.asarray(classes, dtype=np.int64))
 
+    def margins(self, rows: SeriesRows, classes: np.ndarray | None, generated: np.ndarray):
+        """(features, classes, `MAX_GAPS`) the margin of each kept gap (NaN past a class's
+        gaps; `dgan.encoding.switches.margin_for`) at which ``rows`` (a calibration
+        sample, as `quantiles` reads it, with ``generated`` its quantiles) cross each gap
+        as often per step as the training series; None without switches."""
+        if self.switches is None:
+            return None
+        out = np.full(self.switches.shape[:3], np.nan)
+        for k, g, part, chances in self._class_chances(rows, classes, generated):
+            at, rates = self.gaps_of(k, g)
+            for n, (j, rate) in enumerate(zip(at, rates, strict=True)):
+                threshold = (j + 0.5) / (QUANTILES - 1)
+                out[k, g, n] = margin_for(part, chances, threshold, rate)
+                chances = kept_sides(part, chances, at[n : n + 1], out[k, g, n : n + 1], QUANTILES)
+        return out
+
     def apply(
-        self, rows: SeriesRows, classes: np.ndarray | None, generated: np.ndarray
+        self,
+        rows: SeriesRows,
+        classes: np.ndarray | None,
+        generated: np.ndarray,
+        margins: np.ndarray | None = None,
     ) -> SeriesRows:
         """``rows`` (generated series, in their own units) with each mapped feature's
         values carried from ``generated`` quantiles (`quantiles` of a calibration sample)
-        onto the training ones, class by class; a new `SeriesRows`. A class missing from
+        onto the training ones, class by class, each kept gap by its ``margins``
+        (`margins`; None: no switches kept); a new `SeriesRows`. A class missing from
         either side keeps its values as generated."""
         out = rows.rows.copy()
         row_class = self._row_classes(rows, classes)
+        for k, g, part, chances in self._class_chances(rows, classes, generated):
+            if margins is not None:
+                at = self.gaps_of(k, g)[0]
+                chances = kept_sides(part, chances, at, margins[k, g, : len(at)], QUANTILES)
+            real, mine = self.real[k, g], row_class == g
+            finite = np.isfinite(chances)
+            values = out[mine, self.features[k]]
+            if on_grid(real):  # the nearest quantile: a value the data holds
+                values[finite] = real[np.rint(chances[finite] * (QUANTILES - 1)).astype(np.int64)]
+            else:
+                values[finite] = np.interp(chances[finite], PROBABILITIES, real)
+            out[mine, self.features[k]] = values
+        return rows.with_rows(out)
+
+    def _class_chances(self, rows: SeriesRows, classes, generated: np.ndarray):
+        """``(k, g, the class's series, their values' chances)`` for each mapped feature
+        ``k`` and class ``g`` that both sides have: each value's probability among the
+        ``generated`` quantiles (NaN for a value that is not finite)."""
+        series_class = np.zeros(len(rows), np.int64) if classes is None else np.asarray(classes)
         for k, i in enumerate(self.features):
-            values = np.asarray(out[:, i], dtype=np.float64)
             for g in range(self.n_classes):
                 real, own = self.real[k, g], generated[k, g]
                 if not (np.isfinite(real).all() and np.isfinite(own).all()):
                     continue
-                mine = (row_class == g) & np.isfinite(values)
+                part = rows.take(series_class == g)
+                values = np.asarray(part.rows[:, i], dtype=np.float64)
                 # Where the generator's quantiles repeat a value, it stands for the middle
                 # of their probabilities (np.interp needs increasing points).
                 points, which = np.unique(own, return_inverse=True)
                 chance = np.bincount(which, PROBABILITIES) / np.bincount(which)
-                chances = np.interp(values[mine], points, chance)
-                if on_grid(real):  # the nearest quantile: a value the data holds
-                    values[mine] = real[np.rint(chances * (QUANTILES - 1)).astype(np.int64)]
-                else:
-                    values[mine] = np.interp(chances, PROBABILITIES, real)
-            out[:, i] = values
-        return rows.with_rows(out)
+                chances = np.full(len(values), np.nan)
+                finite = np.isfinite(values)
+                chances[finite] = np.interp(values[finite], points, chance)
+                yield k, g, part, chances

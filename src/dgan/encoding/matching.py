@@ -20,13 +20,15 @@ class Calibration(NamedTuple):
     """What generation reads from the generator's own calibration sample: the texture
     filters, the texture's dead bands, the value quantiles, the quantiles of the
     generated periods' units (`PeriodMap`) and of the carried waves' centres
-    (`CentreMap`); None where unused."""
+    (`CentreMap`), and the margins of the value map's switches
+    (`ValueMarginals.margins`); None where unused."""
 
     kernels: np.ndarray | None
     holds: DeadBands | None
     quantiles: np.ndarray | None
     periods: np.ndarray | None = None
     centres: np.ndarray | None = None
+    switches: np.ndarray | None = None
 
 
 def calibrated(encoder: Any) -> bool:
@@ -63,7 +65,7 @@ def match_training(
         rows = texture.apply(rows, classes, calibration.kernels, calibration.holds)
     if marginals is not None:  # values onto the training values' distribution
         classes = encoder.class_of(attributes, marginals.attribute)
-        rows = marginals.apply(rows, classes, calibration.quantiles)
+        rows = marginals.apply(rows, classes, calibration.quantiles, calibration.switches)
     if encoder.standardized is not None:
         rows = encoder.standardized.apply(rows)
     return rows
@@ -95,5 +97,8 @@ def calibrate(encoder: Any, attributes: np.ndarray | None, rows: SeriesRows) -> 
         if marginals is not None:  # its values are final: hold as the training ones
             holds = texture.hold_thresholds(rows, classes, value_map, marginals.features)
             rows = texture.hold(rows, classes, holds)
-    quantiles = None if marginals is None else marginals.quantiles(rows, value_classes)
-    return Calibration(kernels, holds, quantiles, None, centres)
+    quantiles = switches = None
+    if marginals is not None:
+        quantiles = marginals.quantiles(rows, value_classes)
+        switches = marginals.margins(rows, value_classes, quantiles)
+    return Calibration(kernels, holds, quantiles, None, centres, switches)

@@ -1,9 +1,9 @@
 """What generation matches to the training data, fitted with the encoder: the value map
-(`ValueMarginals`, `match_marginals`) and the texture filter (`SeriesTexture`,
-`match_texture`), each per class of one discrete attribute, the classes' shares
-(`ClassShares`, `match_class_shares`), each series' mean and deviation where every
-training series has the same (`Standardized`, `match_standardization`) and the carried
-features' periods (`PeriodMap`, `match_periods`) and centres (`CentreMap`,
+(`ValueMarginals`, `match_marginals`, with its switches: `match_switches`) and the texture
+filter (`SeriesTexture`, `match_texture`), each per class of one discrete attribute, the
+classes' shares (`ClassShares`, `match_class_shares`), each series' mean and deviation
+where every training series has the same (`Standardized`, `match_standardization`) and
+the carried features' periods (`PeriodMap`, `match_periods`) and centres (`CentreMap`,
 `match_centres`)."""
 
 from __future__ import annotations
@@ -99,7 +99,10 @@ def fit_training_maps(
     marginals = texture = shares = standardized = periods = centres = None
     attribute = group if group is not None else (discrete[0] if discrete else None)
     if mapped:
-        marginals = ValueMarginals.fit(features, mapped, group, *classes(group))
+        # The switches at a class's gaps: on the scale the generator draws the values on.
+        floors = [feature_encoders[i].log_floor for i in mapped]
+        switches = floors if config.match_switches else None
+        marginals = ValueMarginals.fit(features, mapped, group, *classes(group), switches)
     filtered = [i for i in continuous if i not in drawn]
     if filtered and matches_texture(config.match_texture, config.max_sequence_len, LONG_SERIES):
         texture = SeriesTexture.fit(features, filtered, attribute, *classes(attribute))

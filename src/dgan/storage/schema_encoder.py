@@ -10,6 +10,7 @@ from typing import Any
 
 from dgan.config import DGANConfig, Normalization, short_repr
 from dgan.encoding.marginals import QUANTILES
+from dgan.encoding.switches import MAX_GAPS
 from dgan.encoding.texture import LAGS
 from dgan.storage.header_checks import (
     check,
@@ -85,9 +86,39 @@ def encoder_problems(p: list[str], data: Any, config: DGANConfig | None) -> None
 def _marginals(p: list[str], data: Any, features: list | None, attributes: Any) -> None:
     """The training values' quantiles (`dgan.encoding.marginals`): continuous features,
     a discrete attribute or none, and per feature and class `QUANTILES` ascending numbers
-    (null for a class without values)."""
+    (null for a class without values); the switches at each class's gaps, if any."""
     expected = f"{QUANTILES} ascending numbers"
     _per_class(p, data, "encoder.marginals", features, attributes, _ascending, expected)
+    real, switches = data.get("real"), data.get("switches")
+    if switches is None or not isinstance(real, list):  # files from before switches: none
+        return
+
+    def gap(pair: Any) -> bool:  # [the quantile step, the crossings per step], or [null, null]
+        if pair == [None, None]:
+            return True
+        if not (isinstance(pair, list) and len(pair) == 2 and all(map(is_number, pair))):
+            return False
+        step, rate = pair
+        return step == int(step) and 0 <= step <= QUANTILES - 2 and 0 <= rate <= 1
+
+    ok = (
+        isinstance(switches, list)
+        and len(switches) == len(real)
+        and all(
+            isinstance(s, list) and isinstance(r, list) and len(s) == len(r)
+            for s, r in zip(switches, real, strict=True)
+        )
+        and all(
+            isinstance(pairs, list) and len(pairs) == MAX_GAPS and all(map(gap, pairs))
+            for per in switches
+            for pairs in per
+        )
+    )
+    expected = (
+        f"null or, per feature and class as in real, {MAX_GAPS} pairs of a quantile step "
+        f"(0 to {QUANTILES - 2}) and crossings per step in [0, 1], or of nulls"
+    )
+    check(p, ok, "encoder.marginals.switches", expected, switches)
 
 
 def _texture(p: list[str], data: Any, features: list | None, attributes: Any) -> None:

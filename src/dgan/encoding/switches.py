@@ -1,0 +1,175 @@
+"""Switches between a class's levels, made as often as the training series make them.
+
+Appliances sit at standby and switch on: a class's training values cluster at two or
+more levels with nothing between them. The generator draws such a series as a level
+that wanders between the clusters, and the value map (`dgan.encoding.marginals`), being
+monotone, turns each crossing of the empty gap into a full switch: a simulated fridge
+switched 180 times a series against 7 real, a lamp 69 against 2 (docs/quality.md, "A
+simulated power-consumption set").
+
+`gaps` finds each class's gaps in its training quantiles (a step between neighbouring
+quantiles wider than `GAP` of the class's range, on the generator's scale: the
+log scale where the feature has one), and `crossing_rates` how often the training series
+cross each one. At generation each series keeps a state per gap, the side of the gap its
+values are on, that flips only where its chance (the generated value's quantile among
+the generator's own, as the value map reads it) passes the gap by a margin: a Schmitt
+trigger (`sides`). The margin of each class and gap is found on the calibration sample
+so that generated series cross as often per step as the training ones (`margins`); a
+class that crosses no more often than the training one keeps a margin of 0. Within a
+state, chances are squeezed onto the state's side of the gap (`kept_sides`), so the
+noise within each state stays and no value lands inside the gap.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dgan.encoding.log_scale import to_log
+from dgan.series import SeriesRows
+
+GAP = 0.4
+"""A step between neighbouring training quantiles of a class wider than this share of the
+class's range is a gap between two levels. The simulated appliances' gaps are 0.47-0.94
+of their range; the widest step of any class of the real long sets is 0.36 (the sensors'
+aerosol depth, on a grid of few values), the next 0.13 (docs/quality.md, "Switches kept")."""
+MAX_GAPS = int(1 / GAP)
+"""The most gaps of `GAP` that fit in a class's range."""
+MIN_SIDE = 0.005
+"""A gap has at least this share of the class's values on each side: a lone extreme value
+is an outlier, not a level."""
+_BISECTIONS = 24
+
+
+def gaps(quantiles: np.ndarray, floor: float | None = None) -> np.ndarray:
+    """Indices ``j`` of the steps from ``quantiles[j]`` to ``quantiles[j + 1]`` (one
+    class's training quantiles, evenly spaced probabilities) that are gaps: wider than
+    `GAP` of their range, on the signed log scale of ``floor`` where given, with
+    `MIN_SIDE` of the values on each side (at most `MAX_GAPS`), in increasing order.
+
+    Example:
+        >>> standby_or_on = np.r_[np.full(600, 0.5), np.linspace(90.0, 110.0, 401)]
+        >>> gaps(standby_or_on).tolist(), gaps(np.linspace(0.0, 1.0, 1001)).tolist()
+        ([599], [])
+    """
+    q = np.asarray(quantiles, dtype=np.float64)
+    if floor is not None:
+        q = to_log(q, floor)
+    n = len(q) - 1
+    span = q[-1] - q[0]
+    if not np.isfinite(q).all() or not span > 0:
+        return np.empty(0, dtype=np.int64)
+    steps = np.diff(q) / span
+    side = round(MIN_SIDE * n)
+    steps[:side], steps[n - side :] = 0.0, 0.0
+    return np.flatnonzero(steps > GAP)
+
+
+def sides(rows: SeriesRows, chances: np.ndarray, threshold: float, margin: float) -> np.ndarray:
+    """(R,) bool: whether each row of ``rows`` is above the gap at ``threshold`` (a
+    chance), by a Schmitt trigger on its series' ``chances`` (R,): a series starts on the
+    side its first chance is on and changes side only where a chance passes the
+    threshold by more than ``margin``. NaN chances keep the side.
+
+    Example:
+        >>> rows = SeriesRows.from_list([np.zeros((6, 1))])
+        >>> wobbly = np.array([0.2, 0.55, 0.45, 0.8, 0.45, 0.2])
+        >>> sides(rows, wobbly, 0.5, 0.0).tolist()
+        [False, True, False, True, False, False]
+        >>> sides(rows, wobbly, 0.5, 0.2).tolist()
+        [False, False, False, True, True, False]
+    """
+    above, below = chances > threshold + margin, chances < threshold - margin
+    mark = np.where(above, 1, np.where(below, 0, -1)).astype(np.int8)
+    if len(rows):  # each series starts on the side of its first chance
+        mark[rows.starts[rows.lengths > 0]] = chances[rows.starts[rows.lengths > 0]] > threshold
+    last = np.where(mark >= 0, np.arange(len(mark)), 0)
+    np.maximum.accumulate(last, out=last)  # the last row that set the side
+    return mark[last] == 1
+
+
+def crossings(rows: SeriesRows, above: np.ndarray) -> float:
+    """Changes of side per step, over all of ``rows``' steps but each series' first.
+
+    Example:
+        >>> rows = SeriesRows.from_list([np.zeros((3, 1)), np.zeros((3, 1))])
+        >>> crossings(rows, np.array([0, 1, 1, 1, 1, 0], bool))  # 2 changes in 4 steps
+        0.5
+    """
+    changed = np.r_[False, above[1:] != above[:-1]]
+    changed[rows.starts] = False
+    steps = len(above) - len(rows)
+    return float(changed.sum() / steps) if steps > 0 else 0.0
+
+
+def crossing_rates(
+    rows: SeriesRows, feature: int, mine: np.ndarray, quantiles: np.ndarray, at: np.ndarray
+) -> np.ndarray:
+    """The training series' crossings per step (`crossings`) of each gap ``at`` (`gaps`)
+    of one class: ``mine`` (R,) marks the class's rows of ``rows``, ``quantiles`` its
+    training quantiles; a value is above a gap when it is above the gap's middle.
+
+    Example:
+        >>> rows = SeriesRows.from_list([np.r_[np.zeros(500), np.full(501, 9.0)][:, None]])
+        >>> q = np.quantile(rows.rows[:, 0], np.linspace(0, 1, 1001))
+        >>> crossing_rates(rows, 0, np.ones(1001, bool), q, gaps(q)).tolist()  # 1 in 1,000
+        [0.001]
+    """
+    part = rows.take(np.bincount(rows.example_of_row()[mine], minlength=len(rows)) > 0)
+    values = part.rows[:, feature]
+    middles = (quantiles[at] + quantiles[at + 1]) / 2
+    return np.array([crossings(part, values > middle) for middle in middles])
+
+
+def margin_for(rows: SeriesRows, chances: np.ndarray, threshold: float, rate: float) -> float:
+    """The smallest margin (`sides`) at which ``rows``' ``chances`` cross ``threshold`` no
+    more often per step than ``rate`` (found by bisection; 0 where they already do), at
+    most the room on each side of the threshold.
+
+    Example:
+        >>> rows = SeriesRows.from_list([np.zeros((8, 1))])
+        >>> chatter = np.array([0.1, 0.6, 0.4, 0.6, 0.4, 0.9, 0.9, 0.9])
+        >>> margin_for(rows, chatter, 0.5, 1 / 7) > 0.09, margin_for(rows, chatter, 0.5, 1.0)
+        (True, 0.0)
+    """
+    if crossings(rows, sides(rows, chances, threshold, 0.0)) <= rate:
+        return 0.0
+    low, high = 0.0, min(threshold, 1.0 - threshold)
+    for _ in range(_BISECTIONS):
+        middle = (low + high) / 2
+        if crossings(rows, sides(rows, chances, threshold, middle)) > rate:
+            low = middle
+        else:
+            high = middle
+    return high
+
+
+def kept_sides(
+    rows: SeriesRows, chances: np.ndarray, at: np.ndarray, margins: np.ndarray, width: int
+) -> np.ndarray:
+    """``chances`` (R,) of one class's ``rows`` with each gap ``at`` (`gaps`, of
+    quantiles ``width`` apart in probability: ``width`` - 1 steps) kept by its margin
+    (`sides`): a row above the gap whose chance is within the margin of the threshold
+    takes one above the gap, the band squeezed linearly from [threshold - margin,
+    threshold + margin] onto [the gap's top, threshold + margin], and one below likewise
+    onto [threshold - margin, the gap's bottom]; chances beyond the band stay as they are.
+
+    Example:
+        >>> rows = SeriesRows.from_list([np.zeros((4, 1))])
+        >>> kept = kept_sides(rows, np.array([0.1, 0.9, 0.45, 0.9]), np.array([5]),
+        ...                   np.array([0.2]), 11)
+        >>> kept.round(4).tolist()  # the dip to 0.45 stays above the gap (0.5..0.6)
+        [0.1, 0.9, 0.6375, 0.9]
+    """
+    out = np.asarray(chances, dtype=np.float64).copy()
+    for j, margin in zip(at, margins, strict=True):
+        bottom, top = j / (width - 1), (j + 1) / (width - 1)
+        threshold = (bottom + top) / 2
+        above = sides(rows, out, threshold, margin)
+        low, high = threshold - margin, threshold + margin
+        share = (out - low) / (2 * margin) if margin > 0 else np.full_like(out, 0.5)
+        band = (out > low) & (out < high)
+        up = np.maximum(top + share * max(high - top, 0.0), top)
+        down = np.minimum(bottom - (1 - share) * max(bottom - low, 0.0), bottom)
+        moved = np.where(above, np.maximum(out, up), np.minimum(out, down))
+        out = np.where(band | (above & (out < top)) | (~above & (out > bottom)), moved, out)
+    return out
