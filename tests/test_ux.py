@@ -190,6 +190,27 @@ def test_plan_says_which_classes_get_levels_of_their_own():
         )
 
 
+def test_plan_says_which_features_switch_between_levels():
+    """Lamps at standby (0.3) or on (about 15), classes 100 times apart (so on a log
+    scale, mapped per class): the plan names the switches kept (`match_switches`) on the
+    feature's line; not where no class has levels with nothing between them."""
+    df = long_frame(n_steps=8)
+    rng = np.random.default_rng(5)
+    on = (df["step"] >= rng.integers(1, 7, 24).repeat(8)).to_numpy()
+    scale = np.where(df["kind"] == "b", 100.0, 1.0)
+    df["level"] = np.where(on, 15.0, 0.3) * scale * (1 + 0.01 * rng.standard_normal(len(df)))
+    config = small_config(max_sequence_len=8, sample_len=2)
+    plan = DGAN(config).plan(df, df_style="long", warm_up_steps=0, **LONG)
+    level = next(c for c in plan.columns if c.name == "level").detail
+    assert level.endswith(
+        "; switching between a class's levels as often as the training series (match_switches)"
+    )
+    assert "match_switches" not in next(c for c in plan.columns if c.name == "flow").detail
+    off = DGAN(small_config(max_sequence_len=8, sample_len=2, match_switches=False))
+    plan = off.plan(df, df_style="long", warm_up_steps=0, **LONG)
+    assert "match_switches" not in next(c for c in plan.columns if c.name == "level").detail
+
+
 def test_plan_leaves_the_model_its_weights_and_random_streams_alone():
     model = DGAN(small_config())
     model.train_dataframe(long_frame(), df_style="long", progress_bar=False, **LONG)

@@ -106,14 +106,17 @@ def describe_columns(
 STANDARDIZED = "generated series standardized as every training series is (match_standardization)"
 OWN_RANGES = "each class gets its own range of series levels (per_class_scaling)"
 KEPT_SHARES = "each class generated at its share of the training series (match_class_shares)"
+SWITCHES = "switching between a class's levels as often as the training series (match_switches)"
 """What the plan says on the line of a feature standardized series by series, of the
-attribute whose classes get levels of their own, and of the one whose shares are kept."""
+attribute whose classes get levels of their own, of the one whose shares are kept, and
+of a feature whose classes have levels with nothing between them."""
 
 
 def note_fitted(columns: list[ColumnPlan], config: DGANConfig, arrays: TrainingArrays) -> None:
     """Say, as the encoder's fit on the repaired ``arrays`` decides them, which features'
-    series are standardized, which attribute's classes get levels of their own and which
-    one's shares are kept; a private encoder reads none of it."""
+    series are standardized or switch between levels (`dgan.encoding.switches`), which
+    attribute's classes get levels of their own and which one's shares are kept; a
+    private encoder reads none of it."""
     if config.dp_target_epsilon is not None:
         return
     scaling, discrete = config.per_class_scaling, classed(arrays)
@@ -132,6 +135,10 @@ def note_fitted(columns: list[ColumnPlan], config: DGANConfig, arrays: TrainingA
         lines[j].detail += f"; {STANDARDIZED}"
     if encoder is None:
         return
+    marginals = encoder.marginals
+    for k, j in enumerate([] if marginals is None else marginals.features):
+        if any(marginals.gaps_of(k, g)[0].size for g in range(marginals.n_classes)):
+            lines[j].detail += f"; {SWITCHES}"
     lines = [c for c in columns if c.role == "attribute"]
     if encoder.groups is not None:
         lines[encoder.groups.attribute].detail += f"; {OWN_RANGES}"
