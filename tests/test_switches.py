@@ -103,6 +103,12 @@ def test_sides_start_where_each_series_starts():
     rows = SeriesRows.from_list([np.zeros((3, 1)), np.zeros((2, 1))])
     chances = np.array([0.9, 0.5, 0.5, 0.1, 0.5])
     assert sides(rows, chances, 0.5, 0.2).tolist() == [True, True, True, False, False]
+    # An empty series (last, or between two) has no first row to start from.
+    gappy = SeriesRows(np.zeros((5, 1)), np.array([3, 0, 2, 0]))
+    above = sides(gappy, chances, 0.5, 0.2)
+    assert above.tolist() == [True, True, True, False, False]
+    assert crossings(gappy, above) == 0.0
+    assert crossings(gappy, np.array([True, False, True, False, True])) == 3 / 3
 
 
 def test_continuous_values_with_no_gap_map_as_before():

@@ -80,8 +80,8 @@ def sides(rows: SeriesRows, chances: np.ndarray, threshold: float, margin: float
     """
     above, below = chances > threshold + margin, chances < threshold - margin
     mark = np.where(above, 1, np.where(below, 0, -1)).astype(np.int8)
-    if len(rows):  # each series starts on the side of its first chance
-        mark[rows.starts[rows.lengths > 0]] = chances[rows.starts[rows.lengths > 0]] > threshold
+    first = rows.starts[rows.lengths > 0]  # each series starts on its first chance's side
+    mark[first] = chances[first] > threshold
     last = np.where(mark >= 0, np.arange(len(mark)), 0)
     np.maximum.accumulate(last, out=last)  # the last row that set the side
     return mark[last] == 1
@@ -96,8 +96,9 @@ def crossings(rows: SeriesRows, above: np.ndarray) -> float:
         0.5
     """
     changed = np.r_[False, above[1:] != above[:-1]]
-    changed[rows.starts] = False
-    steps = len(above) - len(rows)
+    first = rows.starts[rows.lengths > 0]  # an empty series has no first row
+    changed[first] = False
+    steps = len(above) - len(first)
     return float(changed.sum() / steps) if steps > 0 else 0.0
 
 
