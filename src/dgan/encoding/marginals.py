@@ -241,9 +241,9 @@ class ValueMarginals(PerClassTable):
         """(features, classes, `MAX_GAPS`) the margin of each kept gap (NaN past a class's
         gaps; `dgan.encoding.switches.margin_for`) at which ``rows`` (a calibration
         sample, as `quantiles` reads it, with ``generated`` its quantiles) cross each gap
-        as often per step as the training series; None without switches."""
-        if self.switches is None:
-            return None
+        as often per step as the training series; None without switches or gaps."""
+        if self.switches is None or not np.isfinite(self.switches[..., 0]).any():
+            return None  # no class has a gap: decoded as without switches
         out = np.full(self.switches.shape[:3], np.nan)
         for k, g, part, chances in self._class_chances(rows, classes, generated):
             at, rates = self.gaps_of(k, g)

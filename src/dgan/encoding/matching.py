@@ -87,7 +87,8 @@ def calibrate(encoder: Any, attributes: np.ndarray | None, rows: SeriesRows) -> 
 
     def value_map(filtered: SeriesRows) -> SeriesRows:  # what decoding does next
         own = marginals.quantiles(filtered, value_classes)
-        return marginals.apply(filtered, value_classes, own)
+        margins = marginals.margins(filtered, value_classes, own)
+        return marginals.apply(filtered, value_classes, own, margins)
 
     kernels = holds = None
     if texture is not None:
