@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from dgan import DGAN, DGANConfig, OutputType
+from dgan.encoding.encoder import DataEncoder
 from dgan.encoding.marginals import QUANTILES, ValueMarginals
 from dgan.encoding.switches import MAX_GAPS, crossings, gaps, sides
 from dgan.errors import SerializationError
@@ -164,6 +165,22 @@ def test_broken_switches_in_a_file_are_named(lamp_model, tmp_path, value):
         state["encoder"]["marginals"]["switches"] = value
     with pytest.raises(SerializationError, match=r"encoder\.marginals\.switches must be"):
         DGAN.load(path)
+
+
+def test_auto_maps_a_linear_feature_whose_classes_sit_at_levels_apart():
+    """Standby at 0.3, on at about 15: one decade, so a linear scale, which the value map
+    leaves alone at "auto" unless a class has levels with nothing between them."""
+    rng = np.random.default_rng(16)
+    lamps = _lamps(rng, 12, 2)[:, :120, None]
+    smooth = 5.0 + np.cumsum(rng.normal(size=(12, 120, 1)), axis=1)
+    config = DGANConfig(max_sequence_len=120, sample_len=10)
+    types = [OutputType.CONTINUOUS] * 2
+    encoder = DataEncoder.fit(config, np.concatenate([lamps, smooth], axis=2), types, None, None)
+    assert encoder.feature_encoders[0].log_floor is None
+    assert encoder.marginals.features == [0]  # the lamps, not the smooth walk
+    assert encoder.marginals.gaps_of(0, 0)[0].size == 1
+    off = DGANConfig(max_sequence_len=120, sample_len=10, match_switches=False)
+    assert DataEncoder.fit(off, lamps, types[:1], None, None).marginals is None
 
 
 def test_match_switches_false_keeps_none():

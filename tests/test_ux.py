@@ -193,22 +193,31 @@ def test_plan_says_which_classes_get_levels_of_their_own():
 def test_plan_says_which_features_switch_between_levels():
     """Lamps at standby (0.3) or on (about 15), classes 100 times apart (so on a log
     scale, mapped per class): the plan names the switches kept (`match_switches`) on the
-    feature's line; not where no class has levels with nothing between them."""
-    df = long_frame(n_steps=8)
+    feature's line; not where no class has levels with nothing between them. (A gap is
+    read from the quantiles, so a class needs more values than `QUANTILES` to show one.)"""
+    df = long_frame(n_steps=60)
     rng = np.random.default_rng(5)
-    on = (df["step"] >= rng.integers(1, 7, 24).repeat(8)).to_numpy()
+    on = (df["step"] >= rng.integers(5, 55, 24).repeat(60)).to_numpy()
     scale = np.where(df["kind"] == "b", 100.0, 1.0)
     df["level"] = np.where(on, 15.0, 0.3) * scale * (1 + 0.01 * rng.standard_normal(len(df)))
-    config = small_config(max_sequence_len=8, sample_len=2)
+    config = small_config(max_sequence_len=60, sample_len=6)
     plan = DGAN(config).plan(df, df_style="long", warm_up_steps=0, **LONG)
     level = next(c for c in plan.columns if c.name == "level").detail
-    assert level.endswith(
+    assert "log scale" in level and level.endswith(
         "; switching between a class's levels as often as the training series (match_switches)"
     )
     assert "match_switches" not in next(c for c in plan.columns if c.name == "flow").detail
-    off = DGAN(small_config(max_sequence_len=8, sample_len=2, match_switches=False))
+    off = DGAN(small_config(max_sequence_len=60, sample_len=6, match_switches=False))
     plan = off.plan(df, df_style="long", warm_up_steps=0, **LONG)
     assert "match_switches" not in next(c for c in plan.columns if c.name == "level").detail
+    # On a linear scale the value map takes the feature for its levels, and says so.
+    df["level"] /= scale
+    plan = DGAN(config).plan(df, df_style="long", warm_up_steps=0, **LONG)
+    level = next(c for c in plan.columns if c.name == "level").detail
+    assert "log scale" not in level and level.endswith(
+        "; generated values take the data's distribution (match_marginals)"
+        "; switching between a class's levels as often as the training series (match_switches)"
+    )
 
 
 def test_plan_leaves_the_model_its_weights_and_random_streams_alone():

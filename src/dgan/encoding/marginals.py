@@ -104,22 +104,45 @@ def holds_often(rows: SeriesRows, feature: int, max_sequence_len: int) -> bool:
     return bool(hold_shares(rows, feature, None, 1)[0] >= HOLDING)
 
 
+def levels_apart(
+    rows: SeriesRows,
+    feature: int,
+    classes: np.ndarray | None,
+    n_classes: int,
+    floor: float | None,
+) -> bool:
+    """Whether some class's training values of ``feature`` sit at levels with nothing
+    between them (`dgan.encoding.switches.gaps` of its quantiles, on the log scale of
+    ``floor`` where given): standby and on. ``classes``: each series' class (None: one).
+
+    Example:
+        >>> lamps = SeriesRows.from_list([np.r_[np.full(50, 0.3), np.full(50, 15.0)][:, None]])
+        >>> levels_apart(lamps, 0, None, 1, None), levels_apart(
+        ...     SeriesRows.from_list([np.linspace(0, 1, 100)[:, None]]), 0, None, 1, None)
+        (True, False)
+    """
+    table = ValueMarginals.fit(rows, [feature], None if classes is None else 0, classes, n_classes)
+    return any(gaps(q, floor).size for q in table.real[0] if np.isfinite(q).all())
+
+
 def matches_marginals(
     setting: bool | str,
     log_scaled: bool,
     whole: bool = False,
     holds: bool = False,
     carried: bool = False,
+    gapped: bool = False,
 ) -> bool:
     """Whether a continuous feature's generated values are mapped onto the training
     values' distribution (`match_marginals`): always for True, never for False; for
     "auto" where the feature is on a log scale, where its long series hold their values
     often (``holds``: `holds_often`), where a carrier draws it (``carried``:
-    `dgan.encoding.periods`), and every feature where the data is one distribution
-    (``whole``: `one_distribution`). Measured (docs/quality.md): sensors (log scale, per
-    class), gestures (holds), the oscillating simulation (carried) and Stocks (no
-    attribute) gained; leaves, whose species would share one map, and Stocks cut to 64
-    windows lost.
+    `dgan.encoding.periods`), where a class's values sit at levels with nothing between
+    them (``gapped``: `levels_apart`, for the switches), and every feature where the data
+    is one distribution (``whole``: `one_distribution`). Measured (docs/quality.md):
+    sensors (log scale, per class), gestures (holds), the oscillating simulation
+    (carried), Stocks (no attribute) and on/off appliances on a linear scale (gapped)
+    gained; leaves, whose species would share one map, and Stocks cut to 64 windows lost.
 
     Example:
         >>> [matches_marginals("auto", True), matches_marginals("auto", False)]
@@ -130,8 +153,11 @@ def matches_marginals(
         (True, False)
         >>> matches_marginals("auto", False, carried=True)
         True
+        >>> matches_marginals("auto", False, gapped=True)
+        True
     """
-    return setting is True or (setting == "auto" and (log_scaled or whole or holds or carried))
+    own = log_scaled or whole or holds or carried or gapped
+    return setting is True or (setting == "auto" and own)
 
 
 class ValueMarginals(PerClassTable):

@@ -18,6 +18,7 @@ from dgan.encoding.class_shares import ClassShares, matches_class_shares
 from dgan.encoding.marginals import (
     ValueMarginals,
     holds_often,
+    levels_apart,
     matches_marginals,
     one_distribution,
 )
@@ -85,6 +86,12 @@ def fit_training_maps(
     whole = one_distribution(bool(discrete), len(features))
     drawn = set(carried or ())  # the carried features
     setting = config.match_marginals
+    auto = setting == "auto"
+
+    def gapped(i: int) -> bool:  # levels with nothing between, for the switches
+        floor = feature_encoders[i].log_floor
+        return auto and config.match_switches and levels_apart(features, i, *classes(group), floor)
+
     mapped = [
         i
         for i in continuous
@@ -92,8 +99,9 @@ def fit_training_maps(
             setting,
             feature_encoders[i].log_floor is not None,
             whole,
-            setting == "auto" and holds_often(features, i, config.max_sequence_len),
+            auto and holds_often(features, i, config.max_sequence_len),
             i in drawn,
+            gapped(i),
         )
     ]
     marginals = texture = shares = standardized = periods = centres = None

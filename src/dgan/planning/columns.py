@@ -107,9 +107,10 @@ STANDARDIZED = "generated series standardized as every training series is (match
 OWN_RANGES = "each class gets its own range of series levels (per_class_scaling)"
 KEPT_SHARES = "each class generated at its share of the training series (match_class_shares)"
 SWITCHES = "switching between a class's levels as often as the training series (match_switches)"
+MAPPED = "generated values take the data's distribution (match_marginals)"
 """What the plan says on the line of a feature standardized series by series, of the
-attribute whose classes get levels of their own, of the one whose shares are kept, and
-of a feature whose classes have levels with nothing between them."""
+attribute whose classes get levels of their own, of the one whose shares are kept, of a
+feature whose classes have levels with nothing between them, and of a mapped feature."""
 
 
 def note_fitted(columns: list[ColumnPlan], config: DGANConfig, arrays: TrainingArrays) -> None:
@@ -138,6 +139,8 @@ def note_fitted(columns: list[ColumnPlan], config: DGANConfig, arrays: TrainingA
     marginals = encoder.marginals
     for k, j in enumerate([] if marginals is None else marginals.features):
         if any(marginals.gaps_of(k, g)[0].size for g in range(marginals.n_classes)):
+            if MAPPED not in lines[j].detail:  # mapped for its levels (`levels_apart`)
+                lines[j].detail += f"; {MAPPED}"
             lines[j].detail += f"; {SWITCHES}"
     lines = [c for c in columns if c.role == "attribute"]
     if encoder.groups is not None:
@@ -169,7 +172,7 @@ def _column(
     if fills_range(decoding[0], floor is not None):
         detail += "; generated series fill their range (fill_series_range)"
     if matches_marginals(decoding[1], floor is not None, decoding[2], holds, carried):
-        detail += "; generated values take the data's distribution (match_marginals)"
+        detail += f"; {MAPPED}"
     if decoding[3]:
         detail += "; generated series take the data's texture per class (match_texture)"
     return ColumnPlan(name, role, "continuous", detail)
