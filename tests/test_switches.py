@@ -48,8 +48,11 @@ def test_a_gap_is_a_wide_empty_step_between_levels_on_the_generators_scale():
     standby_or_on = np.r_[np.full(600, 0.3), np.linspace(14.0, 16.0, 401)]
     assert gaps(standby_or_on).tolist() == [599]
     assert gaps(np.linspace(0.0, 1.0, QUANTILES)).size == 0
-    # A lone extreme value is an outlier, not a level.
+    # A lone extreme value is an outlier, not a level, and does not stretch the range:
+    # a fridge's start-up spikes at three times its level leave its standby/on gap.
     assert gaps(np.r_[np.linspace(0.0, 1.0, QUANTILES - 1), 50.0]).size == 0
+    fridge = np.r_[np.full(600, 1.0), np.linspace(95.0, 105.0, 396), np.full(5, 300.0)]
+    assert gaps(fridge).tolist() == [599]
     # Levels 1, 100 and 1,000: the wide step is 100 -> 1,000 on a linear scale, 1 -> 100
     # on the log scale the generator draws on.
     three = np.r_[np.full(400, 1.0), np.full(400, 100.0), np.full(201, 1000.0)]

@@ -29,22 +29,25 @@ from dgan.series import SeriesRows
 
 GAP = 0.4
 """A step between neighbouring training quantiles of a class wider than this share of the
-class's range is a gap between two levels. The simulated appliances' gaps are 0.47-0.94
+class's range is a gap between two levels. The simulated appliances' gaps are 0.44-0.96
 of their range; the widest step of any class of the real long sets is 0.36 (the sensors'
-aerosol depth, on a grid of few values), the next 0.13 (docs/quality.md, "Switches kept")."""
+aerosol depth, on a grid of few values), the next under 0.2 (docs/quality.md, "Switches
+kept")."""
 MAX_GAPS = int(1 / GAP)
 """The most gaps of `GAP` that fit in a class's range."""
 MIN_SIDE = 0.005
-"""A gap has at least this share of the class's values on each side: a lone extreme value
-is an outlier, not a level."""
+"""A gap has at least this share of the class's values on each side, and the range it is
+measured against leaves this share out at each end: a lone extreme (a fridge's start-up
+spike) is an outlier, not a level, and does not stretch the range."""
 _BISECTIONS = 24
 
 
 def gaps(quantiles: np.ndarray, floor: float | None = None) -> np.ndarray:
     """Indices ``j`` of the steps from ``quantiles[j]`` to ``quantiles[j + 1]`` (one
     class's training quantiles, evenly spaced probabilities) that are gaps: wider than
-    `GAP` of their range, on the signed log scale of ``floor`` where given, with
-    `MIN_SIDE` of the values on each side (at most `MAX_GAPS`), in increasing order.
+    `GAP` of their range without the `MIN_SIDE` at each end, on the signed log scale of
+    ``floor`` where given, with `MIN_SIDE` of the values on each side (at most
+    `MAX_GAPS`), in increasing order.
 
     Example:
         >>> standby_or_on = np.r_[np.full(600, 0.5), np.linspace(90.0, 110.0, 401)]
@@ -55,11 +58,11 @@ def gaps(quantiles: np.ndarray, floor: float | None = None) -> np.ndarray:
     if floor is not None:
         q = to_log(q, floor)
     n = len(q) - 1
-    span = q[-1] - q[0]
+    side = round(MIN_SIDE * n)
+    span = q[n - side] - q[side]  # the extremes neither make a level nor stretch the range
     if not np.isfinite(q).all() or not span > 0:
         return np.empty(0, dtype=np.int64)
     steps = np.diff(q) / span
-    side = round(MIN_SIDE * n)
     steps[:side], steps[n - side :] = 0.0, 0.0
     return np.flatnonzero(steps > GAP)
 
