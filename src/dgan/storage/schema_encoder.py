@@ -101,19 +101,10 @@ def _marginals(p: list[str], data: Any, features: list | None, attributes: Any) 
         step, rate = pair
         return step == int(step) and 0 <= step <= QUANTILES - 2 and 0 <= rate <= 1
 
-    ok = (
-        isinstance(switches, list)
-        and len(switches) == len(real)
-        and all(
-            isinstance(s, list) and isinstance(r, list) and len(s) == len(r)
-            for s, r in zip(switches, real, strict=True)
-        )
-        and all(
-            isinstance(pairs, list) and len(pairs) == MAX_GAPS and all(map(gap, pairs))
-            for per in switches
-            for pairs in per
-        )
-    )
+    def gaps(pairs: Any) -> bool:  # one class's
+        return isinstance(pairs, list) and len(pairs) == MAX_GAPS and all(map(gap, pairs))
+
+    ok = _shaped_as(switches, real, gaps)
     expected = (
         f"null or, per feature and class as in real, {MAX_GAPS} pairs of a quantile step "
         f"(0 to {QUANTILES - 2}) and crossings per step in [0, 1], or of nulls"
@@ -145,17 +136,23 @@ def _texture(p: list[str], data: Any, features: list | None, attributes: Any) ->
         table = data.get(name)
         if table is None or not isinstance(real, list):
             continue
-        ok = (
-            isinstance(table, list)
-            and len(table) == len(real)
-            and all(
-                isinstance(t, list) and isinstance(r, list) and len(t) == len(r)
-                for t, r in zip(table, real, strict=True)
-            )
-            and all(v is None or (is_number(v) and valid(v)) for t in table for v in t)
-        )
+        ok = _shaped_as(table, real, lambda v, ok=valid: v is None or (is_number(v) and ok(v)))
         expected = f"null or, per feature and class as in real, null or {entry}"
         check(p, ok, f"{where}.{name}", expected, table)
+
+
+def _shaped_as(table: Any, real: list, valid: Callable[[Any], bool]) -> bool:
+    """Whether ``table`` holds an entry per feature and class as ``real`` (a per-class
+    table's ``real``) does, each one that ``valid`` accepts."""
+    return (
+        isinstance(table, list)
+        and len(table) == len(real)
+        and all(
+            isinstance(t, list) and isinstance(r, list) and len(t) == len(r)
+            for t, r in zip(table, real, strict=True)
+        )
+        and all(valid(entry) for per in table for entry in per)
+    )
 
 
 def _per_class(
