@@ -86,24 +86,21 @@ def fit_training_maps(
     whole = one_distribution(bool(discrete), len(features))
     drawn = set(carried or ())  # the carried features
     setting = config.match_marginals
-    auto = setting == "auto"
+    auto, T = setting == "auto", config.max_sequence_len
 
-    def gapped(i: int) -> bool:  # levels with nothing between, for the switches
+    def maps(i: int) -> bool:
         floor = feature_encoders[i].log_floor
-        return auto and config.match_switches and levels_apart(features, i, *classes(group), floor)
-
-    mapped = [
-        i
-        for i in continuous
-        if matches_marginals(
-            setting,
-            feature_encoders[i].log_floor is not None,
-            whole,
-            auto and holds_often(features, i, config.max_sequence_len),
-            i in drawn,
-            gapped(i),
+        reasons = (floor is not None, whole, auto and holds_often(features, i, T), i in drawn)
+        if matches_marginals(setting, *reasons):
+            return True
+        # Levels with nothing between, for the switches: read only where nothing else maps
+        # the feature, as the map's own fit reads the same quantiles again.
+        gapped = auto and config.match_switches
+        return gapped and matches_marginals(
+            setting, *reasons, gapped=levels_apart(features, i, *classes(group), floor)
         )
-    ]
+
+    mapped = [i for i in continuous if maps(i)]
     marginals = texture = shares = standardized = periods = centres = None
     attribute = group if group is not None else (discrete[0] if discrete else None)
     if mapped:
