@@ -196,3 +196,24 @@ def test_match_switches_false_keeps_none():
     model.train_numpy(features, [OutputType.CONTINUOUS], progress_bar=False)
     assert model.encoder.marginals.switches is None
     assert DGANConfig(max_sequence_len=8, sample_len=2).match_switches is True
+
+
+def test_a_gap_between_few_values_is_read_and_nothing_lands_in_it():
+    # 3 lamps of 40 readings: 120 values, fewer than the 1,001 quantiles. Interpolated,
+    # the step from standby to on spread over about ten quantile steps and no gap was read.
+    rng = np.random.default_rng(15)
+    on = np.arange(40)[None, :] >= np.array([[12], [25], [31]])  # each switched on once
+    lamps = np.where(on, 15.0, 0.3) * (1 + 0.01 * rng.standard_normal((3, 40)))
+    few = SeriesRows.from_padded(lamps[:, :, None])
+    values = few.rows[:, 0]
+    assert gaps(np.quantile(values, np.linspace(0, 1, QUANTILES)), 0.5).size == 0
+    marginals = ValueMarginals.fit(few, [0], None, None, 1, floors=[0.5])
+    at, rates = marginals.gaps_of(0, 0)
+    assert len(at) == 1 and rates[0] > 0
+    low, high = marginals.real[0, 0, at[0]], marginals.real[0, 0, at[0] + 1]
+    assert low < 1.0 and high > 10.0  # the two levels' ends, nothing between
+    table = marginals.real[0, 0]
+    assert not ((table > low) & (table < high)).any()
+    # Without the switches the quantiles are interpolated, as before.
+    plain = ValueMarginals.fit(few, [0], None, None, 1)
+    assert ((plain.real[0, 0] > 1.0) & (plain.real[0, 0] < 10.0)).sum() >= 5

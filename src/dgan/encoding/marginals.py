@@ -51,6 +51,33 @@ def quantiles_of(values: np.ndarray) -> np.ndarray:
     return np.where(gamma >= 0.5, high - step * (1 - gamma), low + step * gamma)
 
 
+def quantiles_over_gaps(values: np.ndarray, floor: float | None) -> np.ndarray:
+    """`quantiles_of` one class's finite ``values`` (1-D), except that a quantile that
+    would interpolate across a gap between them (`dgan.encoding.switches.gaps` of the
+    sorted values, on the log scale of ``floor`` where given) takes the value at the
+    nearer end. Interpolated, a gap between fewer values than `QUANTILES` spreads over
+    several quantile steps (100 values: 10), so it is read as none, and with more values
+    a quantile can still land inside it; either way the map puts values where the data
+    has none.
+
+    Example:
+        >>> standby_or_on = np.r_[np.full(60, 0.3), np.full(60, 15.0)]
+        >>> q = quantiles_over_gaps(standby_or_on, None)
+        >>> int(((q > 0.3) & (q < 15.0)).sum()), gaps(q).tolist()
+        (0, [499])
+    """
+    ordered = np.sort(np.asarray(values, dtype=np.float64))
+    out = quantiles_of(ordered)
+    wide = gaps(ordered, floor)
+    if wide.size:
+        virtual = (len(ordered) - 1) * PROBABILITIES
+        below = np.floor(virtual).astype(np.intp)
+        across = np.isin(below, wide) & (virtual > below)
+        nearer = np.where(virtual - below >= 0.5, below + 1, below)
+        out[across] = ordered[nearer[across]]
+    return out
+
+
 def on_grid(quantiles: np.ndarray) -> bool:
     """Whether values sit on a grid (whole hPa, 0 all night): more than half of the
     neighbouring quantiles are equal. Then the training quantiles are values the data
@@ -121,8 +148,9 @@ def levels_apart(
         ...     SeriesRows.from_list([np.linspace(0, 1, 100)[:, None]]), 0, None, 1, None)
         (True, False)
     """
-    table = ValueMarginals.fit(rows, [feature], None if classes is None else 0, classes, n_classes)
-    return any(gaps(q, floor).size for q in table.real[0] if np.isfinite(q).all())
+    attribute = None if classes is None else 0
+    table = ValueMarginals.fit(rows, [feature], attribute, classes, n_classes, floors=[floor])
+    return bool(np.isfinite(table.switches[..., 0]).any())
 
 
 def matches_marginals(
@@ -201,7 +229,7 @@ class ValueMarginals(PerClassTable):
         (each mapped feature's log floor, None for a linear scale: the generator's scale)
         the switches at each class's gaps are kept too (`dgan.encoding.switches`)."""
         marginals = cls(features, attribute, np.empty(0))
-        marginals.real = marginals._quantiles(rows, classes, n_classes)
+        marginals.real = marginals._quantiles(rows, classes, n_classes, floors)
         if floors is not None:
             marginals.switches = marginals._switches(rows, classes, floors)
         return marginals
@@ -245,17 +273,22 @@ class ValueMarginals(PerClassTable):
         class none of them has): the calibration that `apply` maps from."""
         return self._quantiles(rows, classes, self.n_classes)
 
-    def _quantiles(self, rows: SeriesRows, classes, n_classes: int) -> np.ndarray:
+    def _quantiles(self, rows: SeriesRows, classes, n_classes: int, floors=None) -> np.ndarray:
+        """(features, classes, `QUANTILES`) quantiles of ``rows``; with ``floors`` (the
+        switches kept, `fit`) none falls inside a gap (`quantiles_over_gaps`)."""
         row_class = self._row_classes(rows, classes)
         out = np.full((len(self.features), n_classes, QUANTILES), np.nan)
         for k, i in enumerate(self.features):
             values = np.asarray(rows.rows[:, i], dtype=np.float64)
             for g in range(n_classes):
                 mine = values[(row_class == g) & np.isfinite(values)]
-                if mine.size:
-                    out[k, g] = quantiles_of(mine)
-                    if on_grid(out[k, g]):  # observed values only, none in between
-                        out[k, g] = np.quantile(mine, PROBABILITIES, method="inverted_cdf")
+                if not mine.size:
+                    continue
+                out[k, g] = quantiles_of(mine)
+                if on_grid(out[k, g]):  # observed values only, none in between
+                    out[k, g] = np.quantile(mine, PROBABILITIES, method="inverted_cdf")
+                elif floors is not None:
+                    out[k, g] = quantiles_over_gaps(mine, floors[k])
         return out
 
     def _row_classes(self, rows: SeriesRows, classes: np.ndarray | None) -> np.ndarray:
