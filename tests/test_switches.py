@@ -70,7 +70,7 @@ def test_generated_series_switch_as_often_as_the_training_ones():
     calibration = SeriesRows.from_padded(_wandering(rng, 200)[:, :, None])
     own = marginals.quantiles(calibration, None)
     margins = marginals.margins(calibration, None, own)
-    assert margins[0, 0, 0] > 0 and np.isnan(margins[0, 0, 1:]).all()
+    assert margins[0, 0, 0, 0] > 0 and np.isnan(margins[0, 0, 1:]).all()
 
     generated = SeriesRows.from_padded(_wandering(rng, 100)[:, :, None])
     plain = marginals.apply(generated, None, own).rows[:, 0]
@@ -85,9 +85,39 @@ def test_generated_series_switch_as_often_as_the_training_ones():
     assert not ((kept > low) & (kept < high)).any()
     on = kept[kept > middle]
     assert 0.002 < on.std() / on.mean() < 0.05
-    # The same values as the plain map where the series stays on one side.
+    # The same values as the plain map where the series stays on one side, and as much
+    # of the time on each side.
     same = (plain > middle) == (kept > middle)
     assert same.mean() > 0.8
+    assert abs(np.mean(kept > middle) - np.mean(plain > middle)) < 0.03
+
+
+def _skewed(rng, n):
+    """A generator's lamps whose level wanders above the gap or far below it: near the
+    gap, most values are just above it."""
+    level = np.abs(np.cumsum(rng.standard_normal((n, LENGTH)) * 0.05, axis=1))
+    level = level * np.where(rng.random((n, 1)) < 0.5, 1, -3)
+    return np.exp(1.8 + level + 0.2 * rng.standard_normal((n, LENGTH)))
+
+
+def test_switched_series_spend_as_much_time_on_each_side_as_mapped_without_switches():
+    rng = np.random.default_rng(11)
+    marginals, _ = _fitted(rng)
+    at = marginals.gaps_of(0, 0)[0]
+    calibration = SeriesRows.from_padded(_skewed(rng, 200)[:, :, None])
+    own = marginals.quantiles(calibration, None)
+    triggers = marginals.margins(calibration, None, own)
+    generated = SeriesRows.from_padded(_skewed(rng, 100)[:, :, None])
+    middle = (marginals.real[0, 0, at[0]] + marginals.real[0, 0, at[0] + 1]) / 2
+    plain = marginals.apply(generated, None, own).rows[:, 0] > middle
+    kept = marginals.apply(generated, None, own, triggers).rows[:, 0] > middle
+    # A margin about the gap's middle alone kept them above it 5 points more often.
+    centred = triggers.copy()
+    centred[0, 0, 0, 1] = 0.0
+    off = marginals.apply(generated, None, own, centred).rows[:, 0] > middle
+    assert abs(off.mean() - plain.mean()) > 0.03
+    assert abs(kept.mean() - plain.mean()) < 0.02
+    assert crossings(generated, kept) < 0.5 * crossings(generated, plain)
 
 
 def test_series_that_switch_no_more_often_than_the_training_ones_keep_their_values():
@@ -95,7 +125,7 @@ def test_series_that_switch_no_more_often_than_the_training_ones_keep_their_valu
     marginals, real = _fitted(rng, switches=6)
     own = marginals.quantiles(real, None)  # the training series as the calibration
     margins = marginals.margins(real, None, own)
-    assert margins[0, 0, 0] == 0.0
+    assert margins[0, 0, 0].tolist() == [0.0, 0.0]
     plain = marginals.apply(real, None, own).rows
     kept = marginals.apply(real, None, own, margins).rows
     at = marginals.gaps_of(0, 0)[0][0]

@@ -223,9 +223,9 @@ class Sampler:
         per class after both (`ValueMarginals.quantiles`), the quantiles of its
         periods' units (`PeriodMap.quantiles`, from the attribute MLPs alone; the sample
         is drawn with the periods mapped) and of its carried waves' centres
-        (`CentreMap.quantiles`, read first: `dgan.encoding.matching.calibrate`) and the
-        margins of the value map's switches (`ValueMarginals.margins`), None for
-        what the encoder does not have: from
+        (`CentreMap.quantiles`, read first: `dgan.encoding.matching.calibrate`), the
+        margins of the value map's switches (`ValueMarginals.margins`) and its noise on
+        each level (`ValueMarginals.noise`), None for what the encoder does not have: from
         `CALIBRATION_SERIES` series of fixed noise in fp32, computed again only when the
         generator's weights (or BatchNorm statistics) or the decoding change; the
         sampler's RNG is not touched.
@@ -236,11 +236,12 @@ class Sampler:
             ...                     match_texture=True)
             >>> model = DGAN(config)
             >>> model.train_numpy(np.random.default_rng(0).random((8, 4, 1)), progress_bar=False)
-            >>> kernels, holds, quantiles, periods, centres, switches = model.sampler.calibration()
+            >>> kernels, holds, quantiles, periods, centres, switches, noise = (
+            ...     model.sampler.calibration())
             >>> kernels.shape  # features, classes, taps
             (1, 1, 193)
-            >>> holds, quantiles, periods, centres, switches
-            (None, None, None, None, None)
+            >>> holds, quantiles, periods, centres, switches, noise
+            (None, None, None, None, None, None)
         """
         tensors = [*self.generator.parameters(), *self.generator.buffers()]
         encoder = self.encoder

@@ -20,9 +20,10 @@ from typing import Any
 import numpy as np
 
 from dgan.config.sizing import LONG_SERIES
-from dgan.encoding.holds import hold_shares
+from dgan.encoding.holds import hold_shares, seed_of
+from dgan.encoding.noise_floor import held_values, median_step, noise_for, with_noise
 from dgan.encoding.per_class import PerClassTable
-from dgan.encoding.switches import MAX_GAPS, crossing_rates, gaps, kept_sides, margin_for
+from dgan.encoding.switches import MAX_GAPS, crossing_rates, gaps, kept_sides, trigger_for
 from dgan.series import SeriesRows
 
 QUANTILES = 1001
@@ -213,6 +214,9 @@ class ValueMarginals(PerClassTable):
         # (features, classes, MAX_GAPS, 2): each gap's quantile step and the training
         # series' crossings of it per step, NaN past a class's gaps; None: no switches kept.
         self.switches = switches
+        # (features, classes): the training series' median step on each level of a feature
+        # that switches (`dgan.encoding.noise_floor`), NaN elsewhere; None: not kept.
+        self.steps: np.ndarray | None = None
 
     @classmethod
     def fit(
@@ -232,7 +236,22 @@ class ValueMarginals(PerClassTable):
         marginals.real = marginals._quantiles(rows, classes, n_classes, floors)
         if floors is not None:
             marginals.switches = marginals._switches(rows, classes, floors)
+            marginals.steps = marginals._steps(rows, classes, floors)
         return marginals
+
+    def _steps(self, rows: SeriesRows, classes, floors) -> np.ndarray:
+        """Each class's median step (`median_step`) of each feature that switches."""
+        row_class = self._row_classes(rows, classes)
+        series_class = np.zeros(len(rows), np.int64) if classes is None else np.asarray(classes)
+        out = np.full((len(self.features), self.n_classes), np.nan)
+        for k, i in enumerate(self.features):
+            if not np.isfinite(self.switches[k, ..., 0]).any():
+                continue  # no class switches: its noise is the texture's
+            for g in range(self.n_classes):
+                if (series_class == g).any():
+                    mine = rows.rows[row_class == g, i]
+                    out[k, g] = median_step(rows.take(series_class == g), mine, floors[k])
+        return out
 
     def _switches(self, rows: SeriesRows, classes, floors) -> np.ndarray:
         row_class = self._row_classes(rows, classes)
@@ -258,6 +277,8 @@ class ValueMarginals(PerClassTable):
         state = super().to_json()
         if self.switches is not None:  # NaN past a class's gaps: None in JSON
             state["switches"] = np.where(np.isnan(self.switches), None, self.switches).tolist()
+        if self.steps is not None:
+            state["steps"] = np.where(np.isnan(self.steps), None, self.steps).tolist()
         return state
 
     @classmethod
@@ -266,6 +287,8 @@ class ValueMarginals(PerClassTable):
         marginals = super().from_json(state, width)
         if state.get("switches") is not None:
             marginals.switches = np.array(state["switches"], dtype=np.float64)
+        if state.get("steps") is not None:  # a file from before the noise was kept: none
+            marginals.steps = np.array(state["steps"], dtype=np.float64)
         return marginals
 
     def quantiles(self, rows: SeriesRows, classes: np.ndarray | None) -> np.ndarray:
@@ -297,19 +320,47 @@ class ValueMarginals(PerClassTable):
         return rows.per_row(np.asarray(classes, dtype=np.int64))
 
     def margins(self, rows: SeriesRows, classes: np.ndarray | None, generated: np.ndarray):
-        """(features, classes, `MAX_GAPS`) the margin of each kept gap (NaN past a class's
-        gaps; `dgan.encoding.switches.margin_for`) at which ``rows`` (a calibration
-        sample, as `quantiles` reads it, with ``generated`` its quantiles) cross each gap
-        as often per step as the training series; None without switches or gaps."""
+        """(features, classes, `MAX_GAPS`, 2) the trigger of each kept gap, its margin and
+        the shift of its centre (NaN past a class's gaps;
+        `dgan.encoding.switches.trigger_for`), at which ``rows`` (a calibration sample, as
+        `quantiles` reads it, with ``generated`` its quantiles) cross each gap as often per
+        step as the training series and spend as much time on each side as mapped without
+        it; None without switches or gaps."""
         if self.switches is None or not np.isfinite(self.switches[..., 0]).any():
             return None  # no class has a gap: decoded as without switches
-        out = np.full(self.switches.shape[:3], np.nan)
+        out = np.full(self.switches.shape, np.nan)
         for k, g, part, chances in self._class_chances(rows, classes, generated):
             at, rates = self.gaps_of(k, g)
             for n, (j, rate) in enumerate(zip(at, rates, strict=True)):
                 threshold = (j + 0.5) / (QUANTILES - 1)
-                out[k, g, n] = margin_for(part, chances, threshold, rate)
+                out[k, g, n] = trigger_for(part, chances, threshold, rate)
                 chances = kept_sides(part, chances, at[n : n + 1], out[k, g, n : n + 1], QUANTILES)
+        return out
+
+    def noise(
+        self,
+        rows: SeriesRows,
+        classes: np.ndarray | None,
+        generated: np.ndarray,
+        margins: np.ndarray | None,
+        floors: list[float | None],
+    ) -> np.ndarray | None:
+        """(features, classes) the noise (`dgan.encoding.noise_floor.noise_for`) that
+        brings the median step of ``rows`` (a calibration sample, as `margins` reads it)
+        mapped by `apply` up to the training series' on each feature that switches, on
+        the scale of its ``floors`` entry (0 elsewhere); None where none is kept."""
+        if self.steps is None or not np.isfinite(self.steps).any():
+            return None
+        mapped = self.apply(rows, classes, generated, margins)
+        series_class = np.zeros(len(rows), np.int64) if classes is None else np.asarray(classes)
+        row_class = self._row_classes(rows, classes)
+        out = np.zeros(self.steps.shape)
+        for k, i in enumerate(self.features):
+            for g in np.flatnonzero(np.isfinite(self.steps[k])):
+                if (series_class == g).any():
+                    part, values = rows.take(series_class == g), mapped.rows[row_class == g, i]
+                    held = held_values(self.real[k, g])
+                    out[k, g] = noise_for(part, values, floors[k], self.steps[k, g], held)
         return out
 
     def apply(
@@ -318,14 +369,19 @@ class ValueMarginals(PerClassTable):
         classes: np.ndarray | None,
         generated: np.ndarray,
         margins: np.ndarray | None = None,
+        noise: np.ndarray | None = None,
+        floors: list[float | None] | None = None,
     ) -> SeriesRows:
         """``rows`` (generated series, in their own units) with each mapped feature's
         values carried from ``generated`` quantiles (`quantiles` of a calibration sample)
         onto the training ones, class by class, each kept gap by its ``margins``
-        (`margins`; None: no switches kept); a new `SeriesRows`. A class missing from
-        either side keeps its values as generated."""
+        (`margins`; None: no switches kept), then the ``noise`` (`noise`, on the scale of
+        ``floors``; None: none) added; a new `SeriesRows`. A class missing from either
+        side keeps its values as generated."""
         out = rows.rows.copy()
         row_class = self._row_classes(rows, classes)
+        noisy = noise is not None and (noise > 0).any()
+        rng = np.random.default_rng(seed_of(rows, self.features)) if noisy else None
         for k, g, part, chances in self._class_chances(rows, classes, generated):
             if margins is not None:
                 at = self.gaps_of(k, g)[0]
@@ -337,6 +393,8 @@ class ValueMarginals(PerClassTable):
                 values[finite] = real[np.rint(chances[finite] * (QUANTILES - 1)).astype(np.int64)]
             else:
                 values[finite] = np.interp(chances[finite], PROBABILITIES, real)
+            if noisy and noise[k, g] > 0:  # the noise on each level, as in training
+                values = with_noise(values, noise[k, g], floors[k], held_values(real), rng)
             out[mine, self.features[k]] = values
         return rows.with_rows(out)
 

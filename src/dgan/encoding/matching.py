@@ -20,8 +20,9 @@ class Calibration(NamedTuple):
     """What generation reads from the generator's own calibration sample: the texture
     filters, the texture's dead bands, the value quantiles, the quantiles of the
     generated periods' units (`PeriodMap`) and of the carried waves' centres
-    (`CentreMap`), and the margins of the value map's switches
-    (`ValueMarginals.margins`); None where unused."""
+    (`CentreMap`), the margins of the value map's switches
+    (`ValueMarginals.margins`) and the noise it adds on each level
+    (`ValueMarginals.noise`); None where unused."""
 
     kernels: np.ndarray | None
     holds: DeadBands | None
@@ -29,6 +30,7 @@ class Calibration(NamedTuple):
     periods: np.ndarray | None = None
     centres: np.ndarray | None = None
     switches: np.ndarray | None = None
+    noise: np.ndarray | None = None
 
 
 def calibrated(encoder: Any) -> bool:
@@ -65,7 +67,10 @@ def match_training(
         rows = texture.apply(rows, classes, calibration.kernels, calibration.holds)
     if marginals is not None:  # values onto the training values' distribution
         classes = encoder.class_of(attributes, marginals.attribute)
-        rows = marginals.apply(rows, classes, calibration.quantiles, calibration.switches)
+        rows = marginals.apply(
+            rows, classes, calibration.quantiles, calibration.switches, calibration.noise,
+            log_floors(encoder),
+        )  # fmt: skip
     if encoder.standardized is not None:
         rows = encoder.standardized.apply(rows)
     return rows
@@ -98,8 +103,16 @@ def calibrate(encoder: Any, attributes: np.ndarray | None, rows: SeriesRows) -> 
         if marginals is not None:  # its values are final: hold as the training ones
             holds = texture.hold_thresholds(rows, classes, value_map, marginals.features)
             rows = texture.hold(rows, classes, holds)
-    quantiles = switches = None
+    quantiles = switches = noise = None
     if marginals is not None:
         quantiles = marginals.quantiles(rows, value_classes)
         switches = marginals.margins(rows, value_classes, quantiles)
-    return Calibration(kernels, holds, quantiles, None, centres, switches)
+        floors = log_floors(encoder)
+        noise = marginals.noise(rows, value_classes, quantiles, switches, floors)
+    return Calibration(kernels, holds, quantiles, None, centres, switches, noise)
+
+
+def log_floors(encoder: Any) -> list[float | None]:
+    """Each of ``encoder``'s value-mapped features' log floor (None: a linear scale):
+    the scale the generator draws it on."""
+    return [encoder.feature_encoders[i].log_floor for i in encoder.marginals.features]
