@@ -359,8 +359,9 @@ class ValueMarginals(PerClassTable):
             for g in np.flatnonzero(np.isfinite(self.steps[k])):
                 if (series_class == g).any():
                     part, values = rows.take(series_class == g), mapped.rows[row_class == g, i]
-                    held = held_values(self.real[k, g])
-                    out[k, g] = noise_for(part, values, floors[k], self.steps[k, g], held)
+                    real, target = self.real[k, g], self.steps[k, g]
+                    held, bounds = held_values(real), (real[0], real[-1])
+                    out[k, g] = noise_for(part, values, floors[k], target, held, bounds)
         return out
 
     def apply(
@@ -394,7 +395,8 @@ class ValueMarginals(PerClassTable):
             else:
                 values[finite] = np.interp(chances[finite], PROBABILITIES, real)
             if noisy and noise[k, g] > 0:  # the noise on each level, as in training
-                values = with_noise(values, noise[k, g], floors[k], held_values(real), rng)
+                held, bounds = held_values(real), (real[0], real[-1])
+                values = with_noise(values, noise[k, g], floors[k], held, rng, bounds)
             out[mine, self.features[k]] = values
         return rows.with_rows(out)
 

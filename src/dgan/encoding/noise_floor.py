@@ -69,25 +69,34 @@ def with_noise(
     floor: float | None,
     held: np.ndarray,
     rng: np.random.Generator,
+    bounds: tuple[float, float] = (-np.inf, np.inf),
 ) -> np.ndarray:
     """``values`` with white noise of standard deviation ``noise`` added on the scale of
-    ``floor`` (`on_scale`), except to values in ``held`` (`held_values`); a new array.
+    ``floor`` (`on_scale`), within ``bounds`` (the class's range: no reading below its
+    least, a negative power), except to values in ``held`` (`held_values`); a new array.
 
     Example:
         >>> rng = np.random.default_rng(0)
         >>> out = with_noise(np.r_[np.zeros(3), np.full(3, 100.0)], 0.01, 1.0, np.zeros(1), rng)
         >>> out[:3].tolist(), bool((np.abs(out[3:] / 100 - 1) < 0.2).all())
         ([0.0, 0.0, 0.0], True)
+        >>> bool(with_noise(np.full(3, 0.001), 1.0, 1.0, np.zeros(0), rng, (0.0, 1.0)).min() >= 0)
+        True
     """
     values = np.asarray(values, dtype=np.float64)
     moved = np.isfinite(values) & ~np.isin(values, held)
     scaled = on_scale(values, floor) + noise * rng.standard_normal(len(values))
-    back = scaled if floor is None else from_log(scaled, floor)
+    back = np.clip(scaled if floor is None else from_log(scaled, floor), *bounds)
     return np.where(moved, back, values)
 
 
 def noise_for(
-    rows: SeriesRows, values: np.ndarray, floor: float | None, target: float, held: np.ndarray
+    rows: SeriesRows,
+    values: np.ndarray,
+    floor: float | None,
+    target: float,
+    held: np.ndarray,
+    bounds: tuple[float, float] = (-np.inf, np.inf),
 ) -> float:
     """The standard deviation of the white noise (`with_noise`) that brings the median
     step (`median_step`) of one class's ``rows`` with ``values`` (R,) up to ``target``,
@@ -106,7 +115,7 @@ def noise_for(
     low, high = 0.0, 2.0 * target  # noise alone of 1.05 target reaches it
     for _ in range(_BISECTIONS):
         middle = (low + high) / 2
-        noisy = with_noise(values, middle, floor, held, np.random.default_rng(_SEED))
+        noisy = with_noise(values, middle, floor, held, np.random.default_rng(_SEED), bounds)
         if median_step(rows, noisy, floor) < target:
             low = middle
         else:
