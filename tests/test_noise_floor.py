@@ -48,9 +48,12 @@ def test_mapped_levels_get_the_training_series_noise_and_exact_zeros_stay():
     assert median_step(generated, plain, 0.5) < 0.5 * target
     assert median_step(generated, noisy, 0.5) == pytest.approx(target, rel=0.15)
     assert np.array_equal(noisy == 0, plain == 0)  # standby stays exactly 0
-    # The same series, the same noise: drawn from a seed read from them.
+    # The same series, the same noise, however many are generated beside them.
     again = marginals.apply(generated, None, own, triggers, noise, [0.5]).rows[:, 0]
     np.testing.assert_array_equal(noisy, again)
+    last = generated.take(np.arange(len(generated)) >= len(generated) - 5)
+    alone = marginals.apply(last, None, own, triggers, noise, [0.5]).rows[:, 0]
+    np.testing.assert_array_equal(alone, noisy[-len(alone) :])
 
 
 def test_levels_as_noisy_as_the_training_ones_and_features_without_gaps_get_none():

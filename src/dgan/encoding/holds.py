@@ -198,7 +198,7 @@ def held(
     longest = int(rows.lengths.max()) if len(rows) else 0
     step = max(1, _PAD_ELEMENTS // max(longest, 1))
     dither = np.zeros(bands.widths.shape) if bands.dither is None else bands.dither
-    rng = np.random.default_rng(seed_of(rows, features)) if (dither > 0).any() else None
+    rng = np.random.default_rng(_seed_of(rows, features)) if (dither > 0).any() else None
     for k, i in enumerate(features):
         width, local = bands.widths[k][row_classes], bands.local[k][row_classes]
         noise = dither[k][row_classes]
@@ -266,7 +266,7 @@ def _hold_part(
     return written(column, starts, out, inside & changed[:, None] & np.isfinite(values))
 
 
-def seed_of(rows: SeriesRows, features: list[int]) -> int:
+def _seed_of(rows: SeriesRows, features: list[int]) -> int:
     """A seed read from ``rows``' values of ``features`` and its lengths: the same series,
     the same noise. Read as float64, not as stored: decoded rows with a discrete feature
     are objects, whose buffer holds addresses."""

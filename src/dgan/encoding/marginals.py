@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from dgan.config.sizing import LONG_SERIES
-from dgan.encoding.holds import hold_shares, seed_of
+from dgan.encoding.holds import hold_shares
 from dgan.encoding.noise_floor import held_values, median_step, noise_for, with_noise
 from dgan.encoding.per_class import PerClassTable
 from dgan.encoding.switches import MAX_GAPS, crossing_rates, gaps, kept_sides, trigger_for
@@ -382,7 +382,6 @@ class ValueMarginals(PerClassTable):
         out = rows.rows.copy()
         row_class = self._row_classes(rows, classes)
         noisy = noise is not None and (noise > 0).any()
-        rng = np.random.default_rng(seed_of(rows, self.features)) if noisy else None
         for k, g, part, chances in self._class_chances(rows, classes, generated):
             if margins is not None:
                 at = self.gaps_of(k, g)[0]
@@ -396,7 +395,7 @@ class ValueMarginals(PerClassTable):
                 values[finite] = np.interp(chances[finite], PROBABILITIES, real)
             if noisy and noise[k, g] > 0:  # the noise on each level, as in training
                 held, bounds = held_values(real), (real[0], real[-1])
-                values = with_noise(values, noise[k, g], floors[k], held, rng, bounds)
+                values = with_noise(part, values, noise[k, g], floors[k], held, bounds)
             out[mine, self.features[k]] = values
         return rows.with_rows(out)
 

@@ -17,14 +17,14 @@ class holds exactly (a standby of 0: quantiles repeated) stay as they are.
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 
 from dgan.encoding.log_scale import from_log, to_log
 from dgan.series import SeriesRows
 
 _BISECTIONS = 20
-_SEED = 0
-"""The calibration's noise: the same draw at every bisection, so the median moves smoothly."""
 
 
 def on_scale(values: np.ndarray, floor: float | None) -> np.ndarray:
@@ -63,29 +63,51 @@ def held_values(quantiles: np.ndarray) -> np.ndarray:
     return np.unique(q[1:][q[1:] == q[:-1]])
 
 
+def standard_normals(rows: SeriesRows, values: np.ndarray) -> np.ndarray:
+    """One standard normal per value of ``values`` (R,), the values of ``rows``, drawn
+    per series from a seed read from that series' values: the same series get the same
+    noise however many are generated beside them.
+
+    Example:
+        >>> rows = SeriesRows.from_list([np.zeros((2, 1)), np.zeros((3, 1))])
+        >>> values = np.arange(5.0)
+        >>> alone = standard_normals(rows.take(np.array([False, True])), values[2:])
+        >>> bool(np.array_equal(standard_normals(rows, values)[2:], alone))
+        True
+    """
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    out = np.empty(len(values))
+    for start, length in zip(rows.starts, rows.lengths, strict=True):
+        piece = values[start : start + length]
+        seed = int.from_bytes(hashlib.blake2b(piece.data, digest_size=8).digest(), "little")
+        out[start : start + length] = np.random.default_rng(seed).standard_normal(length)
+    return out
+
+
 def with_noise(
+    rows: SeriesRows,
     values: np.ndarray,
     noise: float,
     floor: float | None,
     held: np.ndarray,
-    rng: np.random.Generator,
     bounds: tuple[float, float] = (-np.inf, np.inf),
 ) -> np.ndarray:
-    """``values`` with white noise of standard deviation ``noise`` added on the scale of
-    ``floor`` (`on_scale`), within ``bounds`` (the class's range: no reading below its
-    least, a negative power), except to values in ``held`` (`held_values`); a new array.
+    """``values`` (R,) of ``rows`` with white noise of standard deviation ``noise``
+    (`standard_normals`) added on the scale of ``floor`` (`on_scale`), within
+    ``bounds`` (the class's range: no reading below its least, a negative power), except
+    to values in ``held`` (`held_values`); a new array.
 
     Example:
-        >>> rng = np.random.default_rng(0)
-        >>> out = with_noise(np.r_[np.zeros(3), np.full(3, 100.0)], 0.01, 1.0, np.zeros(1), rng)
+        >>> rows = SeriesRows.from_list([np.zeros((6, 1))])
+        >>> out = with_noise(rows, np.r_[np.zeros(3), np.full(3, 100.0)], 0.01, 1.0, np.zeros(1))
         >>> out[:3].tolist(), bool((np.abs(out[3:] / 100 - 1) < 0.2).all())
         ([0.0, 0.0, 0.0], True)
-        >>> bool(with_noise(np.full(3, 0.001), 1.0, 1.0, np.zeros(0), rng, (0.0, 1.0)).min() >= 0)
+        >>> bool(with_noise(rows, np.full(6, 0.001), 1.0, 1.0, np.zeros(0), (0.0, 1.0)).min() >= 0)
         True
     """
     values = np.asarray(values, dtype=np.float64)
     moved = np.isfinite(values) & ~np.isin(values, held)
-    scaled = on_scale(values, floor) + noise * rng.standard_normal(len(values))
+    scaled = on_scale(values, floor) + noise * standard_normals(rows, values)
     back = np.clip(scaled if floor is None else from_log(scaled, floor), *bounds)
     return np.where(moved, back, values)
 
@@ -113,9 +135,9 @@ def noise_for(
     if not (np.isfinite(have) and np.isfinite(target)) or have >= target:
         return 0.0
     low, high = 0.0, 2.0 * target  # noise alone of 1.05 target reaches it
-    for _ in range(_BISECTIONS):
+    for _ in range(_BISECTIONS):  # the same draw each time: the median moves smoothly
         middle = (low + high) / 2
-        noisy = with_noise(values, middle, floor, held, np.random.default_rng(_SEED), bounds)
+        noisy = with_noise(rows, values, middle, floor, held, bounds)
         if median_step(rows, noisy, floor) < target:
             low = middle
         else:
