@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from dgan.encoding.marginals import PROBABILITIES, QUANTILES, quantiles_of
+from dgan.encoding.per_class import series_classes
 from dgan.encoding.period_map import class_quantiles
 from dgan.encoding.periods import gate_sample, series_frequencies
 from dgan.series import SeriesRows
@@ -114,7 +115,7 @@ class CentreMap:
         """(K, C, `QUANTILES`) each class's quantiles of generated ``rows``' centres (NaN
         for a class none of them has): the calibration that `apply` maps from."""
         out = np.full((self.n_classes, len(self.columns), QUANTILES), np.nan)
-        codes = np.zeros(len(rows), dtype=np.int64) if classes is None else np.asarray(classes)
+        codes = series_classes(len(rows), classes)
         for j, column in enumerate(self.columns):
             centre = series_centres(rows, column)[0]
             for k in range(self.n_classes):
@@ -129,7 +130,7 @@ class CentreMap:
         `QUANTILES`), onto the training ones - its centre) x its amplitude, class by class;
         a new `SeriesRows`. A class missing from either side stays as generated."""
         out = rows.rows.copy()
-        codes = np.zeros(len(rows), dtype=np.int64) if classes is None else np.asarray(classes)
+        codes = series_classes(len(rows), classes)
         for j, column in enumerate(self.columns):
             centre, amplitude = series_centres(rows, column)
             moved = centre.copy()

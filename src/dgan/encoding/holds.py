@@ -35,6 +35,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from dgan.encoding.per_class import series_classes
 from dgan.series import SeriesRows
 
 MIN_SERIES = 5
@@ -194,7 +195,7 @@ def held(
         [0.0, 0.0, 0.0, 2.0, 2.0]
     """
     out = rows.rows.copy()
-    row_classes = np.zeros(len(rows), np.int64) if classes is None else np.asarray(classes)
+    row_classes = series_classes(len(rows), classes)
     longest = int(rows.lengths.max()) if len(rows) else 0
     step = max(1, _PAD_ELEMENTS // max(longest, 1))
     dither = np.zeros(bands.widths.shape) if bands.dither is None else bands.dither
@@ -296,7 +297,7 @@ def _steps(rows: SeriesRows, feature: int, classes: np.ndarray | None, n_classes
     """Each series' class (0 for None), feature ``feature``'s values as float64, each
     row's series, which row-to-row steps stay in one series between finite values, and
     per class the series with steps."""
-    classes = np.zeros(len(rows), np.int64) if classes is None else np.asarray(classes)
+    classes = series_classes(len(rows), classes)
     values = np.asarray(rows.rows[:, feature], dtype=np.float64)
     series = rows.example_of_row()
     step = (series[1:] == series[:-1]) & np.isfinite(values[1:]) & np.isfinite(values[:-1])

@@ -22,7 +22,7 @@ import numpy as np
 from dgan.config.sizing import LONG_SERIES
 from dgan.encoding.holds import hold_shares
 from dgan.encoding.noise_floor import held_values, median_step, noise_for, with_noise
-from dgan.encoding.per_class import PerClassTable
+from dgan.encoding.per_class import PerClassTable, series_classes
 from dgan.encoding.switches import MAX_GAPS, crossing_rates, gaps, kept_sides, trigger_for
 from dgan.series import SeriesRows
 
@@ -149,9 +149,9 @@ def levels_apart(
         ...     SeriesRows.from_list([np.linspace(0, 1, 100)[:, None]]), 0, None, 1, None)
         (True, False)
     """
-    attribute = None if classes is None else 0
-    table = ValueMarginals.fit(rows, [feature], attribute, classes, n_classes, floors=[floor])
-    return bool(np.isfinite(table.switches[..., 0]).any())
+    table = ValueMarginals([feature], None if classes is None else 0, np.empty(0))
+    real = table._quantiles(rows, classes, n_classes, [floor])  # as the map's fit reads them
+    return any(gaps(q, floor).size for q in real[0] if np.isfinite(q).all())
 
 
 def matches_marginals(
@@ -242,7 +242,7 @@ class ValueMarginals(PerClassTable):
     def _steps(self, rows: SeriesRows, classes, floors) -> np.ndarray:
         """Each class's median step (`median_step`) of each feature that switches."""
         row_class = self._row_classes(rows, classes)
-        series_class = np.zeros(len(rows), np.int64) if classes is None else np.asarray(classes)
+        series_class = series_classes(len(rows), classes)
         out = np.full((len(self.features), self.n_classes), np.nan)
         for k, i in enumerate(self.features):
             if not np.isfinite(self.switches[k, ..., 0]).any():
@@ -352,8 +352,8 @@ class ValueMarginals(PerClassTable):
         if self.steps is None or not np.isfinite(self.steps).any():
             return None
         mapped = self.apply(rows, classes, generated, margins)
-        series_class = np.zeros(len(rows), np.int64) if classes is None else np.asarray(classes)
         row_class = self._row_classes(rows, classes)
+        series_class = series_classes(len(rows), classes)
         out = np.zeros(self.steps.shape)
         for k, i in enumerate(self.features):
             for g in np.flatnonzero(np.isfinite(self.steps[k])):
@@ -403,7 +403,7 @@ class ValueMarginals(PerClassTable):
         """``(k, g, the class's series, their values' chances)`` for each mapped feature
         ``k`` and class ``g`` that both sides have: each value's probability among the
         ``generated`` quantiles (NaN for a value that is not finite)."""
-        series_class = np.zeros(len(rows), np.int64) if classes is None else np.asarray(classes)
+        series_class = series_classes(len(rows), classes)
         for k, i in enumerate(self.features):
             for g in range(self.n_classes):
                 real, own = self.real[k, g], generated[k, g]

@@ -43,11 +43,8 @@ def median_step(rows: SeriesRows, values: np.ndarray, floor: float | None) -> fl
         >>> median_step(rows, np.array([0.0, 0.0, 1.0, 3.0, 9.0, 5.0, 5.0]), None)
         2.0
     """
-    scaled = on_scale(values, floor)
-    steps = np.abs(np.diff(scaled))
-    inside = np.ones(len(steps), bool)
-    starts = rows.starts[(rows.lengths > 0) & (rows.starts > 0)]
-    inside[starts - 1] = False  # from one series' last value to the next one's first
+    steps = np.abs(np.diff(on_scale(values, floor)))
+    inside = rows.step_of_row()[1:] > 0  # not from one series' last value to the next's first
     moving = steps[inside & np.isfinite(steps) & (steps > 0)]
     return float(np.median(moving)) if moving.size else float("nan")
 

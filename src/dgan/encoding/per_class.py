@@ -9,6 +9,17 @@ from typing import Any, ClassVar
 import numpy as np
 
 
+def series_classes(count: int, classes: np.ndarray | None) -> np.ndarray:
+    """Each of ``count`` series' class index: ``classes`` as given, or all 0 where it is
+    None (one class for all).
+
+    Example:
+        >>> series_classes(3, None).tolist(), series_classes(2, np.array([1, 0])).tolist()
+        ([0, 0, 0], [1, 0])
+    """
+    return np.zeros(count, np.int64) if classes is None else np.asarray(classes)
+
+
 class PerClassTable:
     """``features``: indices of the mapped (continuous) features; ``attribute``: index of
     the discrete attribute whose categories are the classes, or None for one class;

@@ -47,7 +47,7 @@ from dgan.encoding.holds import (
     reversal_shares,
     written,
 )
-from dgan.encoding.per_class import PerClassTable
+from dgan.encoding.per_class import PerClassTable, series_classes
 from dgan.series import SeriesRows
 
 LAGS = 96
@@ -105,7 +105,7 @@ def autocorrelations(
         >>> autocorrelations(rows, 0, None, 1, lags=2).round(2).tolist()
         [[1.0, 0.98, 0.94]]
     """
-    classes = np.zeros(len(rows), np.int64) if classes is None else np.asarray(classes)
+    classes = series_classes(len(rows), classes)
     sums, counts = np.zeros((n_classes, lags + 1)), np.zeros(n_classes)
     for first, part in rows.chunks():
         per_series, usable = _series_autocorrelations(part, feature, lags)
@@ -375,7 +375,7 @@ class SeriesTexture(PerClassTable):
         self, rows: SeriesRows, classes: np.ndarray | None, kernels: np.ndarray
     ) -> SeriesRows:
         out = rows.rows.copy()
-        row_classes = np.zeros(len(rows), np.int64) if classes is None else np.asarray(classes)
+        row_classes = series_classes(len(rows), classes)
         longest = int(rows.lengths.max()) if len(rows) else 0
         step = max(1, _PAD_ELEMENTS // (longest + 2 * self.lags + 1))
         for first in range(0, len(rows), step):
