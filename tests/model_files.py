@@ -4,9 +4,15 @@ hand-edited file would hold, written back with a valid checksum."""
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import pytest
+
+from dgan import DGAN
+from dgan.errors import SerializationError
 from dgan.storage.format import read_model_file, write_model_file
 
 
@@ -31,3 +37,17 @@ def rewritten(path: Path) -> Iterator[tuple[dict, dict]]:
     tensors, state = read_model_file(path)
     yield tensors, state
     write_model_file(path, tensors, state)
+
+
+def assert_named_when_broken(model: DGAN, path: Path, where: str, value: Any) -> None:
+    """Save ``model`` to ``path`` with the header entry at dotted ``where`` (under the
+    state, e.g. "encoder.marginals.steps") set to ``value``; loading it must fail with a
+    `SerializationError` that names the entry ("<where> must be ...")."""
+    path = model.save(path)
+    *parents, key = where.split(".")
+    with rewritten(path) as (_, state):
+        for parent in parents:
+            state = state[parent]
+        state[key] = value
+    with pytest.raises(SerializationError, match=re.escape(where) + " must be"):
+        DGAN.load(path)
