@@ -224,11 +224,11 @@ class Sampler:
         periods' units (`PeriodMap.quantiles`, from the attribute MLPs alone; the sample
         is drawn with the periods mapped) and of its carried waves' centres
         (`CentreMap.quantiles`, read first: `dgan.encoding.matching.calibrate`), the
-        margins of the value map's switches (`ValueMarginals.margins`) and its noise on
-        each level (`ValueMarginals.noise`), None for what the encoder does not have: from
-        `CALIBRATION_SERIES` series of fixed noise in fp32, computed again only when the
-        generator's weights (or BatchNorm statistics) or the decoding change; the
-        sampler's RNG is not touched.
+        margins of the value map's switches (`ValueMarginals.margins`), its steadying and
+        noise on each level (`ValueMarginals.steadiness`, `ValueMarginals.noise`), None
+        for what the encoder does not have: from `CALIBRATION_SERIES` series of fixed
+        noise in fp32, computed again only when the generator's weights (or BatchNorm
+        statistics) or the decoding change; the sampler's RNG is not touched.
 
         Example:
             >>> from dgan import DGAN, DGANConfig
@@ -236,12 +236,12 @@ class Sampler:
             ...                     match_texture=True)
             >>> model = DGAN(config)
             >>> model.train_numpy(np.random.default_rng(0).random((8, 4, 1)), progress_bar=False)
-            >>> kernels, holds, quantiles, periods, centres, switches, noise = (
+            >>> kernels, holds, quantiles, periods, centres, switches, noise, steady = (
             ...     model.sampler.calibration())
             >>> kernels.shape  # features, classes, taps
             (1, 1, 193)
-            >>> holds, quantiles, periods, centres, switches, noise
-            (None, None, None, None, None, None)
+            >>> holds, quantiles, periods, centres, switches, noise, steady
+            (None, None, None, None, None, None, None)
         """
         tensors = [*self.generator.parameters(), *self.generator.buffers()]
         encoder = self.encoder

@@ -23,6 +23,7 @@ from dgan.config.sizing import LONG_SERIES
 from dgan.encoding.holds import hold_shares
 from dgan.encoding.noise_floor import held_values, median_step, noise_for, with_noise
 from dgan.encoding.per_class import PerClassTable, series_classes
+from dgan.encoding.steady_levels import level_edges, level_wanders, steadied
 from dgan.encoding.switches import MAX_GAPS, crossing_rates, gaps, kept_sides, trigger_for
 from dgan.series import SeriesRows
 
@@ -217,6 +218,10 @@ class ValueMarginals(PerClassTable):
         # (features, classes): the training series' median step on each level of a feature
         # that switches (`dgan.encoding.noise_floor`), NaN elsewhere; None: not kept.
         self.steps: np.ndarray | None = None
+        # (features, classes, MAX_GAPS + 1): the training series' median slow wander on each
+        # level of a feature that switches (`dgan.encoding.steady_levels`), NaN elsewhere;
+        # None: not kept.
+        self.wander: np.ndarray | None = None
 
     @classmethod
     def fit(
@@ -237,6 +242,7 @@ class ValueMarginals(PerClassTable):
         if floors is not None:
             marginals.switches = marginals._switches(rows, classes, floors)
             marginals.steps = marginals._steps(rows, classes, floors)
+            marginals.wander = marginals._wanders(rows, classes, floors)
         return marginals
 
     def _steps(self, rows: SeriesRows, classes, floors) -> np.ndarray:
@@ -252,6 +258,28 @@ class ValueMarginals(PerClassTable):
                     mine = rows.rows[row_class == g, i]
                     out[k, g] = median_step(rows.take(series_class == g), mine, floors[k])
         return out
+
+    def _wanders(self, rows: SeriesRows, classes, floors) -> np.ndarray:
+        """Each class's slow wander on each level (`level_wanders`) of each feature that
+        switches, where that class switches: a class of one level has a slow shape (a
+        swell, a drift, a decay), not a level that wanders."""
+        row_class = self._row_classes(rows, classes)
+        series_class = series_classes(len(rows), classes)
+        out = np.full((len(self.features), self.n_classes, MAX_GAPS + 1), np.nan)
+        for k, i in enumerate(self.features):
+            if not np.isfinite(self.switches[k, ..., 0]).any():
+                continue  # no class switches: as the value map leaves it
+            for g in range(self.n_classes):
+                edges, held = self._levels(k, g)
+                if (series_class == g).any() and len(edges):
+                    part, mine = rows.take(series_class == g), rows.rows[row_class == g, i]
+                    out[k, g, : len(edges) + 1] = level_wanders(part, mine, floors[k], edges, held)
+        return out
+
+    def _levels(self, k: int, g: int) -> tuple[np.ndarray, np.ndarray]:
+        """Feature ``k``'s `level_edges` in class ``g`` and the values it holds exactly."""
+        real = self.real[k, g]
+        return level_edges(real, self.gaps_of(k, g)[0]), held_values(real)
 
     def _switches(self, rows: SeriesRows, classes, floors) -> np.ndarray:
         row_class = self._row_classes(rows, classes)
@@ -279,6 +307,8 @@ class ValueMarginals(PerClassTable):
             state["switches"] = np.where(np.isnan(self.switches), None, self.switches).tolist()
         if self.steps is not None:
             state["steps"] = np.where(np.isnan(self.steps), None, self.steps).tolist()
+        if self.wander is not None:
+            state["wander"] = np.where(np.isnan(self.wander), None, self.wander).tolist()
         return state
 
     @classmethod
@@ -289,6 +319,8 @@ class ValueMarginals(PerClassTable):
             marginals.switches = np.array(state["switches"], dtype=np.float64)
         if state.get("steps") is not None:  # a file from before the noise was kept: none
             marginals.steps = np.array(state["steps"], dtype=np.float64)
+        if state.get("wander") is not None:  # from before levels were steadied: none
+            marginals.wander = np.array(state["wander"], dtype=np.float64)
         return marginals
 
     def quantiles(self, rows: SeriesRows, classes: np.ndarray | None) -> np.ndarray:
@@ -344,14 +376,16 @@ class ValueMarginals(PerClassTable):
         generated: np.ndarray,
         margins: np.ndarray | None,
         floors: list[float | None],
+        steady: np.ndarray | None = None,
     ) -> np.ndarray | None:
         """(features, classes) the noise (`dgan.encoding.noise_floor.noise_for`) that
         brings the median step of ``rows`` (a calibration sample, as `margins` reads it)
-        mapped by `apply` up to the training series' on each feature that switches, on
-        the scale of its ``floors`` entry (0 elsewhere); None where none is kept."""
+        mapped by `apply` (with the ``steady`` factors, `steadiness`) up to the training
+        series' on each feature that switches, on the scale of its ``floors`` entry (0
+        elsewhere); None where none is kept."""
         if self.steps is None or not np.isfinite(self.steps).any():
             return None
-        mapped = self.apply(rows, classes, generated, margins)
+        mapped = self.apply(rows, classes, generated, margins, steady=steady, floors=floors)
         row_class = self._row_classes(rows, classes)
         series_class = series_classes(len(rows), classes)
         out = np.zeros(self.steps.shape)
@@ -364,6 +398,41 @@ class ValueMarginals(PerClassTable):
                     out[k, g] = noise_for(part, values, floors[k], target, held, bounds)
         return out
 
+    def steadiness(
+        self,
+        rows: SeriesRows,
+        classes: np.ndarray | None,
+        generated: np.ndarray,
+        margins: np.ndarray | None,
+        floors: list[float | None],
+    ) -> np.ndarray | None:
+        """(features, classes, `MAX_GAPS` + 1) the factor by which `apply` moves each
+        level's slow wander towards each series' median there
+        (`dgan.encoding.steady_levels.steadied`) so that it comes out at the training
+        series': for ``rows`` (a calibration sample, as `margins` reads it) mapped by
+        `apply`, of wander W and a rest R that steadying leaves (`level_wanders`), the
+        training wander T, sqrt(T^2 - R^2) / W, in [0, 1] (1 where any is unknown); None
+        where no wander is kept."""
+        if self.wander is None or not np.isfinite(self.wander).any():
+            return None
+        mapped = self.apply(rows, classes, generated, margins)
+        row_class = self._row_classes(rows, classes)
+        series_class = series_classes(len(rows), classes)
+        out = np.ones(self.wander.shape)
+        for k, i in enumerate(self.features):
+            for g in np.flatnonzero(np.isfinite(self.wander[k]).any(axis=1)):
+                if (series_class == g).any():
+                    edges, held = self._levels(k, g)
+                    part, values = rows.take(series_class == g), mapped.rows[row_class == g, i]
+                    have = level_wanders(part, values, floors[k], edges, held)
+                    rest = level_wanders(part, values, floors[k], edges, held, rest=True)
+                    real = self.wander[k, g, : len(have)]
+                    with np.errstate(invalid="ignore", divide="ignore"):
+                        wanted = np.sqrt(np.maximum(real**2 - rest**2, 0.0))
+                        ratio = np.where(have > 0, wanted / have, np.nan)
+                    out[k, g, : len(have)] = np.where(np.isfinite(ratio), np.minimum(ratio, 1), 1)
+        return out
+
     def apply(
         self,
         rows: SeriesRows,
@@ -372,13 +441,15 @@ class ValueMarginals(PerClassTable):
         margins: np.ndarray | None = None,
         noise: np.ndarray | None = None,
         floors: list[float | None] | None = None,
+        steady: np.ndarray | None = None,
     ) -> SeriesRows:
         """``rows`` (generated series, in their own units) with each mapped feature's
         values carried from ``generated`` quantiles (`quantiles` of a calibration sample)
         onto the training ones, class by class, each kept gap by its ``margins``
-        (`margins`; None: no switches kept), then the ``noise`` (`noise`, on the scale of
-        ``floors``; None: none) added; a new `SeriesRows`. A class missing from either
-        side keeps its values as generated."""
+        (`margins`; None: no switches kept), each level's slow wander moved by its
+        ``steady`` factor (`steadiness`; None: none), then the ``noise`` (`noise`; None:
+        none) added, both on the scale of ``floors``; a new `SeriesRows`. A class
+        missing from either side keeps its values as generated."""
         out = rows.rows.copy()
         row_class = self._row_classes(rows, classes)
         noisy = noise is not None and (noise > 0).any()
@@ -393,6 +464,10 @@ class ValueMarginals(PerClassTable):
                 values[finite] = real[np.rint(chances[finite] * (QUANTILES - 1)).astype(np.int64)]
             else:
                 values[finite] = np.interp(chances[finite], PROBABILITIES, real)
+            if steady is not None and (steady[k, g] < 1).any():  # as steady as in training
+                edges, held = self._levels(k, g)
+                factors = steady[k, g, : len(edges) + 1]
+                values = steadied(part, values, floors[k], edges, held, factors)
             if noisy and noise[k, g] > 0:  # the noise on each level, as in training
                 held, bounds = held_values(real), (real[0], real[-1])
                 values = with_noise(part, values, noise[k, g], floors[k], held, bounds)

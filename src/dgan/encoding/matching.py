@@ -21,8 +21,8 @@ class Calibration(NamedTuple):
     filters, the texture's dead bands, the value quantiles, the quantiles of the
     generated periods' units (`PeriodMap`) and of the carried waves' centres
     (`CentreMap`), the margins of the value map's switches
-    (`ValueMarginals.margins`) and the noise it adds on each level
-    (`ValueMarginals.noise`); None where unused."""
+    (`ValueMarginals.margins`), how it steadies each level (`ValueMarginals.steadiness`)
+    and the noise it adds on each level (`ValueMarginals.noise`); None where unused."""
 
     kernels: np.ndarray | None
     holds: DeadBands | None
@@ -31,6 +31,7 @@ class Calibration(NamedTuple):
     centres: np.ndarray | None = None
     switches: np.ndarray | None = None
     noise: np.ndarray | None = None
+    steady: np.ndarray | None = None
 
 
 def calibrated(encoder: Any) -> bool:
@@ -69,7 +70,7 @@ def match_training(
         classes = encoder.class_of(attributes, marginals.attribute)
         rows = marginals.apply(
             rows, classes, calibration.quantiles, calibration.switches, calibration.noise,
-            log_floors(encoder),
+            log_floors(encoder), calibration.steady,
         )  # fmt: skip
     if encoder.standardized is not None:
         rows = encoder.standardized.apply(rows)
@@ -103,13 +104,14 @@ def calibrate(encoder: Any, attributes: np.ndarray | None, rows: SeriesRows) -> 
         if marginals is not None:  # its values are final: hold as the training ones
             holds = texture.hold_thresholds(rows, classes, value_map, marginals.features)
             rows = texture.hold(rows, classes, holds)
-    quantiles = switches = noise = None
+    quantiles = switches = noise = steady = None
     if marginals is not None:
         quantiles = marginals.quantiles(rows, value_classes)
         switches = marginals.margins(rows, value_classes, quantiles)
         floors = log_floors(encoder)
-        noise = marginals.noise(rows, value_classes, quantiles, switches, floors)
-    return Calibration(kernels, holds, quantiles, None, centres, switches, noise)
+        steady = marginals.steadiness(rows, value_classes, quantiles, switches, floors)
+        noise = marginals.noise(rows, value_classes, quantiles, switches, floors, steady)
+    return Calibration(kernels, holds, quantiles, None, centres, switches, noise, steady)
 
 
 def log_floors(encoder: Any) -> list[float | None]:

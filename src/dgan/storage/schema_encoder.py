@@ -86,8 +86,8 @@ def encoder_problems(p: list[str], data: Any, config: DGANConfig | None) -> None
 def _marginals(p: list[str], data: Any, features: list | None, attributes: Any) -> None:
     """The training values' quantiles (`dgan.encoding.marginals`): continuous features,
     a discrete attribute or none, and per feature and class `QUANTILES` ascending numbers
-    (null for a class without values); the switches at each class's gaps and the median
-    step on each level, if any."""
+    (null for a class without values); the switches at each class's gaps, the median
+    step on each level and the wander on each level, if any."""
     expected = f"{QUANTILES} ascending numbers"
     _per_class(p, data, "encoder.marginals", features, attributes, _ascending, expected)
     real, switches, steps = data.get("real"), data.get("switches"), data.get("steps")
@@ -95,6 +95,19 @@ def _marginals(p: list[str], data: Any, features: list | None, attributes: Any) 
         ok = _shaped_as(steps, real, lambda v: v is None or (is_number(v) and v >= 0))
         expected = "null or, per feature and class as in real, null or a step >= 0"
         check(p, ok, "encoder.marginals.steps", expected, steps)
+    wander = data.get("wander")
+    if wander is not None and isinstance(real, list):  # files from before: none
+
+        def levels(entry: Any) -> bool:  # one class's: a wander >= 0 or null per level
+            return (
+                isinstance(entry, list)
+                and len(entry) == MAX_GAPS + 1
+                and all(v is None or (is_number(v) and v >= 0) for v in entry)
+            )
+
+        expected = "null or, per feature and class as in real, "
+        expected += f"{MAX_GAPS + 1} nulls or numbers >= 0"
+        check(p, _shaped_as(wander, real, levels), "encoder.marginals.wander", expected, wander)
     if switches is None or not isinstance(real, list):  # files from before switches: none
         return
 
