@@ -96,6 +96,8 @@ def test_a_steadied_value_stays_on_its_level_and_short_stays_are_left():
     out = steadied(rows, values, None, np.array([5.0]), np.empty(0), np.array([1.0, 0.0]))
     assert np.ptp(out[:-10]) < 0.2 * np.ptp(values[:-10])
     np.testing.assert_array_equal(out[-10:], values[-10:])  # fewer than MIN_VALUES there
+    on_log = steadied(rows, values, 1.0, np.array([5.0]), np.empty(0), np.array([1.0, 0.0]))
+    np.testing.assert_array_equal(on_log[-10:], values[-10:])  # not even rounded
     crossing = steadied(rows, values, None, np.array([14.0]), np.empty(0), np.array([1.0, 0.0]))
     np.testing.assert_array_equal(crossing > 14.0, values > 14.0)  # each value on its level
     before = values.copy()

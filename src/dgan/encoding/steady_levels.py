@@ -135,12 +135,14 @@ def steadied(
     level, free = _levels(values, edges, held)
     scaled = on_scale(values, floor)
     moved = scaled.copy()
+    touched = np.zeros(len(values), dtype=bool)
     for n, on, slow, middle in _slow_parts(rows, scaled, level, free, len(factors)):
         if factors[n] < 1:
             moved[on] = middle + factors[n] * (slow - middle) + (scaled[on] - slow)
+            touched[on] = True
     back = moved if floor is None else from_log(moved, floor)
     bounds = np.r_[-np.inf, edges, np.inf]
     low, high = bounds[level], bounds[level + 1]
-    kept = (back > low) & (back < high)  # on its level still: else as it was
+    kept = touched & (back > low) & (back < high)  # on its level still: else as it was
     out[kept] = back[kept]
     return out
