@@ -109,7 +109,9 @@ def test_a_steadied_value_stays_on_its_level_and_short_stays_are_left():
 def lamp_model():
     rng = np.random.default_rng(2)
     features = _lamps(rng, 24)[:, :, None]
-    config = tiny_config(max_sequence_len=LENGTH, sample_len=20, epochs=1, match_marginals=True)
+    config = tiny_config(
+        max_sequence_len=LENGTH, sample_len=20, epochs=1, match_marginals=True, match_texture=False
+    )  # the texture's calibration would take most of the time
     model = DGAN(config)
     model.train_numpy(features, [OutputType.CONTINUOUS], progress_bar=False)
     return model

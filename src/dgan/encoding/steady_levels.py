@@ -63,7 +63,11 @@ def _slow_parts(
             yield n, on, median_filter(values, WINDOW, mode="nearest"), float(np.median(values))
 
 
-def _levels(values: np.ndarray, edges: np.ndarray, held: np.ndarray):
+def _levels(
+    values: np.ndarray, edges: np.ndarray, held: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(R,) each value's level (its place among ``edges``) and whether it counts: finite
+    and not held exactly (in ``held``)."""
     level = np.searchsorted(np.asarray(edges, dtype=np.float64), values)
     free = np.isfinite(values) & ~np.isin(values, held)
     return level, free
