@@ -9,14 +9,8 @@ import torch
 
 from dgan import DGAN, DGANConfig, OutputType
 from dgan.encoding.encoder import DataEncoder
-from dgan.encoding.marginals import (
-    HOLDING,
-    MIN_SERIES_ONE_MAP,
-    PROBABILITIES,
-    QUANTILES,
-    ValueMarginals,
-    quantiles_of,
-)
+from dgan.encoding.mapped_features import HOLDING, MIN_SERIES_ONE_MAP
+from dgan.encoding.marginals import PROBABILITIES, QUANTILES, ValueMarginals, quantiles_of
 from dgan.errors import ParameterError, SerializationError
 from dgan.series import SeriesRows
 from model_files import rewritten

@@ -15,13 +15,13 @@ import numpy as np
 from dgan.config.sizing import LONG_SERIES
 from dgan.encoding.centre_map import CentreMap
 from dgan.encoding.class_shares import ClassShares, matches_class_shares
-from dgan.encoding.marginals import (
-    ValueMarginals,
+from dgan.encoding.mapped_features import (
     holds_often,
     levels_apart,
     matches_marginals,
     one_distribution,
 )
+from dgan.encoding.marginals import ValueMarginals
 from dgan.encoding.period_map import PeriodMap, matches_periods
 from dgan.encoding.standardized import Standardized
 from dgan.encoding.texture import SeriesTexture, matches_texture

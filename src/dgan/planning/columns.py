@@ -22,7 +22,7 @@ from dgan.config import DfStyle, DGANConfig, OutputType
 from dgan.config.sizing import LONG_SERIES
 from dgan.encoding.example_scaling import fills_range, logs_ranges, series_ranges
 from dgan.encoding.log_scale import scale_floor, to_log
-from dgan.encoding.marginals import holds_often, matches_marginals, one_distribution
+from dgan.encoding.mapped_features import holds_often, matches_marginals, one_distribution
 from dgan.encoding.standardized import Standardized
 from dgan.encoding.texture import matches_texture
 from dgan.prepare import fit_encoder
