@@ -146,35 +146,40 @@ class ValueMarginals(PerClassTable):
             marginals.wander = marginals._wanders(rows, classes, floors)
         return marginals
 
-    def _steps(self, rows: SeriesRows, classes, floors) -> np.ndarray:
-        """Each class's median step (`median_step`) of each feature that switches."""
+    def _class_series(self, rows: SeriesRows, classes, values: np.ndarray, wanted: np.ndarray):
+        """``(k, g, the class's series, their values)`` for each mapped feature ``k`` and
+        class ``g`` that ``wanted`` (features, classes) marks and ``rows`` has series of;
+        the values of feature ``k`` read from ``values`` (``rows``' own, or mapped)."""
         row_class = self._row_classes(rows, classes)
         series_class = series_classes(len(rows), classes)
-        out = np.full((len(self.features), self.n_classes), np.nan)
         for k, i in enumerate(self.features):
-            if not np.isfinite(self.switches[k, ..., 0]).any():
-                continue  # no class switches: its noise is the texture's
-            for g in range(self.n_classes):
+            for g in np.flatnonzero(wanted[k]):
                 if (series_class == g).any():
-                    mine = rows.rows[row_class == g, i]
-                    out[k, g] = median_step(rows.take(series_class == g), mine, floors[k])
+                    yield k, g, rows.take(series_class == g), values[row_class == g, i]
+
+    def _switching(self) -> np.ndarray:
+        """(features, classes) whether some class switches on each feature (no class: its
+        noise is the texture's, its levels as the value map leaves them)."""
+        some = np.isfinite(self.switches[..., 0]).any(axis=(1, 2))
+        return np.repeat(some[:, None], self.n_classes, axis=1)
+
+    def _steps(self, rows: SeriesRows, classes, floors) -> np.ndarray:
+        """Each class's median step (`median_step`) of each feature that switches."""
+        out = np.full((len(self.features), self.n_classes), np.nan)
+        for k, g, part, mine in self._class_series(rows, classes, rows.rows, self._switching()):
+            out[k, g] = median_step(part, mine, floors[k])
         return out
 
     def _wanders(self, rows: SeriesRows, classes, floors) -> np.ndarray:
         """Each class's slow wander on each level (`level_wanders`) of each feature that
         switches, where that class switches: a class of one level has a slow shape (a
         swell, a drift, a decay), not a level that wanders."""
-        row_class = self._row_classes(rows, classes)
-        series_class = series_classes(len(rows), classes)
         out = np.full((len(self.features), self.n_classes, MAX_GAPS + 1), np.nan)
-        for k, i in enumerate(self.features):
-            if not np.isfinite(self.switches[k, ..., 0]).any():
-                continue  # no class switches: as the value map leaves it
-            for g in range(self.n_classes):
-                edges, held = self._levels(k, g)
-                if (series_class == g).any() and len(edges):
-                    part, mine = rows.take(series_class == g), rows.rows[row_class == g, i]
-                    out[k, g, : len(edges) + 1] = level_wanders(part, mine, floors[k], edges, held)
+        gapped = np.isfinite(self.switches[..., 0]).any(axis=2)
+        wanted = self._switching() & gapped
+        for k, g, part, mine in self._class_series(rows, classes, rows.rows, wanted):
+            edges, held = self._levels(k, g)
+            out[k, g, : len(edges) + 1] = level_wanders(part, mine, floors[k], edges, held)
         return out
 
     def _levels(self, k: int, g: int) -> tuple[np.ndarray, np.ndarray]:
@@ -287,16 +292,12 @@ class ValueMarginals(PerClassTable):
         if self.steps is None or not np.isfinite(self.steps).any():
             return None
         mapped = self.apply(rows, classes, generated, margins, steady=steady, floors=floors)
-        row_class = self._row_classes(rows, classes)
-        series_class = series_classes(len(rows), classes)
         out = np.zeros(self.steps.shape)
-        for k, i in enumerate(self.features):
-            for g in np.flatnonzero(np.isfinite(self.steps[k])):
-                if (series_class == g).any():
-                    part, values = rows.take(series_class == g), mapped.rows[row_class == g, i]
-                    real, target = self.real[k, g], self.steps[k, g]
-                    held, bounds = held_values(real), (real[0], real[-1])
-                    out[k, g] = noise_for(part, values, floors[k], target, held, bounds)
+        wanted = np.isfinite(self.steps)
+        for k, g, part, values in self._class_series(rows, classes, mapped.rows, wanted):
+            real, target = self.real[k, g], self.steps[k, g]
+            held, bounds = held_values(real), (real[0], real[-1])
+            out[k, g] = noise_for(part, values, floors[k], target, held, bounds)
         return out
 
     def steadiness(
@@ -317,21 +318,17 @@ class ValueMarginals(PerClassTable):
         if self.wander is None or not np.isfinite(self.wander).any():
             return None
         mapped = self.apply(rows, classes, generated, margins)
-        row_class = self._row_classes(rows, classes)
-        series_class = series_classes(len(rows), classes)
         out = np.ones(self.wander.shape)
-        for k, i in enumerate(self.features):
-            for g in np.flatnonzero(np.isfinite(self.wander[k]).any(axis=1)):
-                if (series_class == g).any():
-                    edges, held = self._levels(k, g)
-                    part, values = rows.take(series_class == g), mapped.rows[row_class == g, i]
-                    have = level_wanders(part, values, floors[k], edges, held)
-                    rest = level_wanders(part, values, floors[k], edges, held, rest=True)
-                    real = self.wander[k, g, : len(have)]
-                    with np.errstate(invalid="ignore", divide="ignore"):
-                        wanted = np.sqrt(np.maximum(real**2 - rest**2, 0.0))
-                        ratio = np.where(have > 0, wanted / have, np.nan)
-                    out[k, g, : len(have)] = np.where(np.isfinite(ratio), np.minimum(ratio, 1), 1)
+        kept = np.isfinite(self.wander).any(axis=2)
+        for k, g, part, values in self._class_series(rows, classes, mapped.rows, kept):
+            edges, held = self._levels(k, g)
+            have = level_wanders(part, values, floors[k], edges, held)
+            rest = level_wanders(part, values, floors[k], edges, held, rest=True)
+            real = self.wander[k, g, : len(have)]
+            with np.errstate(invalid="ignore", divide="ignore"):
+                wanted = np.sqrt(np.maximum(real**2 - rest**2, 0.0))
+                ratio = np.where(have > 0, wanted / have, np.nan)
+            out[k, g, : len(have)] = np.where(np.isfinite(ratio), np.minimum(ratio, 1), 1)
         return out
 
     def apply(
