@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from dgan import DGAN
@@ -51,3 +52,31 @@ def assert_named_when_broken(model: DGAN, path: Path, where: str, value: Any) ->
         state[key] = value
     with pytest.raises(SerializationError, match=re.escape(where) + " must be"):
         DGAN.load(path)
+
+
+def assert_kept_in_file(model: DGAN, path: Path, where: str, calibrated: str) -> None:
+    """Save ``model`` to ``path``: the entry at dotted ``where`` (the same path on the model
+    as on its file's state, e.g. "encoder.marginals.steps") loads back equal, and the
+    loaded model generates what ``model`` does; a file without the entry (from an older
+    dgan) loads with it None and its calibration's field ``calibrated`` None."""
+    *parents, key = where.split(".")
+
+    def entry(loaded: DGAN) -> Any:
+        owner = loaded
+        for parent in parents:
+            owner = getattr(owner, parent)
+        return getattr(owner, key)
+
+    path = model.save(path)
+    loaded = DGAN.load(path)
+    np.testing.assert_array_equal(entry(loaded), entry(model))
+    model.sampler.reseed(3)
+    loaded.sampler.reseed(3)
+    generated = np.stack(model.generate_numpy(4)[1])
+    np.testing.assert_array_equal(generated, np.stack(loaded.generate_numpy(4)[1]))
+    with rewritten(path) as (_, state):
+        for parent in parents:
+            state = state[parent]
+        del state[key]
+    older = DGAN.load(path)
+    assert entry(older) is None and getattr(older.sampler.calibration(), calibrated) is None
