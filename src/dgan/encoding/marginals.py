@@ -21,6 +21,13 @@ import numpy as np
 
 from dgan.encoding.noise_floor import held_values, median_step, noise_for, with_noise
 from dgan.encoding.per_class import PerClassTable, series_classes
+from dgan.encoding.series_shares import (
+    SHARES,
+    kept_per_series,
+    own_shares,
+    probabilities_among,
+    training_shares,
+)
 from dgan.encoding.steady_levels import level_edges, level_wanders, steadied
 from dgan.encoding.switches import MAX_GAPS, crossing_rates, gaps, kept_sides, trigger_for
 from dgan.series import SeriesRows
@@ -123,6 +130,9 @@ class ValueMarginals(PerClassTable):
         # level of a feature that switches (`dgan.encoding.steady_levels`), NaN elsewhere;
         # None: not kept.
         self.wander: np.ndarray | None = None
+        # (features, classes, MAX_GAPS, SHARES): the training series' shares of time above
+        # each gap (`dgan.encoding.series_shares`), NaN past a class's gaps; None: not kept.
+        self.shares: np.ndarray | None = None
 
     @classmethod
     def fit(
@@ -144,6 +154,7 @@ class ValueMarginals(PerClassTable):
             marginals.switches = marginals._switches(rows, classes, floors)
             marginals.steps = marginals._steps(rows, classes, floors)
             marginals.wander = marginals._wanders(rows, classes, floors)
+            marginals.shares = marginals._shares(rows, classes)
         return marginals
 
     def _class_series(self, rows: SeriesRows, classes, values: np.ndarray, wanted: np.ndarray):
@@ -182,6 +193,15 @@ class ValueMarginals(PerClassTable):
             out[k, g, : len(edges) + 1] = level_wanders(part, mine, floors[k], edges, held)
         return out
 
+    def _shares(self, rows: SeriesRows, classes) -> np.ndarray:
+        """Each class's `training_shares` above each of its gaps of each mapped feature."""
+        out = np.full((len(self.features), self.n_classes, MAX_GAPS, SHARES), np.nan)
+        gapped = np.isfinite(self.switches[..., 0]).any(axis=2)
+        for k, g, part, mine in self._class_series(rows, classes, rows.rows, gapped):
+            at = self.gaps_of(k, g)[0]
+            out[k, g, : len(at)] = training_shares(part, mine, level_edges(self.real[k, g], at))
+        return out
+
     def _levels(self, k: int, g: int) -> tuple[np.ndarray, np.ndarray]:
         """Feature ``k``'s `level_edges` in class ``g`` and the values it holds exactly."""
         real = self.real[k, g]
@@ -215,6 +235,8 @@ class ValueMarginals(PerClassTable):
             state["steps"] = np.where(np.isnan(self.steps), None, self.steps).tolist()
         if self.wander is not None:
             state["wander"] = np.where(np.isnan(self.wander), None, self.wander).tolist()
+        if self.shares is not None:
+            state["shares"] = np.where(np.isnan(self.shares), None, self.shares).tolist()
         return state
 
     @classmethod
@@ -227,6 +249,8 @@ class ValueMarginals(PerClassTable):
             marginals.steps = np.array(state["steps"], dtype=np.float64)
         if state.get("wander") is not None:  # from before levels were steadied: none
             marginals.wander = np.array(state["wander"], dtype=np.float64)
+        if state.get("shares") is not None:  # from before each series' share was kept: none
+            marginals.shares = np.array(state["shares"], dtype=np.float64)
         return marginals
 
     def quantiles(self, rows: SeriesRows, classes: np.ndarray | None) -> np.ndarray:
@@ -258,22 +282,37 @@ class ValueMarginals(PerClassTable):
         return rows.per_row(np.asarray(classes, dtype=np.int64))
 
     def margins(self, rows: SeriesRows, classes: np.ndarray | None, generated: np.ndarray):
-        """(features, classes, `MAX_GAPS`, 2) the trigger of each kept gap, its margin and
-        the shift of its centre (NaN past a class's gaps;
-        `dgan.encoding.switches.trigger_for`), at which ``rows`` (a calibration sample, as
-        `quantiles` reads it, with ``generated`` its quantiles) cross each gap as often per
-        step as the training series and spend as much time on each side as mapped without
-        it; None without switches or gaps."""
+        """(features, classes, `MAX_GAPS`, 2 + `SHARES`) for each kept gap its trigger,
+        the margin and the shift of its centre (`dgan.encoding.switches.trigger_for`), at
+        which ``rows`` (a calibration sample, as `quantiles` reads it, with ``generated``
+        its quantiles) cross the gap as often per step as the training series and spend
+        as much time on each side as mapped without it, then the quantiles of their
+        series' shares of time above it by that trigger (`own_shares`; NaN where no
+        training shares are kept), NaN past a class's gaps; None without switches or
+        gaps."""
         if self.switches is None or not np.isfinite(self.switches[..., 0]).any():
             return None  # no class has a gap: decoded as without switches
-        out = np.full(self.switches.shape, np.nan)
+        out = np.full((*self.switches.shape[:3], 2 + SHARES), np.nan)
         for k, g, part, chances in self._class_chances(rows, classes, generated):
             at, rates = self.gaps_of(k, g)
             for n, (j, rate) in enumerate(zip(at, rates, strict=True)):
                 threshold = (j + 0.5) / (QUANTILES - 1)
-                out[k, g, n] = trigger_for(part, chances, threshold, rate)
-                chances = kept_sides(part, chances, at[n : n + 1], out[k, g, n : n + 1], QUANTILES)
+                margin, shift = out[k, g, n, :2] = trigger_for(part, chances, threshold, rate)
+                if self.shares is not None and np.isfinite(self.shares[k, g, n]).all():
+                    out[k, g, n, 2:] = own_shares(part, chances, threshold + shift, margin)
+                chances = self._kept(part, chances, k, g, n, j, out[k, g, n])
         return out
+
+    def _kept(self, part: SeriesRows, chances, k: int, g: int, n: int, j: int, calibrated):
+        """``chances`` of class ``g``'s series ``part`` with its ``n``-th gap (quantile
+        step ``j``) of feature ``k`` kept by the trigger ``calibrated`` (a row of
+        `margins`): with a centre per series where training shares are kept
+        (`kept_per_series`), else the class's (`kept_sides`)."""
+        own = calibrated[2:]
+        if np.isfinite(own).all() and self.shares is not None:
+            real = self.shares[k, g, n]
+            return kept_per_series(part, chances, j, calibrated[:2], own, real, QUANTILES)
+        return kept_sides(part, chances, np.array([j]), calibrated[:2], QUANTILES)
 
     def noise(
         self,
@@ -353,8 +392,8 @@ class ValueMarginals(PerClassTable):
         noisy = noise is not None and (noise > 0).any()
         for k, g, part, chances in self._class_chances(rows, classes, generated):
             if margins is not None:
-                at = self.gaps_of(k, g)[0]
-                chances = kept_sides(part, chances, at, margins[k, g, : len(at)], QUANTILES)
+                for n, j in enumerate(self.gaps_of(k, g)[0]):
+                    chances = self._kept(part, chances, k, g, n, j, margins[k, g, n])
             real, mine = self.real[k, g], row_class == g
             finite = np.isfinite(chances)
             values = out[mine, self.features[k]]
@@ -384,11 +423,7 @@ class ValueMarginals(PerClassTable):
                     continue
                 part = rows.take(series_class == g)
                 values = np.asarray(part.rows[:, i], dtype=np.float64)
-                # Where the generator's quantiles repeat a value, it stands for the middle
-                # of their probabilities (np.interp needs increasing points).
-                points, which = np.unique(own, return_inverse=True)
-                chance = np.bincount(which, PROBABILITIES) / np.bincount(which)
                 chances = np.full(len(values), np.nan)
                 finite = np.isfinite(values)
-                chances[finite] = np.interp(values[finite], points, chance)
+                chances[finite] = probabilities_among(values[finite], own, PROBABILITIES)
                 yield k, g, part, chances

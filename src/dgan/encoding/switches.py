@@ -72,11 +72,11 @@ def gaps(quantiles: np.ndarray, floor: float | None = None) -> np.ndarray:
     return np.flatnonzero(steps > GAP)
 
 
-def sides(rows: SeriesRows, chances: np.ndarray, threshold: float, margin: float) -> np.ndarray:
+def sides(rows: SeriesRows, chances: np.ndarray, threshold, margin: float) -> np.ndarray:
     """(R,) bool: whether each row of ``rows`` is above the gap at ``threshold`` (a
-    chance), by a Schmitt trigger on its series' ``chances`` (R,): a series starts on the
-    side its first chance is on and changes side only where a chance passes the
-    threshold by more than ``margin``. NaN chances keep the side.
+    chance, or one per row), by a Schmitt trigger on its series' ``chances`` (R,): a
+    series starts on the side its first chance is on and changes side only where a
+    chance passes the threshold by more than ``margin``. NaN chances keep the side.
 
     Example:
         >>> rows = SeriesRows.from_list([np.zeros((6, 1))])
@@ -89,7 +89,7 @@ def sides(rows: SeriesRows, chances: np.ndarray, threshold: float, margin: float
     above, below = chances > threshold + margin, chances < threshold - margin
     mark = np.where(above, 1, np.where(below, 0, -1)).astype(np.int8)
     first = rows.starts[rows.lengths > 0]  # each series starts on its first chance's side
-    mark[first] = chances[first] > threshold
+    mark[first] = chances[first] > np.broadcast_to(threshold, chances.shape)[first]
     last = np.where(mark >= 0, np.arange(len(mark)), 0)
     np.maximum.accumulate(last, out=last)  # the last row that set the side
     return mark[last] == 1
@@ -194,11 +194,7 @@ def kept_sides(
     """``chances`` (R,) of one class's ``rows`` with each gap ``at`` (`gaps`, of
     quantiles ``width`` apart in probability: ``width`` - 1 steps) kept by its trigger,
     a row of ``triggers`` (n, 2): the margin and the shift of its centre from the gap's
-    middle (`trigger_for`, `sides`). A row above the gap whose chance is within the
-    margin of the centre takes one above the gap, the band squeezed linearly from
-    [centre - margin, centre + margin] onto [the gap's top, centre + margin], and one
-    below likewise onto [centre - margin, the gap's bottom]; chances beyond the band
-    stay as they are.
+    middle (`trigger_for`, `sides`; `kept_side`).
 
     Example:
         >>> rows = SeriesRows.from_list([np.zeros((4, 1))])
@@ -207,16 +203,38 @@ def kept_sides(
         >>> kept.round(4).tolist()  # the dip to 0.45 stays above the gap (0.5..0.6)
         [0.1, 0.9, 0.6375, 0.9]
     """
-    out = np.asarray(chances, dtype=np.float64).copy()
+    out = np.asarray(chances, dtype=np.float64)
     for j, (margin, shift) in zip(at, np.asarray(triggers).reshape(-1, 2), strict=True):
-        bottom, top = j / (width - 1), (j + 1) / (width - 1)
-        threshold = (bottom + top) / 2 + shift
-        above = sides(rows, out, threshold, margin)
-        low, high = threshold - margin, threshold + margin
-        share = (out - low) / (2 * margin) if margin > 0 else np.full_like(out, 0.5)
-        band = (out > low) & (out < high)
-        up = np.maximum(top + share * max(high - top, 0.0), top)
-        down = np.minimum(bottom - (1 - share) * max(bottom - low, 0.0), bottom)
-        moved = np.where(above, np.maximum(out, up), np.minimum(out, down))
-        out = np.where(band | (above & (out < top)) | (~above & (out > bottom)), moved, out)
+        middle = (j / (width - 1) + (j + 1) / (width - 1)) / 2
+        out = kept_side(rows, out, j, middle + shift, margin, width)
     return out
+
+
+def kept_side(
+    rows: SeriesRows, chances: np.ndarray, j: int, threshold, margin: float, width: int
+) -> np.ndarray:
+    """``chances`` (R,) of one class's ``rows`` (a new array) with the gap of quantile
+    step ``j`` (`gaps`, of quantiles ``width`` apart in probability) kept by the trigger
+    at ``threshold`` (one, or one per row) and ``margin`` (`sides`). A row above the gap
+    whose chance is within the margin of the threshold takes one above the gap, the band
+    squeezed linearly from [threshold - margin, threshold + margin] onto [the gap's top,
+    threshold + margin], and one below likewise onto [threshold - margin, the gap's
+    bottom]; chances beyond the band stay as they are.
+
+    Example:
+        >>> rows = SeriesRows.from_list([np.zeros((2, 1)), np.zeros((2, 1))])
+        >>> chances = np.array([0.45, 0.45, 0.45, 0.45])  # the gap: 0.5 to 0.6
+        >>> kept_side(rows, chances, 5, np.array([0.3, 0.3, 0.7, 0.7]), 0.0, 11).tolist()
+        [0.6, 0.6, 0.45, 0.45]
+    """
+    out = np.asarray(chances, dtype=np.float64)
+    bottom, top = j / (width - 1), (j + 1) / (width - 1)
+    above = sides(rows, out, threshold, margin)
+    low, high = threshold - margin, threshold + margin
+    share = (out - low) / (2 * margin) if margin > 0 else np.full_like(out, 0.5)
+    band = (out > low) & (out < high)
+    # A centre of its own (`dgan.encoding.series_shares`) can put the band past 0 or 1.
+    up = np.clip(top + share * np.maximum(high - top, 0.0), top, 1.0)
+    down = np.clip(bottom - (1 - share) * np.maximum(bottom - low, 0.0), 0.0, bottom)
+    moved = np.where(above, np.maximum(out, up), np.minimum(out, down))
+    return np.where(band | (above & (out < top)) | (~above & (out > bottom)), moved, out)

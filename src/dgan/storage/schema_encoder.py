@@ -10,6 +10,7 @@ from typing import Any
 
 from dgan.config import DGANConfig, Normalization, short_repr
 from dgan.encoding.marginals import QUANTILES
+from dgan.encoding.series_shares import SHARES
 from dgan.encoding.switches import MAX_GAPS
 from dgan.encoding.texture import LAGS
 from dgan.storage.header_checks import (
@@ -87,7 +88,8 @@ def _marginals(p: list[str], data: Any, features: list | None, attributes: Any) 
     """The training values' quantiles (`dgan.encoding.marginals`): continuous features,
     a discrete attribute or none, and per feature and class `QUANTILES` ascending numbers
     (null for a class without values); the switches at each class's gaps, the median
-    step on each level and the wander on each level, if any."""
+    step on each level, the wander on each level and the series' shares above each gap,
+    if any."""
     expected = f"{QUANTILES} ascending numbers"
     _per_class(p, data, "encoder.marginals", features, attributes, _ascending, expected)
     real, switches, steps = data.get("real"), data.get("switches"), data.get("steps")
@@ -108,6 +110,8 @@ def _marginals(p: list[str], data: Any, features: list | None, attributes: Any) 
         expected = "null or, per feature and class as in real, "
         expected += f"{MAX_GAPS + 1} nulls or numbers >= 0"
         check(p, _shaped_as(wander, real, levels), "encoder.marginals.wander", expected, wander)
+    if data.get("shares") is not None and isinstance(real, list):  # files from before: none
+        _series_shares(p, data["shares"], real)
     if switches is None or not isinstance(real, list):  # files from before switches: none
         return
 
@@ -128,6 +132,27 @@ def _marginals(p: list[str], data: Any, features: list | None, attributes: Any) 
         f"(0 to {QUANTILES - 2}) and crossings per step in [0, 1], or of nulls"
     )
     check(p, ok, "encoder.marginals.switches", expected, switches)
+
+
+def _series_shares(p: list[str], shares: Any, real: list) -> None:
+    """The training series' shares of time above each gap (`dgan.encoding.series_shares`):
+    per feature and class as in ``real``, null or `MAX_GAPS` entries of `SHARES`
+    ascending shares in [0, 1] or of nulls."""
+
+    def gap(entry: Any) -> bool:
+        if not (isinstance(entry, list) and len(entry) == SHARES):
+            return False
+        if all(v is None for v in entry):
+            return True
+        numbers = all(is_number(v) and 0 <= v <= 1 for v in entry)
+        return numbers and all(a <= b for a, b in itertools.pairwise(entry))
+
+    def gaps(entry: Any) -> bool:  # one class's
+        return isinstance(entry, list) and len(entry) == MAX_GAPS and all(map(gap, entry))
+
+    expected = f"null or, per feature and class as in real, {MAX_GAPS} lists of {SHARES} "
+    expected += "ascending shares in [0, 1] or of nulls"
+    check(p, _shaped_as(shares, real, gaps), "encoder.marginals.shares", expected, shares)
 
 
 def _texture(p: list[str], data: Any, features: list | None, attributes: Any) -> None:

@@ -1,0 +1,129 @@
+"""match_switches: each generated series spends the share of its time above a gap that the
+training series at its rank spend (dgan.encoding.series_shares), through the value map
+(dgan.encoding.marginals)."""
+
+import numpy as np
+import pytest
+
+from dgan import DGAN, OutputType
+from dgan.encoding.marginals import ValueMarginals
+from dgan.encoding.series_shares import SHARES, shares_above
+from dgan.encoding.switches import MAX_GAPS
+from dgan.series import SeriesRows
+from model_files import assert_kept_in_file, assert_named_when_broken
+from tiny import tiny_config
+
+LENGTH = 300
+FLOORS = [0.5]
+
+
+def _lamps(rng, shares, first=False):
+    """Standby at 0.3, on at about 15 for one stretch of each of ``shares`` of the time
+    (one series each, in random order; ``first``: from the start, switched once), with
+    1% of noise."""
+    out = np.full((len(shares), LENGTH), 0.3)
+    for k, share in enumerate(rng.permutation(shares)):
+        on = round(share * LENGTH)
+        start = 0 if first else rng.integers(0, LENGTH - on + 1)
+        out[k, start : start + on] = 15.0
+    return SeriesRows.from_padded((out * (1 + 0.01 * rng.standard_normal(out.shape)))[:, :, None])
+
+
+def _spread(n, low, high):
+    """On for ``low`` to ``high`` of the time, evenly (the mean of the two on average)."""
+    return np.linspace(low, high, n)
+
+
+def _on(rows):
+    return shares_above(rows, rows.rows[:, 0] > 5.0)
+
+
+def test_each_series_is_on_for_the_training_share_at_its_rank():
+    rng = np.random.default_rng(0)
+    real = _lamps(rng, _spread(60, 0.25, 0.4))  # each on for a quarter to two fifths of the time
+    marginals = ValueMarginals.fit(real, [0], None, None, 1, floors=FLOORS)
+    assert marginals.shares.shape == (1, 1, MAX_GAPS, SHARES)
+    np.testing.assert_allclose(
+        marginals.shares[0, 0, 0], np.quantile(_on(real), np.linspace(0, 1, SHARES))
+    )
+    assert np.isnan(marginals.shares[0, 0, 1:]).all()
+    # The generator's: switched no more often (a margin of 0), on as much of the time on
+    # average, but some series most of it, some hardly at all.
+    calibration = _lamps(rng, _spread(200, 0.05, 0.6), first=True)
+    generated = _lamps(rng, _spread(60, 0.05, 0.6), first=True)
+    own = marginals.quantiles(calibration, None)
+    margins = marginals.margins(calibration, None, own)
+    assert margins[0, 0, 0, :2].tolist() == [0.0, 0.0] and np.isnan(margins[0, 0, 1:]).all()
+    assert np.isfinite(margins[0, 0, 0, 2:]).all()
+    out = marginals.apply(generated, None, own, margins)
+    spread = [np.quantile(_on(x), [0.1, 0.5, 0.9]) for x in (real, generated, out)]
+    assert spread[1][2] - spread[1][0] > 0.4
+    np.testing.assert_allclose(spread[2], spread[0], atol=0.03)
+    # Each keeps its rank: the longer on as generated, the longer on as decoded.
+    order = np.argsort(_on(generated), kind="stable")
+    assert (np.diff(_on(out)[order]) >= -1 / LENGTH).all()
+    # Without the training shares (a model file from before) only the class's mean is kept.
+    marginals.shares = None
+    margins = marginals.margins(calibration, None, own)
+    assert np.isnan(margins[0, 0, 0, 2:]).all()
+    plain = marginals.apply(generated, None, own, margins)
+    assert np.quantile(_on(plain), 0.9) - np.quantile(_on(plain), 0.1) > 0.4
+
+
+def test_a_series_decodes_alike_however_many_are_generated_and_nothing_is_mutated():
+    rng = np.random.default_rng(1)
+    marginals = ValueMarginals.fit(
+        _lamps(rng, _spread(60, 0.25, 0.4)), [0], None, None, 1, floors=FLOORS
+    )
+    calibration = _lamps(rng, _spread(200, 0.05, 0.6), first=True)
+    generated = _lamps(rng, _spread(40, 0.05, 0.6), first=True)
+    own = marginals.quantiles(calibration, None)
+    margins = marginals.margins(calibration, None, own)
+    before = generated.rows.copy()
+    many = marginals.apply(generated, None, own, margins)
+    np.testing.assert_array_equal(generated.rows, before)
+    first = np.arange(40) < 3
+    few = marginals.apply(generated.take(first), None, own, margins)
+    np.testing.assert_array_equal(few.rows, many.take(first).rows)
+    # The calibration sample itself is already spread as its own ranks say: kept as is
+    # where the training shares are its own.
+    same = ValueMarginals.fit(calibration, [0], None, None, 1, floors=FLOORS)
+    own = same.quantiles(calibration, None)
+    margins = same.margins(calibration, None, own)
+    kept = same.apply(calibration, None, own, margins)
+    np.testing.assert_array_equal(_on(kept), _on(calibration))
+
+
+@pytest.fixture(scope="module")
+def lamp_model():
+    rng = np.random.default_rng(2)
+    features = _lamps(rng, _spread(24, 0.2, 0.6)).padded(LENGTH)
+    config = tiny_config(
+        max_sequence_len=LENGTH, sample_len=20, epochs=1, match_marginals=True, match_texture=False
+    )  # the texture's calibration would take most of the time
+    model = DGAN(config)
+    model.train_numpy(features, [OutputType.CONTINUOUS], progress_bar=False)
+    return model
+
+
+def test_the_shares_are_fitted_saved_checked_and_loaded(lamp_model, tmp_path):
+    shares = lamp_model.encoder.marginals.shares
+    assert shares.shape == (1, 1, MAX_GAPS, SHARES) and np.isfinite(shares[0, 0, 0]).all()
+    assert np.isfinite(lamp_model.sampler.calibration().switches[0, 0, 0, 2:]).all()
+    path = tmp_path / "m.dgan"
+    assert_kept_in_file(lamp_model, path, "encoder.marginals.shares", None)
+    # A file from before the shares were kept decodes with the class's trigger alone.
+    assert np.isnan(DGAN.load(path).sampler.calibration().switches[..., 2:]).all()
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        [[[[0.5] * SHARES] * MAX_GAPS]] * 2,  # two features, where the map has one
+        [[[[0.5] * (SHARES - 1)] + [[None] * SHARES] * (MAX_GAPS - 1)]],
+        [[[list(np.linspace(1, 0, SHARES))] + [[None] * SHARES] * (MAX_GAPS - 1)]],
+        [[[[1.5] * SHARES] + [[None] * SHARES] * (MAX_GAPS - 1)]],
+    ],
+)
+def test_broken_shares_in_a_file_are_named(lamp_model, tmp_path, value):
+    assert_named_when_broken(lamp_model, tmp_path / "m.dgan", "encoder.marginals.shares", value)
