@@ -59,6 +59,17 @@ def test_each_series_is_on_for_the_training_share_at_its_rank():
     spread = [np.quantile(_on(x), [0.1, 0.5, 0.9]) for x in (real, generated, out)]
     assert spread[1][2] - spread[1][0] > 0.4
     np.testing.assert_allclose(spread[2], spread[0], atol=0.03)
+    # A reading switched on (or off) by a series' own centre takes its own level there,
+    # not the class's lowest (highest) value of the level.
+    was, now = generated.rows[:, 0] > 5.0, out.rows[:, 0] > 5.0
+    example = generated.example_of_row()
+    for k in np.unique(example[was != now]):
+        moved = (example == k) & (was != now)
+        side = now[moved][0]
+        stayed = (example == k) & (was == now) & (now == side)
+        assert (now[moved] == side).all() and np.unique(out.rows[moved, 0]).size == 1
+        level = np.median(out.rows[stayed, 0])
+        np.testing.assert_allclose(out.rows[moved, 0][0], level, rtol=2e-3)
     # Each keeps its rank: the longer on as generated, the longer on as decoded.
     order = np.argsort(_on(generated), kind="stable")
     assert (np.diff(_on(out)[order]) >= -1 / LENGTH).all()

@@ -204,8 +204,8 @@ def test_plan_says_which_features_switch_between_levels():
     plan = DGAN(config).plan(df, df_style="long", warm_up_steps=0, **LONG)
     level = next(c for c in plan.columns if c.name == "level").detail
     assert "log scale" in level and level.endswith(
-        "; switching between a class's levels as often as the training series, each level as "
-        "steady and noisy (match_switches)"
+        "; switching between a class's levels as often and as long as the training series, "
+        "each level as steady and noisy (match_switches)"
     )
     assert "match_switches" not in next(c for c in plan.columns if c.name == "flow").detail
     off = DGAN(small_config(max_sequence_len=60, sample_len=6, match_switches=False))
@@ -217,8 +217,8 @@ def test_plan_says_which_features_switch_between_levels():
     level = next(c for c in plan.columns if c.name == "level").detail
     assert "log scale" not in level and level.endswith(
         "; generated values take the data's distribution (match_marginals)"
-        "; switching between a class's levels as often as the training series, each level as "
-        "steady and noisy (match_switches)"
+        "; switching between a class's levels as often and as long as the training series, "
+        "each level as steady and noisy (match_switches)"
     )
 
 

@@ -111,7 +111,7 @@ class DGANConfig:
     """Map generated values onto the training values' distribution per class ("auto": as above)."""
     match_switches: bool = setting(True, Flag())
     """Where a class's values sit at levels with nothing between, switch between them as
-    often as the training series, each level as steady and noisy (with the value map)."""
+    often and as long as the training series, each level steady and noisy (with the value map)."""
     match_texture: bool | str = setting("auto", OneOf((True, False, "auto")))
     """Filter generated series to each class's step-to-step texture (`dgan.encoding.texture`;
     "auto": series of 100 steps or more)."""

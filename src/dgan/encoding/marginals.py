@@ -297,22 +297,23 @@ class ValueMarginals(PerClassTable):
             at, rates = self.gaps_of(k, g)
             for n, (j, rate) in enumerate(zip(at, rates, strict=True)):
                 threshold = (j + 0.5) / (QUANTILES - 1)
-                margin, shift = out[k, g, n, :2] = trigger_for(part, chances, threshold, rate)
+                margin, shift = trigger_for(part, chances, threshold, rate)
+                out[k, g, n, :2] = margin, shift
                 if self.shares is not None and np.isfinite(self.shares[k, g, n]).all():
                     out[k, g, n, 2:] = own_shares(part, chances, threshold + shift, margin)
-                chances = self._kept(part, chances, k, g, n, j, out[k, g, n])
+                chances = self._kept(part, chances, k, g, n, out[k, g, n])
         return out
 
-    def _kept(self, part: SeriesRows, chances, k: int, g: int, n: int, j: int, calibrated):
-        """``chances`` of class ``g``'s series ``part`` with its ``n``-th gap (quantile
-        step ``j``) of feature ``k`` kept by the trigger ``calibrated`` (a row of
-        `margins`): with a centre per series where training shares are kept
-        (`kept_per_series`), else the class's (`kept_sides`)."""
-        own = calibrated[2:]
+    def _kept(self, part: SeriesRows, chances, k: int, g: int, n: int, calibrated):
+        """``chances`` of class ``g``'s series ``part`` with its ``n``-th gap of feature
+        ``k`` kept by the trigger ``calibrated`` (a row of `margins`): with a centre per
+        series where training shares are kept (`kept_per_series`), else the class's
+        (`kept_sides`)."""
+        at, own = self.gaps_of(k, g)[0], calibrated[2:]
         if np.isfinite(own).all() and self.shares is not None:
             real = self.shares[k, g, n]
-            return kept_per_series(part, chances, j, calibrated[:2], own, real, QUANTILES)
-        return kept_sides(part, chances, np.array([j]), calibrated[:2], QUANTILES)
+            return kept_per_series(part, chances, at, n, calibrated[:2], own, real, QUANTILES)
+        return kept_sides(part, chances, at[n : n + 1], calibrated[:2], QUANTILES)
 
     def noise(
         self,
@@ -392,8 +393,8 @@ class ValueMarginals(PerClassTable):
         noisy = noise is not None and (noise > 0).any()
         for k, g, part, chances in self._class_chances(rows, classes, generated):
             if margins is not None:
-                for n, j in enumerate(self.gaps_of(k, g)[0]):
-                    chances = self._kept(part, chances, k, g, n, j, margins[k, g, n])
+                for n in range(len(self.gaps_of(k, g)[0])):
+                    chances = self._kept(part, chances, k, g, n, margins[k, g, n])
             real, mine = self.real[k, g], row_class == g
             finite = np.isfinite(chances)
             values = out[mine, self.features[k]]

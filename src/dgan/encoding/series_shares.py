@@ -2,15 +2,15 @@
 
 The switches' trigger (`dgan.encoding.switches`) keeps a class's time on each side of a
 gap as the training series' on average, not each series' own: on the simulated power set
-the generated fridges ran 6% to 77% of their time (10th to 90th percentile over series)
-where the training ones ran 27% to 38%, the TVs were on 36% to 97% against 38% to 76%
-(docs/quality.md, "A trigger centre per series"). The model keeps `SHARES` quantiles of
-the training series' shares of values above each gap (`training_shares`); the calibration
-keeps those of the calibration sample's series under the class's trigger (`own_shares`);
-decoding gives each series the training share at its rank among the calibration ones by a
-trigger centre of its own, found by bisection (`kept_per_series`). The rank is read
-against the calibration sample, so a series' share does not depend on the series
-generated beside it.
+some generated fridges ran hardly at all and some most of the time where every training
+one ran about a third of it (docs/quality.md, "A trigger centre per series"). The model
+keeps `SHARES` quantiles of the training series' shares of values above each gap
+(`training_shares`); the calibration keeps those of the calibration sample's series
+under the class's trigger (`own_shares`); decoding gives each series the training share
+at its rank among the calibration ones by a trigger centre of its own, found by
+bisection (`kept_per_series`). The rank is read against the calibration sample, so a
+series' share does not depend on the series generated beside it. A row that its own
+centre moves across the gap takes the series' median on the level it joins.
 """
 
 from __future__ import annotations
@@ -27,6 +27,8 @@ _TIE = 1e-6
 """Series of equal share (all on one side) are ranked by their mean chance, weighted by
 this: less than one step's share of a series of up to a million steps."""
 _BISECTIONS = 20
+MIN_OWN = 10
+"""Rows a series needs on a level for their median to stand for its own place there."""
 
 
 def probabilities_among(values: np.ndarray, quantiles: np.ndarray, probabilities) -> np.ndarray:
@@ -97,18 +99,21 @@ def own_shares(rows: SeriesRows, chances: np.ndarray, threshold: float, margin: 
 def kept_per_series(
     rows: SeriesRows,
     chances: np.ndarray,
-    j: int,
+    at: np.ndarray,
+    n: int,
     trigger: np.ndarray,
     own: np.ndarray,
     real: np.ndarray,
     width: int,
 ) -> np.ndarray:
-    """``chances`` (R,) of one class's ``rows`` with the gap of quantile step ``j``
-    (`dgan.encoding.switches.gaps`, of quantiles ``width`` apart) kept by a trigger of
-    the class's margin (``trigger``: margin and shift, `trigger_for`) and a centre per
-    series at which it spends the share of its time above the gap that the training
-    series (``real``, `training_shares`) spend at its rank among the calibration series
-    (``own``, `own_shares`) under the class's trigger.
+    """``chances`` (R,) of one class's ``rows`` with its ``n``-th gap ``at[n]`` (of its
+    gaps ``at``, `dgan.encoding.switches.gaps`, quantile steps ``width`` apart) kept by a
+    trigger of the class's margin (``trigger``: margin and shift, `trigger_for`) and a
+    centre per series at which it spends the share of its time above the gap that the
+    training series (``real``, `training_shares`) spend at its rank among the
+    calibration series (``own``, `own_shares`) under the class's trigger. A row the
+    series' own centre puts across the gap takes the series' median chance on the level
+    it joins (`_on_own_level`).
 
     Example:
         >>> rows = SeriesRows.from_list([np.zeros((10, 1))] * 2)
@@ -116,18 +121,45 @@ def kept_per_series(
         ...                 [0.05, 0.1, 0.2, 0.3, 0.4, 0.45, 0.6, 0.7, 0.8, 0.9]]
         >>> own = np.linspace(0.4, 0.6, SHARES)  # the calibration series: on 40% to 60%
         >>> real = np.linspace(0.2, 0.8, SHARES)  # the training series: on 20% to 80%
-        >>> kept = kept_per_series(rows, chances, 50, np.zeros(2), own, real, 101)
+        >>> kept = kept_per_series(rows, chances, np.array([50]), 0, np.zeros(2), own, real, 101)
         >>> shares_above(rows, kept > 0.5).tolist()  # on 60% and 40%: the ends, 80% and 20%
         [0.8, 0.2]
     """
     if not len(rows):
         return np.asarray(chances, dtype=np.float64)
     margin, shift = trigger
+    j = at[n]
     threshold = (j + 0.5) / (width - 1) + shift
     rank = probabilities_among(_ranked(rows, chances, threshold, margin), own, SHARE_PROBABILITIES)
     target = np.interp(rank, SHARE_PROBABILITIES, real)
     centre = _centres(rows, chances, margin, target)
-    return kept_side(rows, chances, j, rows.per_row(centre), margin, width)
+    out = kept_side(rows, chances, j, rows.per_row(centre), margin, width)
+    # The levels beside the gap, in chances: up to the gaps before and after it, if any.
+    below = ((at[n - 1] + 1) / (width - 1) if n else 0.0, j / (width - 1))
+    above = ((j + 1) / (width - 1), at[n + 1] / (width - 1) if n + 1 < len(at) else 1.0)
+    out = _on_own_level(rows, chances, out, (chances < above[0]) & (out >= above[0]), above)
+    return _on_own_level(rows, chances, out, (chances > below[1]) & (out <= below[1]), below)
+
+
+def _on_own_level(rows: SeriesRows, chances, out: np.ndarray, moved: np.ndarray, level):
+    """``out`` with the ``moved`` rows (moved across a gap onto ``level``, a range of
+    chances) at their series' median chance among its rows there that were there
+    already (the level's middle for a series with fewer than `MIN_OWN`): squeezed onto
+    the gap's edge, they sat at the class's lowest (or highest) value of the level, as
+    if each series switched on at that value rather than its own."""
+    if not moved.any():
+        return out
+    low, high = level
+    there = ~moved & (chances >= low) & (chances <= high) & (out >= low) & (out <= high)
+    example = rows.example_of_row()
+    ordered = np.lexsort((out[there], example[there]))  # by series, then by chance
+    values, counts = out[there][ordered], np.bincount(example[there], minlength=len(rows))
+    first = np.cumsum(counts) - counts
+    median = np.full(len(rows), (low + high) / 2)
+    has = counts >= MIN_OWN
+    middle = first[has] + (counts[has] - 1) // 2, first[has] + counts[has] // 2
+    median[has] = (values[middle[0]] + values[middle[1]]) / 2
+    return np.where(moved, median[example], out)
 
 
 def _centres(rows: SeriesRows, chances: np.ndarray, margin: float, target: np.ndarray):

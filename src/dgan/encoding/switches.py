@@ -1,26 +1,27 @@
 """Switches between a class's levels, made as often as the training series make them.
 
 Appliances sit at standby and switch on: a class's training values cluster at two or
-more levels with nothing between them. The generator draws such a series as a level
-that wanders between the clusters, and the value map (`dgan.encoding.marginals`), being
+more levels with nothing between them. The generator draws such a series as a level that
+wanders between the clusters, and the value map (`dgan.encoding.marginals`), being
 monotone, turns each crossing of the empty gap into a full switch: a simulated fridge
 switched 180 times a series against 7 real, a lamp 69 against 2 (docs/quality.md, "A
 simulated power-consumption set").
 
 `gaps` finds each class's gaps in its training quantiles (a step between neighbouring
-quantiles wider than `GAP` of the class's range, on the generator's scale: the
-log scale where the feature has one), and `crossing_rates` how often the training series
-cross each one. At generation each series keeps a state per gap, the side of the gap its
+quantiles wider than `GAP` of the class's range, on the generator's scale: the log scale
+where the feature has one), and `crossing_rates` how often the training series cross
+each one. At generation each series keeps a state per gap, the side of the gap its
 values are on, that flips only where its chance (the generated value's quantile among
 the generator's own, as the value map reads it) passes the gap by a margin: a Schmitt
 trigger (`sides`). The margin of each class and gap is found on the calibration sample
 so that generated series cross as often per step as the training ones, and the trigger's
 centre so that they spend as much of their time on each side as without it
-(`trigger_for`): a margin alone kept the simulated lamps and TVs on 12-15 points less
-of the time than the training ones. A class that crosses no more often than the training
-one keeps a margin of 0. Within a state, chances are squeezed onto the state's side of
-the gap (`kept_sides`), so the noise within each state stays and no value lands inside
-the gap.
+(`trigger_for`): a margin alone kept the simulated lamps and TVs on 12-15 points less of
+the time than the training ones; where the model keeps the training series' shares of
+time on each side, each series gets a centre of its own (`dgan.encoding.series_shares`).
+A class that crosses no more often than the training one keeps a margin of 0. Within a
+state, chances are squeezed onto the state's side of the gap (`kept_sides`), so the
+noise within each state stays and no value lands inside the gap.
 """
 
 from __future__ import annotations

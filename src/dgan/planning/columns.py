@@ -107,8 +107,8 @@ STANDARDIZED = "generated series standardized as every training series is (match
 OWN_RANGES = "each class gets its own range of series levels (per_class_scaling)"
 KEPT_SHARES = "each class generated at its share of the training series (match_class_shares)"
 SWITCHES = (
-    "switching between a class's levels as often as the training series, each level as steady "
-    "and noisy (match_switches)"
+    "switching between a class's levels as often and as long as the training series, each "
+    "level as steady and noisy (match_switches)"
 )
 MAPPED = "generated values take the data's distribution (match_marginals)"
 """What the plan says on the line of a feature standardized series by series, of the
