@@ -73,7 +73,9 @@ def gaps(quantiles: np.ndarray, floor: float | None = None) -> np.ndarray:
     return np.flatnonzero(steps > GAP)
 
 
-def sides(rows: SeriesRows, chances: np.ndarray, threshold, margin: float) -> np.ndarray:
+def sides(
+    rows: SeriesRows, chances: np.ndarray, threshold: float | np.ndarray, margin: float
+) -> np.ndarray:
     """(R,) bool: whether each row of ``rows`` is above the gap at ``threshold`` (a
     chance, or one per row), by a Schmitt trigger on its series' ``chances`` (R,): a
     series starts on the side its first chance is on and changes side only where a
@@ -204,7 +206,7 @@ def kept_sides(
         >>> kept.round(4).tolist()  # the dip to 0.45 stays above the gap (0.5..0.6)
         [0.1, 0.9, 0.6375, 0.9]
     """
-    out = np.asarray(chances, dtype=np.float64)
+    out = np.array(chances, dtype=np.float64)  # a new array, even without gaps
     for j, (margin, shift) in zip(at, np.asarray(triggers).reshape(-1, 2), strict=True):
         middle = (j / (width - 1) + (j + 1) / (width - 1)) / 2
         out = kept_side(rows, out, j, middle + shift, margin, width)
@@ -212,7 +214,12 @@ def kept_sides(
 
 
 def kept_side(
-    rows: SeriesRows, chances: np.ndarray, j: int, threshold, margin: float, width: int
+    rows: SeriesRows,
+    chances: np.ndarray,
+    j: int,
+    threshold: float | np.ndarray,
+    margin: float,
+    width: int,
 ) -> np.ndarray:
     """``chances`` (R,) of one class's ``rows`` (a new array) with the gap of quantile
     step ``j`` (`gaps`, of quantiles ``width`` apart in probability) kept by the trigger
