@@ -7,7 +7,13 @@ import pytest
 
 from dgan import DGAN, OutputType
 from dgan.encoding.marginals import ValueMarginals
-from dgan.encoding.series_shares import SHARES, shares_above
+from dgan.encoding.series_shares import (
+    MIN_OWN,
+    SHARE_PROBABILITIES,
+    SHARES,
+    kept_per_series,
+    shares_above,
+)
 from dgan.encoding.switches import MAX_GAPS
 from dgan.series import SeriesRows
 from model_files import assert_kept_in_file, assert_named_when_broken
@@ -138,3 +144,55 @@ def test_the_shares_are_fitted_saved_checked_and_loaded(lamp_model, tmp_path):
 )
 def test_broken_shares_in_a_file_are_named(lamp_model, tmp_path, value):
     assert_named_when_broken(lamp_model, tmp_path / "m.dgan", "encoder.marginals.shares", value)
+
+
+def _three_levels(rng, n, low, high):
+    """Off at 0.3, then a stretch at about 5 and one at about 50, each of a share of the
+    time drawn from [``low``, ``high``], with 1% of noise."""
+    out = np.full((n, LENGTH), 0.3)
+    for k in range(n):
+        mid, top = (round(rng.uniform(low, high) * LENGTH) for _ in range(2))
+        start = rng.integers(0, LENGTH - mid - top + 1)
+        out[k, start : start + mid] = 5.0
+        out[k, start + mid : start + mid + top] = 50.0
+    return SeriesRows.from_padded((out * (1 + 0.01 * rng.standard_normal(out.shape)))[:, :, None])
+
+
+def test_with_two_gaps_each_value_stays_on_a_level():
+    rng = np.random.default_rng(3)
+    real = _three_levels(rng, 60, 0.2, 0.3)
+    marginals = ValueMarginals.fit(real, [0], None, None, 1, floors=FLOORS)
+    at = marginals.gaps_of(0, 0)[0]
+    assert len(at) == 2 and np.isfinite(marginals.shares[0, 0, :2]).all()
+    calibration, generated = _three_levels(rng, 200, 0.05, 0.45), _three_levels(rng, 60, 0.05, 0.45)
+    own = marginals.quantiles(calibration, None)
+    margins = marginals.margins(calibration, None, own)
+    assert np.isfinite(margins[0, 0, :2, 2:]).all()
+    out = marginals.apply(generated, None, own, margins).rows[:, 0]
+    q = marginals.real[0, 0]
+    for j in at:  # nothing inside either gap
+        assert not ((out > q[j]) & (out < q[j + 1])).any()
+    # Each series' time above each gap spread nearer the training series' (the generated
+    # spread is more than twice as wide; the class's margin keeps some of it).
+    for edge in (2.0, 20.0):  # between the levels (0.3, 5 and 50)
+        shares = [shares_above(x, x.rows[:, 0] > edge) for x in (real, generated)]
+        mine = shares_above(generated, out > edge)
+        width = [np.ptp(np.quantile(x, [0.1, 0.9])) for x in (*shares, mine)]
+        assert width[1] > 2 * width[0] and width[2] < 0.5 * width[1]
+
+
+def test_a_row_switched_across_a_gap_joins_the_series_own_level_next_to_it():
+    # Chances: off (0.1), on the middle level (0.5) and on the top one (0.9); gaps at
+    # 0.30-0.31 and 0.70-0.71. The training series are all above the lower gap all the time.
+    chances = np.r_[np.full(10, 0.1), np.full(11, 0.5), np.full(12, 0.9)]
+    rows = SeriesRows.from_list([np.zeros((33, 1))])
+    at, everywhere = np.array([30, 70]), np.ones(SHARES)
+    own = SHARE_PROBABILITIES
+    kept = kept_per_series(rows, chances, at, 0, np.zeros(2), own, everywhere, 101)
+    np.testing.assert_array_equal(kept[:10], 0.5)  # its middle level's, not the top's
+    np.testing.assert_array_equal(kept[10:], chances[10:])
+    # A series with fewer than MIN_OWN rows on that level takes the level's middle.
+    few = np.r_[np.full(10, 0.1), np.full(MIN_OWN - 1, 0.5), np.full(12, 0.9)]
+    rows = SeriesRows.from_list([np.zeros((len(few), 1))])
+    kept = kept_per_series(rows, few, at, 0, np.zeros(2), own, everywhere, 101)
+    np.testing.assert_allclose(kept[:10], (0.31 + 0.70) / 2)
