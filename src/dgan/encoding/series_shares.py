@@ -54,7 +54,10 @@ def shares_above(rows: SeriesRows, above: np.ndarray) -> np.ndarray:
         >>> shares_above(rows, np.array([1, 1, 1, 0, 0, 1], bool)).tolist()
         [0.75, 0.5]
     """
-    counts = np.bincount(rows.example_of_row(), above, minlength=len(rows))
+    counts = np.zeros(len(rows))
+    filled = rows.lengths > 0  # reduceat sums from each start to the next one's
+    if filled.any():
+        counts[filled] = np.add.reduceat(above, rows.starts[filled], dtype=np.int64)
     return counts / np.maximum(rows.lengths, 1)
 
 
