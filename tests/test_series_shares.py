@@ -5,7 +5,7 @@ training series at its rank spend (dgan.encoding.series_shares), through the val
 import numpy as np
 import pytest
 
-from dgan import DGAN, OutputType
+from dgan import DGAN
 from dgan.encoding.marginals import ValueMarginals
 from dgan.encoding.series_shares import (
     MIN_OWN,
@@ -17,7 +17,7 @@ from dgan.encoding.series_shares import (
 from dgan.encoding.switches import MAX_GAPS
 from dgan.series import SeriesRows
 from model_files import assert_kept_in_file, assert_named_when_broken
-from tiny import tiny_config
+from tiny import value_mapped_model
 
 LENGTH = 300
 FLOORS = [0.5]
@@ -114,13 +114,7 @@ def test_a_series_decodes_alike_however_many_are_generated_and_nothing_is_mutate
 @pytest.fixture(scope="module")
 def lamp_model():
     rng = np.random.default_rng(2)
-    features = _lamps(rng, _spread(24, 0.2, 0.6)).padded(LENGTH)
-    config = tiny_config(
-        max_sequence_len=LENGTH, sample_len=20, epochs=1, match_marginals=True, match_texture=False
-    )  # the texture's calibration would take most of the time
-    model = DGAN(config)
-    model.train_numpy(features, [OutputType.CONTINUOUS], progress_bar=False)
-    return model
+    return value_mapped_model(_lamps(rng, _spread(24, 0.2, 0.6)).padded(LENGTH))
 
 
 def test_the_shares_are_fitted_saved_checked_and_loaded(lamp_model, tmp_path):

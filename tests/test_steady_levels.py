@@ -4,12 +4,11 @@
 import numpy as np
 import pytest
 
-from dgan import DGAN, OutputType
 from dgan.encoding.marginals import ValueMarginals
 from dgan.encoding.steady_levels import MIN_VALUES, level_wanders, steadied
 from dgan.series import SeriesRows
 from model_files import assert_kept_in_file, assert_named_when_broken
-from tiny import tiny_config
+from tiny import value_mapped_model
 
 LENGTH = 400
 FLOORS = [0.5]
@@ -108,13 +107,7 @@ def test_a_steadied_value_stays_on_its_level_and_short_stays_are_left():
 @pytest.fixture(scope="module")
 def lamp_model():
     rng = np.random.default_rng(2)
-    features = _lamps(rng, 24)[:, :, None]
-    config = tiny_config(
-        max_sequence_len=LENGTH, sample_len=20, epochs=1, match_marginals=True, match_texture=False
-    )  # the texture's calibration would take most of the time
-    model = DGAN(config)
-    model.train_numpy(features, [OutputType.CONTINUOUS], progress_bar=False)
-    return model
+    return value_mapped_model(_lamps(rng, 24)[:, :, None])
 
 
 def test_the_wander_is_fitted_saved_checked_and_loaded(lamp_model, tmp_path):
