@@ -28,8 +28,15 @@ from dgan.encoding.series_shares import (
     probabilities_among,
     training_shares,
 )
-from dgan.encoding.steady_levels import level_edges, level_wanders, steadied
-from dgan.encoding.switches import MAX_GAPS, crossing_rates, gaps, kept_sides, trigger_for
+from dgan.encoding.steady_levels import level_wanders, steadied
+from dgan.encoding.switches import (
+    MAX_GAPS,
+    crossing_rates,
+    gaps,
+    kept_sides,
+    level_edges,
+    trigger_for,
+)
 from dgan.series import SeriesRows
 
 QUANTILES = 1001

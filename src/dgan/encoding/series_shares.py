@@ -63,8 +63,8 @@ def shares_above(rows: SeriesRows, above: np.ndarray) -> np.ndarray:
 
 def training_shares(rows: SeriesRows, values: np.ndarray, middles: np.ndarray) -> np.ndarray:
     """(len(middles), `SHARES`) quantiles over one class's training ``rows`` of each
-    series' share of its ``values`` (R,) above each gap's middle (``middles``, as
-    `dgan.encoding.switches.crossing_rates` reads them).
+    series' share of its ``values`` (R,) above each gap's middle (``middles``,
+    `dgan.encoding.switches.level_edges`).
 
     Example:
         >>> rows = SeriesRows.from_list([np.zeros((4, 1)), np.zeros((4, 1))])

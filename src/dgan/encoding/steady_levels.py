@@ -1,20 +1,20 @@
 """Each level of a switching class held as steady within a series as the training series'.
 
-The value map (`dgan.encoding.marginals`) keeps each value's rank among its class's values,
-so a level's spread over the class, which is mostly the spread between series (one lamp
-at 12 W, another at 18 W), is what a generated series' slow wander on that level is
-stretched over. On the simulated power set a generated lamp's light wandered by 10-14%
-within a series where a real one holds its level to its 1.5% of noise, and a TV's by
-13-14% against 5% (docs/quality.md, "Steady levels"). For each class that switches on
+The value map (`dgan.encoding.marginals`) keeps each value's rank among its class's
+values, so a level's spread over the class, which is mostly the spread between series
+(one lamp at 12 W, another at 18 W), is what a generated series' slow wander on that
+level is stretched over. On the simulated power set a generated lamp's light wandered by
+10-14% within a series where a real one holds its level to its 1.5% of noise, and a TV's
+by 13-14% against 5% (docs/quality.md, "Steady levels"). For each class that switches on
 a mapped feature (`dgan.encoding.switches`: a gap kept), `level_wanders` measures per
-level (the values between two of the class's gaps, `level_edges`) the median over series
-of the spread of each series' slow part on that level (a running median of `WINDOW` of
-its values there, in time order) about its median there, on the generator's scale; the
-calibration measures the same on the mapped calibration sample, and `steadied` scales
-each generated series' slow part about its median so that it comes out at the training
-size (never grown), keeping the fast rest, which the noise on each level
-(`dgan.encoding.noise_floor`) sets afterwards. Values the class holds exactly (a standby
-of 0) neither count nor move. A class of one level keeps its slow shape.
+level (the values between two of the class's gaps, `dgan.encoding.switches.level_edges`)
+the median over series of the spread of each series' slow part on that level (a running
+median of `WINDOW` of its values there, in time order) about its median there, on the
+generator's scale; the calibration measures the same on the mapped calibration sample,
+and `steadied` scales each generated series' slow part about its median so that it comes
+out at the training size (never grown), keeping the fast rest, which the noise on each
+level (`dgan.encoding.noise_floor`) sets afterwards. Values the class holds exactly (a
+standby of 0) neither count nor move. A class of one level keeps its slow shape.
 """
 
 from __future__ import annotations
@@ -33,19 +33,6 @@ WINDOW = 25
 simulated appliances' noise is white, their wander slower than this."""
 MIN_VALUES = 3 * WINDOW
 """Values one series needs on a level for its wander there to count (and be moved)."""
-
-
-def level_edges(quantiles: np.ndarray, at: np.ndarray) -> np.ndarray:
-    """The values that part a class's levels: the middle of each of its gaps ``at``
-    (`dgan.encoding.switches.gaps`, steps of its ``quantiles``), in increasing order.
-
-    Example:
-        >>> level_edges(np.r_[np.zeros(600), np.linspace(90.0, 110.0, 401)], np.array([599]))
-        array([45.])
-    """
-    q = np.asarray(quantiles, dtype=np.float64)
-    at = np.asarray(at, dtype=np.int64)
-    return (q[at] + q[at + 1]) / 2
 
 
 def _slow_parts(
@@ -83,11 +70,11 @@ def level_wanders(
 ) -> np.ndarray:
     """(levels,) the median over the series of ``rows`` of the standard deviation of each
     one's slow part on each level (the values between neighbouring ``edges``,
-    `level_edges`) about its median there, on the scale of ``floor``; values in ``held``
-    (`dgan.encoding.noise_floor.held_values`) left out; NaN for a level no series has
-    `MIN_VALUES` values on. With ``rest``, that of the slow part of the fast rest (the
-    values less their slow part): what steadying cannot take away, since a running
-    median of noise is not flat.
+    `dgan.encoding.switches.level_edges`) about its median there, on the scale of
+    ``floor``; values in ``held`` (`dgan.encoding.noise_floor.held_values`) left out;
+    NaN for a level no series has `MIN_VALUES` values on. With ``rest``, that of the
+    slow part of the fast rest (the values less their slow part): what steadying cannot
+    take away, since a running median of noise is not flat.
 
     Example:
         >>> t = np.arange(400)

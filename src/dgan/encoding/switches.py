@@ -98,6 +98,19 @@ def sides(
     return mark[last] == 1
 
 
+def level_edges(quantiles: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """The values that part a class's levels: the middle of each of its gaps ``at``
+    (`gaps`, steps of its ``quantiles``), in increasing order.
+
+    Example:
+        >>> level_edges(np.r_[np.zeros(600), np.linspace(90.0, 110.0, 401)], np.array([599]))
+        array([45.])
+    """
+    q = np.asarray(quantiles, dtype=np.float64)
+    at = np.asarray(at, dtype=np.int64)
+    return (q[at] + q[at + 1]) / 2
+
+
 def crossings(rows: SeriesRows, above: np.ndarray) -> float:
     """Changes of side per step, over all of ``rows``' steps but each series' first.
 
@@ -128,8 +141,7 @@ def crossing_rates(
     """
     part = rows.take(np.bincount(rows.example_of_row()[mine], minlength=len(rows)) > 0)
     values = part.rows[:, feature]
-    middles = (quantiles[at] + quantiles[at + 1]) / 2
-    return np.array([crossings(part, values > middle) for middle in middles])
+    return np.array([crossings(part, values > edge) for edge in level_edges(quantiles, at)])
 
 
 def margin_for(rows: SeriesRows, chances: np.ndarray, threshold: float, rate: float) -> float:
