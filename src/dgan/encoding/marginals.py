@@ -37,6 +37,7 @@ from dgan.encoding.switches import (
     level_edges,
     trigger_for,
 )
+from dgan.encoding.transients import STEPS, switch_on_profile, with_switch_ons
 from dgan.series import SeriesRows
 
 QUANTILES = 1001
@@ -140,6 +141,10 @@ class ValueMarginals(PerClassTable):
         # (features, classes, MAX_GAPS, SHARES): the training series' shares of time above
         # each gap (`dgan.encoding.series_shares`), NaN past a class's gaps; None: not kept.
         self.shares: np.ndarray | None = None
+        # (features, classes, MAX_GAPS, STEPS): the training series' offsets in their first
+        # readings after switching up across each gap (`dgan.encoding.transients`), NaN past
+        # a class's gaps; None: not kept.
+        self.switch_ons: np.ndarray | None = None
 
     @classmethod
     def fit(
@@ -162,6 +167,7 @@ class ValueMarginals(PerClassTable):
             marginals.steps = marginals._steps(rows, classes, floors)
             marginals.wander = marginals._wanders(rows, classes, floors)
             marginals.shares = marginals._shares(rows, classes)
+            marginals.switch_ons = marginals._switch_ons(rows, classes, floors)
         return marginals
 
     def _class_series(self, rows: SeriesRows, classes, values: np.ndarray, wanted: np.ndarray):
@@ -209,6 +215,17 @@ class ValueMarginals(PerClassTable):
             out[k, g, : len(at)] = training_shares(part, mine, level_edges(self.real[k, g], at))
         return out
 
+    def _switch_ons(self, rows: SeriesRows, classes, floors) -> np.ndarray:
+        """Each class's `switch_on_profile` at each of its gaps of each mapped feature,
+        against its median step there (`_steps`)."""
+        out = np.full((len(self.features), self.n_classes, MAX_GAPS, STEPS), np.nan)
+        gapped = np.isfinite(self.switches[..., 0]).any(axis=2)
+        for k, g, part, mine in self._class_series(rows, classes, rows.rows, gapped):
+            step = self.steps[k, g]
+            for n, edge in enumerate(self._levels(k, g)[0]):
+                out[k, g, n] = switch_on_profile(part, mine, floors[k], edge, step)
+        return out
+
     def _levels(self, k: int, g: int) -> tuple[np.ndarray, np.ndarray]:
         """Feature ``k``'s `level_edges` in class ``g`` and the values it holds exactly."""
         real = self.real[k, g]
@@ -244,6 +261,9 @@ class ValueMarginals(PerClassTable):
             state["wander"] = np.where(np.isnan(self.wander), None, self.wander).tolist()
         if self.shares is not None:
             state["shares"] = np.where(np.isnan(self.shares), None, self.shares).tolist()
+        if self.switch_ons is not None:
+            switch_ons = self.switch_ons
+            state["switch_ons"] = np.where(np.isnan(switch_ons), None, switch_ons).tolist()
         return state
 
     @classmethod
@@ -258,6 +278,8 @@ class ValueMarginals(PerClassTable):
             marginals.wander = np.array(state["wander"], dtype=np.float64)
         if state.get("shares") is not None:  # from before each series' share was kept: none
             marginals.shares = np.array(state["shares"], dtype=np.float64)
+        if state.get("switch_ons") is not None:  # from before switch-ons were kept: none
+            marginals.switch_ons = np.array(state["switch_ons"], dtype=np.float64)
         return marginals
 
     def quantiles(self, rows: SeriesRows, classes: np.ndarray | None) -> np.ndarray:
@@ -393,8 +415,9 @@ class ValueMarginals(PerClassTable):
         onto the training ones, class by class, each kept gap by its ``margins``
         (`margins`; None: no switches kept), each level's slow wander moved by its
         ``steady`` factor (`steadiness`; None: none), then the ``noise`` (`noise`; None:
-        none) added, both on the scale of ``floors``; a new `SeriesRows`. A class
-        missing from either side keeps its values as generated."""
+        none) added and, with ``floors``, the training series' first readings after each
+        switch up (`dgan.encoding.transients`), all on the scale of ``floors``; a new
+        `SeriesRows`. A class missing from either side keeps its values as generated."""
         out = rows.rows.copy()
         row_class = self._row_classes(rows, classes)
         noisy = noise is not None and (noise > 0).any()
@@ -416,8 +439,20 @@ class ValueMarginals(PerClassTable):
             if noisy and noise[k, g] > 0:  # the noise on each level, as in training
                 held, bounds = held_values(real), (real[0], real[-1])
                 values = with_noise(part, values, noise[k, g], floors[k], held, bounds)
+            if floors is not None and self.switch_ons is not None:
+                values = self._with_switch_ons(k, g, part, values, floors[k])
             out[mine, self.features[k]] = values
         return rows.with_rows(out)
+
+    def _with_switch_ons(self, k: int, g: int, part: SeriesRows, values, floor) -> np.ndarray:
+        """``values`` of class ``g``'s series ``part`` with feature ``k``'s kept profile
+        after each switch up across each of its gaps (`with_switch_ons`)."""
+        real = self.real[k, g]
+        for n, edge in enumerate(self._levels(k, g)[0]):
+            profile = self.switch_ons[k, g, n]
+            if np.isfinite(profile).all() and (profile != 0).any():
+                values = with_switch_ons(part, values, floor, edge, profile, (real[0], real[-1]))
+        return values
 
     def _class_chances(self, rows: SeriesRows, classes, generated: np.ndarray):
         """``(k, g, the class's series, their values' chances)`` for each mapped feature

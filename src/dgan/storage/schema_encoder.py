@@ -13,6 +13,7 @@ from dgan.encoding.marginals import QUANTILES
 from dgan.encoding.series_shares import SHARES
 from dgan.encoding.switches import MAX_GAPS
 from dgan.encoding.texture import LAGS
+from dgan.encoding.transients import STEPS
 from dgan.storage.header_checks import (
     check,
     in_range,
@@ -88,8 +89,8 @@ def _marginals(p: list[str], data: Any, features: list | None, attributes: Any) 
     """The training values' quantiles (`dgan.encoding.marginals`): continuous features,
     a discrete attribute or none, and per feature and class `QUANTILES` ascending numbers
     (null for a class without values); the switches at each class's gaps, the median
-    step on each level, the wander on each level and the series' shares above each gap,
-    if any."""
+    step on each level, the wander on each level, the series' shares above each gap and
+    their first readings after switching up across it, if any."""
     expected = f"{QUANTILES} ascending numbers"
     _per_class(p, data, "encoder.marginals", features, attributes, _ascending, expected)
     real, switches, steps = data.get("real"), data.get("switches"), data.get("steps")
@@ -112,6 +113,8 @@ def _marginals(p: list[str], data: Any, features: list | None, attributes: Any) 
         check(p, _shaped_as(wander, real, levels), "encoder.marginals.wander", expected, wander)
     if data.get("shares") is not None and isinstance(real, list):  # files from before: none
         _series_shares(p, data["shares"], real)
+    if data.get("switch_ons") is not None and isinstance(real, list):  # from before: none
+        _switch_ons(p, data["switch_ons"], real)
     if switches is None or not isinstance(real, list):  # files from before switches: none
         return
 
@@ -153,6 +156,26 @@ def _series_shares(p: list[str], shares: Any, real: list) -> None:
     expected = f"null or, per feature and class as in real, {MAX_GAPS} lists of {SHARES} "
     expected += "ascending shares in [0, 1] or of nulls"
     check(p, _shaped_as(shares, real, gaps), "encoder.marginals.shares", expected, shares)
+
+
+def _switch_ons(p: list[str], switch_ons: Any, real: list) -> None:
+    """The training series' offsets after switching up (`dgan.encoding.transients`): per
+    feature and class as in ``real``, null or `MAX_GAPS` lists of `STEPS` numbers or of
+    nulls."""
+
+    def gap(entry: Any) -> bool:
+        if not (isinstance(entry, list) and len(entry) == STEPS):
+            return False
+        return all(v is None for v in entry) or all(map(is_number, entry))
+
+    def gaps(entry: Any) -> bool:  # one class's
+        return isinstance(entry, list) and len(entry) == MAX_GAPS and all(map(gap, entry))
+
+    expected = f"null or, per feature and class as in real, {MAX_GAPS} lists of {STEPS} "
+    expected += "numbers or of nulls"
+    check(
+        p, _shaped_as(switch_ons, real, gaps), "encoder.marginals.switch_ons", expected, switch_ons
+    )
 
 
 def _texture(p: list[str], data: Any, features: list | None, attributes: Any) -> None:
