@@ -40,6 +40,10 @@ def _fridges(rng, n, spike=2.0, spiked=1.0, standby=1.0):
     return SeriesRows.from_padded(noisy[:, :, None])
 
 
+def _joined(*parts):
+    return SeriesRows.from_padded(np.concatenate([p.padded(LENGTH) for p in parts]))
+
+
 def _mapped(marginals, generated, calibration):
     own = marginals.quantiles(calibration, None)
     margins = marginals.margins(calibration, None, own)
@@ -90,6 +94,26 @@ def test_the_start_up_spike_is_kept_and_put_after_each_generated_switch_on():
         median_step(plain, plain.rows[:, 0], FLOORS[0]),
         rtol=0.05,
     )
+
+
+def test_each_class_keeps_its_own_profile():
+    """Fridges with a start-up spike and fridges without, as two classes: only the first
+    class's generated switch-ons get one."""
+    rng = np.random.default_rng(4)
+    spiked, plain = _fridges(rng, 20), _fridges(rng, 20, spiked=0.0)
+    real = _joined(spiked, plain)
+    classes = np.repeat([0, 1], 20)
+    marginals = ValueMarginals.fit(real, [0], 0, classes, 2, floors=FLOORS)
+    assert (marginals.switch_ons[0, 0, 0, :2] > 0.2).all()
+    assert (marginals.switch_ons[0, 1, 0] == 0).all()
+    generated = _fridges(rng, 20, spiked=0.0)
+    calibration = _fridges(rng, 60, spiked=0.0)
+    own = marginals.quantiles(calibration, np.repeat([0, 1], 30))
+    margins = marginals.margins(calibration, np.repeat([0, 1], 30), own)
+    out = marginals.apply(generated, np.repeat([0, 1], 10), own, margins, floors=FLOORS)
+    first = [_first_after_switch_ons(out.take(np.arange(20) // 10 == g)) for g in (0, 1)]
+    np.testing.assert_allclose(np.median(first[0], axis=0), [2.0, 2.0, 1.0], atol=0.05)
+    assert np.median(first[1][:, 0]) < 1.1
 
 
 @pytest.mark.parametrize("spiked", [0.0, 0.5])
