@@ -43,6 +43,11 @@ from dgan.series import SeriesRows
 QUANTILES = 1001
 """Quantiles kept per feature and class (every 0.1% of the values)."""
 PROBABILITIES = np.linspace(0.0, 1.0, QUANTILES)
+KEPT_WITH_SWITCHES = ("switches", "steps", "wander", "shares", "switch_ons")
+"""What `ValueMarginals` keeps beside the quantiles where it keeps switches, in the order
+each came (the model file holds each as a key of the same name, files from before it
+none): the gaps and their crossings, each level's median step and wander, the series'
+shares of time above each gap and their transient after switching up."""
 
 
 def quantiles_of(values: np.ndarray) -> np.ndarray:
@@ -253,33 +258,20 @@ class ValueMarginals(PerClassTable):
 
     def to_json(self) -> dict[str, Any]:
         state = super().to_json()
-        if self.switches is not None:  # NaN past a class's gaps: None in JSON
-            state["switches"] = np.where(np.isnan(self.switches), None, self.switches).tolist()
-        if self.steps is not None:
-            state["steps"] = np.where(np.isnan(self.steps), None, self.steps).tolist()
-        if self.wander is not None:
-            state["wander"] = np.where(np.isnan(self.wander), None, self.wander).tolist()
-        if self.shares is not None:
-            state["shares"] = np.where(np.isnan(self.shares), None, self.shares).tolist()
-        if self.switch_ons is not None:
-            switch_ons = self.switch_ons
-            state["switch_ons"] = np.where(np.isnan(switch_ons), None, switch_ons).tolist()
+        for name in KEPT_WITH_SWITCHES:  # NaN past a class's gaps: None in JSON
+            kept = getattr(self, name)
+            if kept is not None:
+                state[name] = np.where(np.isnan(kept), None, kept).tolist()
         return state
 
     @classmethod
     def from_json(cls, state: dict[str, Any], width: int | None = None) -> ValueMarginals:
-        """The map ``to_json`` wrote (a file from before switches were kept has none)."""
+        """The map ``to_json`` wrote; a file from before one of `KEPT_WITH_SWITCHES` was
+        kept has none of it."""
         marginals = super().from_json(state, width)
-        if state.get("switches") is not None:
-            marginals.switches = np.array(state["switches"], dtype=np.float64)
-        if state.get("steps") is not None:  # a file from before the noise was kept: none
-            marginals.steps = np.array(state["steps"], dtype=np.float64)
-        if state.get("wander") is not None:  # from before levels were steadied: none
-            marginals.wander = np.array(state["wander"], dtype=np.float64)
-        if state.get("shares") is not None:  # from before each series' share was kept: none
-            marginals.shares = np.array(state["shares"], dtype=np.float64)
-        if state.get("switch_ons") is not None:  # from before switch-ons were kept: none
-            marginals.switch_ons = np.array(state["switch_ons"], dtype=np.float64)
+        for name in KEPT_WITH_SWITCHES:
+            if state.get(name) is not None:
+                setattr(marginals, name, np.array(state[name], dtype=np.float64))
         return marginals
 
     def quantiles(self, rows: SeriesRows, classes: np.ndarray | None) -> np.ndarray:
