@@ -12,7 +12,6 @@ from dgan import DGAN, DGANConfig, OutputType
 from dgan.errors import ParameterError
 from dgan.networks import Generator, TemporalCritic
 from dgan.networks.build import envelope_window
-from dgan.networks.coarse import coarse_width
 from dgan.precision import Precision, PrecisionPolicy
 from dgan.train.losses import gradient_penalty
 from tiny import tiny_config
@@ -377,35 +376,6 @@ def test_change_critic_reads_the_sorted_changes_and_survives_a_save(rng, tmp_pat
     torch.testing.assert_close(early_changes, late_changes, rtol=0, atol=0)
     loaded = DGAN.load(model.save(tmp_path / "m.dgan"))
     assert loaded.critic.changes
-    for name, weight in model.critic.state_dict().items():
-        torch.testing.assert_close(loaded.critic.state_dict()[name], weight, rtol=0, atol=0)
-
-
-def test_coarse_critic_reads_where_a_series_sits_and_survives_a_save(rng, tmp_path):
-    """The first layer reads T // width block means a feature after the steps and the
-    spectrum: values reordered within a block read the same, a level moved to another
-    block does not; the closed-form input gradient is autograd's; a saved model keeps
-    the critic and its weights."""
-    model = _train(rng, coarse_critic=True, spectral_critic=True)
-    config, encoder, critic = model.config, model.encoder, model.critic
-    T, F, width = config.max_sequence_len, encoder.feature_dim, critic.coarse
-    attributes = encoder.attribute_dim + encoder.additional_dim
-    assert width == coarse_width(T) and T // width >= 2
-    assert critic.net[0].in_features == attributes + T * F + (T // 2 + 1) * F + T // width * F
-    x = torch.randn(2, T, F)
-    shuffled, moved = x.clone(), x.clone()
-    shuffled[:, :width] = x[:, :width].flip(1)
-    moved[:, :width] += 1.0
-    a = torch.zeros(2, attributes)
-    coarse = [critic._inputs((a, None, s))[-1] for s in (x, shuffled, moved)]
-    torch.testing.assert_close(coarse[1], coarse[0])
-    assert not torch.allclose(coarse[2], coarse[0])
-    steps = x.clone().requires_grad_(True)
-    (auto,) = torch.autograd.grad(critic(a, None, steps).sum(), steps)
-    closed = critic.input_gradient(a, None, x)[:, attributes:]
-    torch.testing.assert_close(closed, auto.flatten(1), rtol=1e-4, atol=1e-5)
-    loaded = DGAN.load(model.save(tmp_path / "m.dgan"))
-    assert loaded.critic.coarse == width
     for name, weight in model.critic.state_dict().items():
         torch.testing.assert_close(loaded.critic.state_dict()[name], weight, rtol=0, atol=0)
 

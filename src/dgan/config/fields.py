@@ -281,9 +281,6 @@ class DGANConfig:
     a series, wherever it starts (a daily cycle where the data has none)."""
     change_critic: bool = setting(False, Flag())
     """The critic also reads each feature's step changes sorted by size (a jump, wherever)."""
-    coarse_critic: bool = setting(False, Flag())
-    """The critic also reads each feature's means over about 64 blocks of steps: where a
-    series sits, in order (a slow drift, a late switch-on, a long cycle)."""
     projection_critic: bool = setting(False, Flag())
     """The critic's score adds an embedding of the discrete attributes times its last hidden
     layer (a projection critic: what looks real can differ per class)."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 from torch import nn
 
 from dgan.encoding.encoder import SOFTMAX
-from dgan.networks.coarse import coarse_width
 from dgan.networks.critics import Critic, EnvelopeCritic, TemporalCritic
 from dgan.networks.generator import Generator
 
@@ -60,9 +59,6 @@ def build_networks(config, encoder) -> tuple[Generator, Critic, Critic | None]:
         critic_dim += (c.max_sequence_len // 2 + 1) * enc.feature_dim
     if c.change_critic:
         critic_dim += (c.max_sequence_len - 1) * enc.feature_dim
-    coarse = coarse_width(c.max_sequence_len) if c.coarse_critic else None
-    if coarse is not None:
-        critic_dim += c.max_sequence_len // coarse * enc.feature_dim
     projected = [  # the discrete attributes' one-hot columns come first in the input
         i for s in enc.attribute_slices or [] if s.activation == SOFTMAX
         for i in range(s.start, s.start + s.width)
@@ -74,7 +70,6 @@ def build_networks(config, encoder) -> tuple[Generator, Critic, Critic | None]:
         c.spectral_critic,
         projected if c.projection_critic else None,
         c.change_critic,
-        coarse,
     )
     attribute_critic = None
     if c.use_attribute_discriminator and attribute_dim > 0:

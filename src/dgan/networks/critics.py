@@ -1,16 +1,13 @@
-"""The Wasserstein critics: an MLP over the flattened series (optionally its spectrum, its
-sorted step changes and its block means too, and a projection of the discrete
-attributes), one of 1-D convolutions over time, and one of the series' envelopes."""
+"""The Wasserstein critics: an MLP over the flattened series (optionally its spectrum and its
+sorted step changes too, and a projection of the discrete attributes), one of 1-D
+convolutions over time, and one of the series' envelopes."""
 
 from __future__ import annotations
-
-from functools import partial
 
 import torch
 from torch import nn
 
 from dgan.networks.changes import sorted_changes, sorted_changes_vjp
-from dgan.networks.coarse import block_means, block_means_vjp
 from dgan.networks.envelopes import log_envelope, log_envelope_vjp
 from dgan.networks.layers import mlp
 from dgan.spectrum import magnitude_spectrum, magnitude_spectrum_vjp
@@ -25,10 +22,7 @@ class Critic(nn.Module):
     cycle where the real series has none). ``in_dim`` then counts the spectrum's
     (T // 2 + 1) * F columns. With ``changes=True`` it also reads each feature's step
     changes sorted by size (`sorted_changes`: a jump where real series move evenly,
-    wherever it is), (T - 1) * F more columns, after the spectrum's. With ``coarse`` (a
-    block width) it also reads each feature's means over blocks of that many steps
-    (`block_means`: where a series sits, in order, a slow drift or a late switch-on), T //
-    coarse * F more columns, last.
+    wherever it is), (T - 1) * F more columns, after the spectrum's.
 
     Example:
         >>> critic = Critic(in_dim=7, num_layers=2, num_units=8)
@@ -41,9 +35,6 @@ class Critic(nn.Module):
         ...               changes=True)
         >>> both(torch.zeros(3, 2), torch.zeros(3, 4, 1)).shape
         torch.Size([3, 1])
-        >>> coarse = Critic(in_dim=2 + 9 + 4, num_layers=2, num_units=8, coarse=2)
-        >>> coarse(torch.zeros(3, 2), torch.zeros(3, 9, 1)).shape
-        torch.Size([3, 1])
     """
 
     def __init__(
@@ -54,10 +45,9 @@ class Critic(nn.Module):
         spectrum: bool = False,
         projected: list[int] | None = None,
         changes: bool = False,
-        coarse: int | None = None,
     ):
         super().__init__()
-        self.spectrum, self.changes, self.coarse = spectrum, changes, coarse
+        self.spectrum, self.changes = spectrum, changes
         # What the critic reads of the series beside its steps, each with its closed-form
         # vector-Jacobian product (`input_gradient` carries their gradient to the steps).
         self.summaries = [
@@ -65,10 +55,6 @@ class Critic(nn.Module):
             for wanted, pair in (
                 (spectrum, (magnitude_spectrum, magnitude_spectrum_vjp)),
                 (changes, (sorted_changes, sorted_changes_vjp)),
-                (
-                    coarse is not None,
-                    (partial(block_means, width=coarse), partial(block_means_vjp, width=coarse)),
-                ),
             )
             if wanted
         ]
