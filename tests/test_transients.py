@@ -44,10 +44,10 @@ def _joined(*parts):
     return SeriesRows.from_padded(np.concatenate([p.padded(LENGTH) for p in parts]))
 
 
-def _mapped(marginals, generated, calibration):
-    own = marginals.quantiles(calibration, None)
-    margins = marginals.margins(calibration, None, own)
-    return marginals.apply(generated, None, own, margins, floors=FLOORS)
+def _mapped(marginals, generated, calibration, classes=None, calibration_classes=None):
+    own = marginals.quantiles(calibration, calibration_classes)
+    margins = marginals.margins(calibration, calibration_classes, own)
+    return marginals.apply(generated, classes, own, margins, floors=FLOORS)
 
 
 def _first_after_switch_ons(rows, steps=3):
@@ -108,9 +108,7 @@ def test_each_class_keeps_its_own_profile():
     assert (marginals.switch_ons[0, 1, 0] == 0).all()
     generated = _fridges(rng, 20, spiked=0.0)
     calibration = _fridges(rng, 60, spiked=0.0)
-    own = marginals.quantiles(calibration, np.repeat([0, 1], 30))
-    margins = marginals.margins(calibration, np.repeat([0, 1], 30), own)
-    out = marginals.apply(generated, np.repeat([0, 1], 10), own, margins, floors=FLOORS)
+    out = _mapped(marginals, generated, calibration, np.repeat([0, 1], 10), np.repeat([0, 1], 30))
     first = [_first_after_switch_ons(out.take(np.arange(20) // 10 == g)) for g in (0, 1)]
     np.testing.assert_allclose(np.median(first[0], axis=0), [2.0, 2.0, 1.0], atol=0.05)
     assert np.median(first[1][:, 0]) < 1.1
