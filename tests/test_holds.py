@@ -1,6 +1,6 @@
 """Held values (dgan.encoding.holds): runs of holds counted per class, the dead band scaled
 by local activity, the texture's choice of rule per class by the runs it gives, and the
-dither that gives back the flicker of readings on a grid."""
+dither that gives back the flicker of readings on a grid, never larger than their moves."""
 
 import numpy as np
 
@@ -11,6 +11,7 @@ from dgan.encoding.holds import (
     hold_runs,
     hold_shares,
     local_activity,
+    move_sizes,
     reversal_shares,
 )
 from dgan.encoding.texture import SeriesTexture
@@ -118,6 +119,29 @@ def test_reversal_shares_count_the_moves_that_turn_back_per_class():
     assert np.isnan(shares[2]) and np.isnan(shares[3])  # never moves; no series
 
 
+def test_move_sizes_are_each_class_median_move_in_units_of_a_series_spread():
+    series = [
+        np.array([0.0, 2.0, 2.0, 0.0]),  # moves of 2 (holds skipped), spread 1: 2
+        np.array([0.0, 1.0, 3.0, 4.0]),  # moves of 1, 2, 1, spread sqrt(2.5)
+        np.array([5.0, 5.0, 5.0]),  # never moves: not counted
+    ]
+    rows = SeriesRows.from_list([s[:, None] for s in series])
+    # Fewer than MIN_SERIES series in a class: the median over all moving series.
+    pooled = np.median([2.0, 1 / np.sqrt(2.5)])
+    assert np.allclose(move_sizes(rows, 0, np.array([0, 1, 0]), 2), [pooled, pooled])
+    big = SeriesRows.from_list([s[:, None] for s in series * 5])
+    sizes = move_sizes(big, 0, np.array([0, 1, 2] * 5), 4)
+    assert np.allclose(sizes[:2], [2.0, 1 / np.sqrt(2.5)])
+    assert np.isnan(sizes[2]) and np.isnan(sizes[3])  # never moves; no series
+    # One sort for every group: the same as a median per series and per class.
+    rng = np.random.default_rng(3)
+    walks = [np.round(np.cumsum(rng.normal(size=int(n))))[:, None] for n in rng.integers(5, 60, 40)]
+    classes = rng.integers(0, 3, 40)
+    each = [np.median(np.abs(d[d != 0])) / w.std() for w in walks if (d := np.diff(w[:, 0])).any()]
+    expected = [np.median([m for m, c in zip(each, classes, strict=True) if c == k]) for k in range(3)]
+    assert np.allclose(move_sizes(SeriesRows.from_list(walks), 0, classes, 3), expected)
+
+
 def _waves(rng, n: int, t: int) -> np.ndarray:
     """(n, t) slow sines, 6 grid steps high, of periods of 80 to 160 steps."""
     period = rng.uniform(80, 160, size=(n, 1))
@@ -166,6 +190,34 @@ def test_a_dither_gives_back_the_flicker_of_noisy_readings_on_a_grid():
     assert abs(runs[0] - texture.runs[0, 0]) < (plain_runs[0] - texture.runs[0, 0]) / 3
     first = classes == 1  # the class without dither comes out as before
     assert np.array_equal(out.padded(t)[first], plain.padded(t)[first])
+
+
+def test_the_dither_is_never_larger_than_the_training_series_moves():
+    """Where the training series' moves are small against their spread (a charger's noise
+    against its plug-in jump), the dither found from the turns alone is cut to them; where
+    they are not, it is as found."""
+    rng = np.random.default_rng(5)
+    n, t = 40, 300
+    classes = np.arange(n) % 2
+    real = np.round(_waves(rng, n, t) + rng.normal(size=(n, t)) * 0.35)
+    texture = SeriesTexture.fit(SeriesRows.from_padded(real[..., None]), [0], 0, classes, 2)
+    assert np.all(texture.moves > 0.15)  # a grid step of waves 6 steps high
+    generated = SeriesRows.from_padded(_waves(rng, n, t)[..., None])
+    found = texture.hold_thresholds(generated, classes, _on_grid, exact=[0])
+    assert np.all(found.dither > 0) and np.all(found.dither < texture.moves)
+    moves = texture.moves
+    texture.moves = None  # as a file from before moves were kept: the same where they allow
+    unheld = texture.hold_thresholds(generated, classes, _on_grid, exact=[0])
+    assert all(np.array_equal(a, b) for a, b in zip(unheld, found, strict=True))
+    texture.moves = np.array([[found.dither[0, 0] / 4, moves[0, 1]]])
+    held_to = texture.hold_thresholds(generated, classes, _on_grid, exact=[0])
+    assert held_to.dither[0, 0] == found.dither[0, 0] / 4
+    assert held_to.dither[0, 1] == found.dither[0, 1]
+    capped, free = (_on_grid(texture.hold(generated, classes, b)) for b in (held_to, found))
+    turns, free_turns = (reversal_shares(r, 0, classes, 2) for r in (capped, free))
+    assert turns[0] < free_turns[0] - 0.1  # less flicker than the turns alone would give
+    other = classes == 1  # the class the moves allow comes out as before
+    assert np.array_equal(capped.padded(t)[other], free.padded(t)[other])
 
 
 def test_the_dither_noise_is_read_from_the_series_themselves():

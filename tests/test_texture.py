@@ -192,6 +192,7 @@ def test_the_texture_is_saved_checked_and_loaded(trained, tmp_path):
         ("holds", [[0.5]], r"texture\.holds must be null or, per feature and class"),
         ("runs", [[2.0, 0.5]], r"texture\.runs must be null or, per feature and class"),
         ("reversals", [[0.5, -0.1]], r"texture\.reversals must be null or, per feature and"),
+        ("moves", [[0.5, -0.1]], r"texture\.moves must be null or, per feature and class"),
     ],
 )
 def test_a_broken_texture_in_a_file_is_named(trained, tmp_path, where, value, message):
@@ -361,7 +362,7 @@ def test_the_dead_bands_give_each_class_the_training_share_of_holds():
     assert not texture.hold_thresholds(generated, classes, on_grid, exact=[0]).widths.any()
 
 
-def test_the_hold_shares_runs_and_reversals_round_trip_and_files_without_them_load():
+def test_the_hold_shares_runs_reversals_and_moves_round_trip_and_files_without_them_load():
     real, _ = _quantized_walks(np.random.default_rng(2), n=12)
     texture = SeriesTexture.fit(real, [0], 0, np.zeros(12, np.int64), 2)  # class 1: none
     state = json.loads(json.dumps(texture.to_json()))
@@ -372,6 +373,10 @@ def test_the_hold_shares_runs_and_reversals_round_trip_and_files_without_them_lo
     assert np.array_equal(back.runs, texture.runs, equal_nan=True) and back.runs[0, 0] > 1
     assert np.array_equal(back.reversals, texture.reversals, equal_nan=True)
     assert 0 < back.reversals[0, 0] < 1
+    assert state["moves"][0][1] is None and back.moves[0, 0] > 0
+    assert np.array_equal(back.moves, texture.moves, equal_nan=True)
+    del state["moves"]
+    assert SeriesTexture.from_json(state).moves is None
     del state["reversals"]
     assert SeriesTexture.from_json(state).reversals is None
     del state["runs"]

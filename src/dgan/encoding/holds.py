@@ -133,6 +133,57 @@ def reversal_shares(
     return _per_class(turned, pairs, counted, counted > 0)
 
 
+def move_sizes(
+    rows: SeriesRows, feature: int, classes: np.ndarray | None, n_classes: int
+) -> np.ndarray:
+    """(n_classes,) each class's median, over its series, of a series' median move (the
+    size of a step at which feature ``feature`` changes) in units of the series' standard
+    deviation: how far a reading typically goes when it moves. NaN for a class without a
+    series that moves; a class of fewer than `MIN_SERIES` such series gets the median
+    over all of them.
+
+    Example:
+        >>> x = np.array([0.0, 1.0, 1.0, 0.0, 0.0, 1.0, 3.0, 1.0])  # moves of 1, 1, 1, 2, 2
+        >>> rows = SeriesRows.from_list([x[:, None]])
+        >>> move_sizes(rows, 0, None, 1).round(3).tolist()  # 1 over a deviation of 0.927
+        [1.079]
+    """
+    classes, values, series, step, _ = _steps(rows, feature, classes, n_classes)
+    finite = np.isfinite(values)
+    count = np.bincount(series[finite], minlength=len(rows))
+    total = np.bincount(series[finite], values[finite], minlength=len(rows))
+    mean = total / np.maximum(count, 1)
+    squares = np.bincount(series[finite], (values[finite] - mean[series[finite]]) ** 2, len(rows))
+    deviation = np.sqrt(squares / np.maximum(count, 1))
+    change = np.abs(np.diff(values))
+    moves = np.flatnonzero(step & (change != 0))
+    of_series = series[moves]
+    moving = deviation[of_series] > 0
+    sizes = change[moves][moving] / deviation[of_series][moving]
+    typical, per_series = _group_medians(sizes, of_series[moving], len(rows))
+    has = per_series > 0
+    own, counted = _group_medians(typical[has], classes[has], n_classes)
+    out = np.where(counted >= MIN_SERIES, own, np.nan)
+    small = (counted > 0) & (counted < MIN_SERIES)
+    if small.any():
+        out[small] = float(np.median(typical[has]))
+    return out
+
+
+def _group_medians(values: np.ndarray, groups: np.ndarray, n_groups: int):
+    """(medians, counts): the median of ``values`` in each of ``n_groups`` groups (NaN for
+    an empty one) and each group's count, by one sort rather than a loop over groups."""
+    order = np.lexsort((values, groups))
+    ordered = values[order]
+    counts = np.bincount(groups, minlength=n_groups)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    medians = np.full(n_groups, np.nan)
+    some = counts > 0
+    low, high = starts + (counts - 1) // 2, starts + counts // 2
+    medians[some] = (ordered[low[some]] + ordered[high[some]]) / 2
+    return medians, counts
+
+
 def bisected(need: np.ndarray, top: float, below: Callable[[np.ndarray], np.ndarray]):
     """(low, high): per entry of ``need``, the bracket within [0, ``top``] left after
     `HOLD_ROUNDS` rounds of bisection, where ``below(middle)`` says at which entries a

@@ -23,8 +23,11 @@ generated series keeps its last value so that the share comes out as in training
 whichever of the two rules of `dgan.encoding.holds` gives runs nearer the training ones
 (`SeriesTexture.hold_thresholds`). A class that already holds as often as the real one,
 or more, is left as it is. Where its series turn back less often than the training ones
-(`reversal_shares`), the band also carries a dither that brings their flicker back. Both
-corrections are fixed per model; a jump at switch-on is left to the generator.
+(`reversal_shares`), the band also carries a dither that brings their flicker back, never
+larger than the class's typical move (`move_sizes`): noise the size of a series' whole
+spread would carry a charger's readings back and forth between its standby and its slow
+decay at every step. Both corrections are fixed per model; a jump at switch-on is left to
+the generator.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from dgan.encoding.holds import (
     held,
     hold_runs,
     hold_shares,
+    move_sizes,
     padded_moments,
     reversal_shares,
     written,
@@ -194,7 +198,8 @@ class SeriesTexture(PerClassTable):
     ``holds``: (len(features), classes) their `hold_shares`, or None (files from before
     holds were matched); ``runs``: their `hold_runs`, or None (files from before runs
     were kept: one dead band a series); ``reversals``: their `reversal_shares`, or None
-    (files from before they were kept: no dither).
+    (files from before they were kept: no dither); ``moves``: their `move_sizes`, or None
+    (files from before they were kept: a dither up to `MAX_DITHER` alone).
 
     Example:
         >>> rng = np.random.default_rng(0)
@@ -222,11 +227,13 @@ class SeriesTexture(PerClassTable):
         holds: np.ndarray | None = None,
         runs: np.ndarray | None = None,
         reversals: np.ndarray | None = None,
+        moves: np.ndarray | None = None,
     ):
         super().__init__(features, attribute, real)
         self.holds = None if holds is None else np.asarray(holds, dtype=np.float64)
         self.runs = None if runs is None else np.asarray(runs, dtype=np.float64)
         self.reversals = None if reversals is None else np.asarray(reversals, np.float64)
+        self.moves = None if moves is None else np.asarray(moves, np.float64)
 
     @classmethod
     def fit(
@@ -243,7 +250,8 @@ class SeriesTexture(PerClassTable):
         holds = np.stack([hold_shares(rows, i, classes, n_classes) for i in features])
         runs = np.stack([hold_runs(rows, i, classes, n_classes) for i in features])
         reversals = np.stack([reversal_shares(rows, i, classes, n_classes) for i in features])
-        return cls(features, attribute, real, holds, runs, reversals)
+        moves = np.stack([move_sizes(rows, i, classes, n_classes) for i in features])
+        return cls(features, attribute, real, holds, runs, reversals, moves)
 
     @property
     def lags(self) -> int:
@@ -293,7 +301,8 @@ class SeriesTexture(PerClassTable):
         nearer its training ones (`hold_runs`, by ratio; one width a series on a tie or
         without them). A class whose series then turn back less often than the training
         ones (`reversal_shares`) gets the most dither, up to `MAX_DITHER`, that does not
-        take it past them, and its band is found again with that dither. Only features
+        take it past them, at most its typical move (`move_sizes`), and its band is found
+        again with that dither. Only features
         in ``exact`` (those whose decoded values are final; values rounded later hold
         more on their own) get a band: a class that holds less often than in training,
         or a dithered one; the rest 0."""
@@ -338,6 +347,8 @@ class SeriesTexture(PerClassTable):
                 return measured(reversal_shares, dithered) < self.reversals
 
             dither = bisected(need, MAX_DITHER, rare)[0]
+            if self.moves is not None:  # noise no larger than a real series' moves
+                dither = np.minimum(dither, np.nan_to_num(self.moves, nan=MAX_DITHER))
             alone = DeadBands(np.zeros(shape), bands.local, dither)
             short = need & np.isfinite(self.holds) & (measured(hold_shares, alone) < self.holds)
             found = widths(short, bands.local, dither)
@@ -385,17 +396,19 @@ class SeriesTexture(PerClassTable):
         return rows.with_rows(out)
 
     def to_json(self) -> dict[str, Any]:
-        tables = {k: _nullable(getattr(self, k)) for k in ("holds", "runs", "reversals")}
+        tables = {k: _nullable(getattr(self, k)) for k in ("holds", "runs", "reversals", "moves")}
         return {**super().to_json(), "lags": self.lags, **tables}
 
     @classmethod
     def from_json(cls, state: dict[str, Any]) -> SeriesTexture:
         texture = super().from_json(state, width=state["lags"] + 1)
         # Files from before holds were matched have none of these; from before runs were
-        # kept, no runs (one dead band a series); from before reversals, no dither.
+        # kept, no runs (one dead band a series); from before reversals, no dither; from
+        # before moves, a dither not held to them.
         texture.holds = _from_nullable(state.get("holds"))
         texture.runs = _from_nullable(state.get("runs"))
         texture.reversals = _from_nullable(state.get("reversals"))
+        texture.moves = _from_nullable(state.get("moves"))
         return texture
 
 

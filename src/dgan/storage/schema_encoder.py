@@ -193,10 +193,11 @@ def _texture(p: list[str], data: Any, features: list | None, attributes: Any) ->
     expected = f"{lags + 1} numbers in [-1, 1], the first 1"
     _per_class(p, data, where, features, attributes, _autocorrelation(lags), expected)
     real = data.get("real")
-    kept = {  # files from before holds, runs of them or reversals were kept: none
+    kept = {  # files from before holds, runs of them, reversals or moves were kept: none
         "holds": ("a share in [0, 1]", lambda v: 0 <= v <= 1),
         "runs": ("a run of 1 step or more", lambda v: v >= 1),
         "reversals": ("a share in [0, 1]", lambda v: 0 <= v <= 1),
+        "moves": ("a move of 0 or more", lambda v: v >= 0),
     }
     for name, (entry, valid) in kept.items():
         table = data.get(name)
