@@ -137,8 +137,12 @@ def test_move_sizes_are_each_class_median_move_in_units_of_a_series_spread():
     rng = np.random.default_rng(3)
     walks = [np.round(np.cumsum(rng.normal(size=int(n))))[:, None] for n in rng.integers(5, 60, 40)]
     classes = rng.integers(0, 3, 40)
-    each = [np.median(np.abs(d[d != 0])) / w.std() for w in walks if (d := np.diff(w[:, 0])).any()]
-    expected = [np.median([m for m, c in zip(each, classes, strict=True) if c == k]) for k in range(3)]
+    changes = [np.diff(w[:, 0]) for w in walks]
+    assert all(d.any() for d in changes)  # every walk moves: one median each
+    each = np.array(
+        [np.median(np.abs(d[d != 0])) / w.std() for d, w in zip(changes, walks, strict=True)]
+    )
+    expected = [np.median(each[classes == k]) for k in range(3)]
     assert np.allclose(move_sizes(SeriesRows.from_list(walks), 0, classes, 3), expected)
 
 

@@ -22,7 +22,9 @@ A smooth generated series sits on one grid value for as long as it moves slowly,
 real reading flickers between neighbouring values: its noise crosses the grid's steps.
 `reversal_shares` keeps how often a class's moves turn back; where generated series turn
 back less often, the band carries a dither, noise added to each step before it is held
-(in units of the series' standard deviation), as a quantizer's input noise would be.
+(in units of the series' standard deviation), as a quantizer's input noise would be,
+never larger than the class's typical move (`move_sizes`): a series whose spread is one
+jump (a charger plugged in) moves by far less than that spread from step to step.
 The dither's noise is seeded from the series themselves, so the same series always come
 out the same (docs/quality.md, "Readings that flicker").
 """

@@ -302,10 +302,9 @@ class SeriesTexture(PerClassTable):
         without them). A class whose series then turn back less often than the training
         ones (`reversal_shares`) gets the most dither, up to `MAX_DITHER`, that does not
         take it past them, at most its typical move (`move_sizes`), and its band is found
-        again with that dither. Only features
-        in ``exact`` (those whose decoded values are final; values rounded later hold
-        more on their own) get a band: a class that holds less often than in training,
-        or a dithered one; the rest 0."""
+        again with that dither. Only features in ``exact`` (those whose decoded values
+        are final; values rounded later hold more on their own) get a band: a class that
+        holds less often than in training, or a dithered one; the rest 0."""
         shape = (len(self.features), self.n_classes)
         if self.holds is None:
             return DeadBands.uniform(np.zeros(shape))
