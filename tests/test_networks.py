@@ -110,3 +110,37 @@ def test_forget_bias():
 def test_critic_ignores_absent_parts():
     critic = Critic(in_dim=8, num_layers=1, num_units=4)
     assert critic(None, torch.zeros(2, 2), torch.zeros(2, 3, 2)).shape == (2, 1)
+
+
+@pytest.mark.parametrize("feedback", [False, True])
+def test_attribute_state_lets_the_attributes_set_the_lstm_state_it_starts_from(feedback):
+    """With the attributes' inputs to the LSTM cut, two classes given the same noise come
+    out alike; with ``attribute_state`` the first state still tells them apart, and the
+    map that makes it trains with the series' loss."""
+
+    def drawn(gen, given):
+        with torch.no_grad():  # the attributes and additional attributes reach no step
+            gen.lstm.weight_ih_l0[:, :5] = 0.0
+        torch.manual_seed(1)
+        return gen(torch.randn(6, 4), torch.randn(6, 4, 3), attributes=given)[2]
+
+    one, other = torch.eye(3)[[0] * 6], torch.eye(3)[[1] * 6]
+    torch.manual_seed(0)
+    plain = _generator(feature_feedback=feedback)
+    assert plain.initial_state is None  # without it: zeros, as files from before
+    torch.testing.assert_close(drawn(plain, one), drawn(plain, other))
+    torch.manual_seed(0)
+    started = _generator(feature_feedback=feedback, attribute_state=True)
+    assert not torch.allclose(drawn(started, one), drawn(started, other))
+    drawn(started, one).sum().backward()
+    assert started.initial_state.weight.grad.abs().sum() > 0
+
+
+@pytest.mark.parametrize("fp32_lstm", [False, True])
+def test_attribute_state_runs_under_bf16_autocast(fp32_lstm):
+    gen = _generator(attribute_state=True, feature_feedback=True, feature_noise_dim=2)
+    gen.lstm_in_fp32 = fp32_lstm
+    gen.lstm_even_input = not fp32_lstm  # 9 inputs, padded to 10 as on AMX
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        _, _, feats = gen(torch.randn(6, 4), torch.randn(6, 4, 2))
+    assert feats.shape == (6, 8, 1) and torch.isfinite(feats.float()).all()

@@ -782,3 +782,22 @@ def test_networks_too_large_to_train_are_refused_when_training_starts_not_to_gen
     assert len(loaded.generate_numpy(2)[1]) == 2
     with pytest.raises(ParameterError, match=r"GiB for gradients and optimizer state, but"):
         loaded.trainer.optimizers()  # its weights are in memory already
+
+
+def test_a_model_whose_lstm_starts_from_its_attributes_saves_and_generates_the_same(tmp_path):
+    rng = np.random.default_rng(0)
+    model = DGAN(tiny_config(attribute_state=True))
+    model.train_numpy(
+        rng.random((8, 6, 1)),
+        attributes=rng.integers(0, 2, (8, 1)).astype(float),
+        attribute_types=[OutputType.DISCRETE],
+        progress_bar=False,
+    )
+    assert model.generator.initial_state is not None
+    loaded = DGAN.load(model.save(tmp_path / "m.dgan"))
+    assert loaded.config.attribute_state and loaded.generator.initial_state is not None
+    for key, value in model.generator.state_dict().items():
+        assert torch.equal(loaded.generator.state_dict()[key], value), key
+    noise = model.sampler.noise(5)
+    once, again = (m.generate_numpy(5, *noise)[1] for m in (model, loaded))
+    assert all(np.array_equal(a, b) for a, b in zip(once, again, strict=True))

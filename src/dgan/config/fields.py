@@ -251,6 +251,11 @@ class DGANConfig:
     """Feed each LSTM step the values the generator produced at the step before (as
     DoppelGANger's original code does), so consecutive groups of ``sample_len`` steps join
     smoothly. Runs the LSTM one step at a time (slower for long series; see large_data)."""
+    attribute_state: bool = setting(False, Flag())
+    """The feature LSTM starts each series from a state made of its attributes and
+    additional attributes (a linear map, trained with the generator) instead of zeros, so
+    that a class can set a shape that lasts the whole series (a laptop's drift) from the
+    start, not only through the attributes it reads at every step."""
     large_data: bool | str = setting("auto", OneOf((True, False, "auto")))
     """How the training settings follow the data's size. "auto" (the default): each
     setting of `dgan.config.sizing` you did not set (a value given equal to the default

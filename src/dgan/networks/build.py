@@ -43,6 +43,7 @@ def build_networks(config, encoder) -> tuple[Generator, Critic, Critic | None]:
         forget_bias=c.forget_bias,
         generation_flag_column=enc.generation_flag_column,
         feature_feedback=c.feature_feedback,
+        attribute_state=c.attribute_state,
         length_column=enc.length_column,
         bridge_seams=c.bridge_seams,
         bridge_width=c.bridge_width,

@@ -60,6 +60,7 @@ class Generator(nn.Module):
         forget_bias: bool,
         generation_flag_column: int | None,
         feature_feedback: bool = False,
+        attribute_state: bool = False,
         length_column: int | None = None,
         bridge_seams: bool = False,
         bridge_width: int = 2,
@@ -130,6 +131,13 @@ class Generator(nn.Module):
         # Set by the policy in 16 bits on a CPU: an odd number of inputs gets a zero one.
         self.lstm_even_input = False
         self.head = nn.Linear(feature_num_units, sample_len * self.feature_dim)
+        # With `attribute_state`, the LSTM's first hidden and cell states are made of the
+        # (additional) attributes: a shape that lasts the series can be set at its start.
+        self.initial_state = None
+        if attribute_state and attribute_dim + additional_dim:
+            self.initial_state = nn.Linear(
+                attribute_dim + additional_dim, 2 * feature_num_layers * feature_num_units
+            )
         # The feature columns drawn on a carrier at the frequencies in `frequency_columns`
         # of the additional attributes, in place of the head's output for them. In the
         # "series" form a carried wave is its own value, bounded by the carrier: the
@@ -202,12 +210,13 @@ class Generator(nn.Module):
         lstm_in = torch.cat(
             [c.unsqueeze(1).expand(-1, steps, -1) for c in conditioning] + [feature_noise], dim=2
         )  # (B, T/S, A + AA + noise)
+        state = self._first_state(conditioning)
         if self.feature_feedback:
             features = self._features_with_feedback(
-                lstm_in, additional, attribute_noise, feature_noise, unit_map
+                lstm_in, additional, attribute_noise, feature_noise, unit_map, state
             )
         else:
-            hidden, _ = self._lstm(lstm_in, None)  # (B, T/S, H): all steps in one call
+            hidden, _ = self._lstm(lstm_in, state)  # (B, T/S, H): all steps in one call
             logits = self._logits(hidden)
             if self.carrier is not None:
                 sines = self.carrier.sines(additional, attribute_noise, hidden[:, 0], unit_map)
@@ -236,9 +245,23 @@ class Generator(nn.Module):
             additional = self.additional_net(torch.cat(parts, dim=1))  # (B, AA)
         return attributes, additional
 
+    def _first_state(self, conditioning: list[torch.Tensor]):
+        """The LSTM's (hidden, cell) state before its first step, each (layers, B, H),
+        made of the ``conditioning`` (the detached attributes and additional attributes)
+        with `attribute_state`; None (zeros) without it."""
+        if self.initial_state is None or not conditioning:
+            return None
+        made = self.initial_state(torch.cat(conditioning, dim=1))  # (B, 2 * layers * H)
+        layers, units = self.lstm.num_layers, self.lstm.hidden_size
+        hidden, cell = made.unflatten(1, (2, layers, units)).permute(1, 2, 0, 3)
+        return torch.tanh(hidden).contiguous(), cell.contiguous()  # hidden within (-1, 1)
+
     def _lstm(self, lstm_in: torch.Tensor, state):
         """The LSTM, in fp32 where the precision policy asks for it (`lstm_in_fp32`), with
         an even number of inputs where it asks for that (`lstm_even_input`)."""
+        if state is not None:  # made under autocast: in the inputs' dtype, as the LSTM wants
+            dtype = torch.float32 if self.lstm_in_fp32 else lstm_in.dtype
+            state = tuple(part.to(dtype) for part in state)
         if self.lstm_in_fp32:
             with torch.autocast(lstm_in.device.type, enabled=False):
                 return self.lstm(lstm_in.float(), state)
@@ -286,8 +309,10 @@ class Generator(nn.Module):
         attribute_noise: torch.Tensor,
         feature_noise: torch.Tensor,
         unit_map: UnitMap | None = None,
+        state: tuple[torch.Tensor, torch.Tensor] | None = None,
     ) -> torch.Tensor:
-        """The LSTM one step at a time, each step reading the previous step's values.
+        """The LSTM one step at a time, each step reading the previous step's values,
+        from ``state`` (`_first_state`; None: zeros).
 
         The fed-back values keep their graph: the generator learns how each step's output
         shapes the next (a smooth join between consecutive groups of S steps). The
@@ -296,7 +321,7 @@ class Generator(nn.Module):
         """
         batch, steps, _ = lstm_in.shape
         previous = lstm_in.new_zeros(batch, self.sample_len * self.feature_dim)
-        state, chunks, before = None, [], None
+        chunks, before = [], None
         sines, knot = None, None  # the carrier's waves and last knot
         for k in range(steps):
             step_in = torch.cat([lstm_in[:, k], previous.to(lstm_in.dtype)], dim=1)
