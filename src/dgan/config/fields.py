@@ -1,11 +1,11 @@
 """Model configuration: `DGANConfig` and the enums users pass to it.
 
-Field names and defaults match gretel-synthetics' ``timeseries_dgan.config`` so that a
-user switches by changing an import; the fields after ``mixed_precision_training`` are
-dgan's own additions. The config is validated once, in ``__post_init__``, and never
-mutated by dgan afterwards. It also records which fields were set, whatever their values
-(`dgan.config.given`), so that the settings that follow the data's size
-(`dgan.config.sizing`) honour every value given and still show gretel's defaults.
+Field names and defaults match gretel-synthetics' ``timeseries_dgan.config`` so that a user
+switches by changing an import; the fields after ``mixed_precision_training`` are dgan's own
+additions. The config is validated once, in ``__post_init__``, and never mutated by dgan
+afterwards. It records which fields were set, whatever their values (`dgan.config.given`),
+so the settings that follow the data's size (`dgan.config.sizing`) honour every value given
+and still show gretel's defaults.
 """
 
 from __future__ import annotations
@@ -242,20 +242,15 @@ class DGANConfig:
 
     # --- Quality levers (see docs/quality.md for what each did on the benchmark suite) ---
     gradient_penalty_norm: str = setting("example", OneOf(("example", "batch")))
-    """"example": the penalty takes one gradient norm per example (WGAN-GP, DoppelGANger);
-    "batch": one norm over the whole batch, as gretel-synthetics computes it."""
+    """"example": one gradient norm per example (WGAN-GP); "batch": one per batch, as gretel."""
     generator_ema_decay: float | None = setting(None, _DECAY)
     """Generate with an exponential moving average of the generator's weights, e.g. 0.999
     (the decay ramps up over the first steps); None: the trained weights (see large_data)."""
     feature_feedback: bool = setting(False, Flag())
-    """Feed each LSTM step the values the generator produced at the step before (as
-    DoppelGANger's original code does), so consecutive groups of ``sample_len`` steps join
-    smoothly. Runs the LSTM one step at a time (slower for long series; see large_data)."""
+    """Feed each LSTM step the values generated at the step before (DoppelGANger's code): groups
+    of ``sample_len`` steps join smoothly; the LSTM runs a step at a time (see large_data)."""
     attribute_state: bool = setting(False, Flag())
-    """The feature LSTM starts each series from a state made of its attributes and
-    additional attributes (a linear map, trained with the generator) instead of zeros, so
-    that a class can set a shape that lasts the whole series (a laptop's drift) from the
-    start, not only through the attributes it reads at every step."""
+    """The LSTM starts from a state made of the (additional) attributes, not from zeros."""
     large_data: bool | str = setting("auto", OneOf((True, False, "auto")))
     """How the training settings follow the data's size. "auto" (the default): each
     setting of `dgan.config.sizing` you did not set (a value given equal to the default
