@@ -210,7 +210,9 @@ class Generator(nn.Module):
         lstm_in = torch.cat(
             [c.unsqueeze(1).expand(-1, steps, -1) for c in conditioning] + [feature_noise], dim=2
         )  # (B, T/S, A + AA + noise)
-        state = self._first_state(conditioning)
+        state = self._first_state(
+            conditioning, torch.float32 if self.lstm_in_fp32 else lstm_in.dtype
+        )
         if self.feature_feedback:
             features = self._features_with_feedback(
                 lstm_in, additional, attribute_noise, feature_noise, unit_map, state
@@ -245,23 +247,22 @@ class Generator(nn.Module):
             additional = self.additional_net(torch.cat(parts, dim=1))  # (B, AA)
         return attributes, additional
 
-    def _first_state(self, conditioning: list[torch.Tensor]):
-        """The LSTM's (hidden, cell) state before its first step, each (layers, B, H),
-        made of the ``conditioning`` (the detached attributes and additional attributes)
-        with `attribute_state`; None (zeros) without it."""
+    def _first_state(self, conditioning: list[torch.Tensor], dtype: torch.dtype):
+        """The LSTM's (hidden, cell) state before its first step, each (layers, B, H) in
+        ``dtype`` (the LSTM's input's: made under autocast, it may be 16 bits), made of the
+        ``conditioning`` (the detached attributes and additional attributes) with
+        `attribute_state`; None (zeros) without it."""
         if self.initial_state is None or not conditioning:
             return None
         made = self.initial_state(torch.cat(conditioning, dim=1))  # (B, 2 * layers * H)
         layers, units = self.lstm.num_layers, self.lstm.hidden_size
         hidden, cell = made.unflatten(1, (2, layers, units)).permute(1, 2, 0, 3)
-        return torch.tanh(hidden).contiguous(), cell.contiguous()  # hidden within (-1, 1)
+        hidden = torch.tanh(hidden)  # within (-1, 1), as an LSTM's hidden state
+        return hidden.to(dtype).contiguous(), cell.to(dtype).contiguous()
 
     def _lstm(self, lstm_in: torch.Tensor, state):
         """The LSTM, in fp32 where the precision policy asks for it (`lstm_in_fp32`), with
         an even number of inputs where it asks for that (`lstm_even_input`)."""
-        if state is not None:  # made under autocast: in the inputs' dtype, as the LSTM wants
-            dtype = torch.float32 if self.lstm_in_fp32 else lstm_in.dtype
-            state = tuple(part.to(dtype) for part in state)
         if self.lstm_in_fp32:
             with torch.autocast(lstm_in.device.type, enabled=False):
                 return self.lstm(lstm_in.float(), state)
