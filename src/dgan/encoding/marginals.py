@@ -216,8 +216,8 @@ class ValueMarginals(PerClassTable):
         out = np.full((len(self.features), self.n_classes, MAX_GAPS, SHARES), np.nan)
         gapped = np.isfinite(self.switches[..., 0]).any(axis=2)
         for k, g, part, mine in self._class_series(rows, classes, rows.rows, gapped):
-            at = self.gaps_of(k, g)[0]
-            out[k, g, : len(at)] = training_shares(part, mine, level_edges(self.real[k, g], at))
+            edges = self._edges(k, g)
+            out[k, g, : len(edges)] = training_shares(part, mine, edges)
         return out
 
     def _switch_ons(self, rows: SeriesRows, classes, floors) -> np.ndarray:
@@ -227,14 +227,17 @@ class ValueMarginals(PerClassTable):
         gapped = np.isfinite(self.switches[..., 0]).any(axis=2)
         for k, g, part, mine in self._class_series(rows, classes, rows.rows, gapped):
             step = self.steps[k, g]
-            for n, edge in enumerate(self._levels(k, g)[0]):
+            for n, edge in enumerate(self._edges(k, g)):
                 out[k, g, n] = switch_on_profile(part, mine, floors[k], edge, step)
         return out
 
     def _levels(self, k: int, g: int) -> tuple[np.ndarray, np.ndarray]:
         """Feature ``k``'s `level_edges` in class ``g`` and the values it holds exactly."""
-        real = self.real[k, g]
-        return level_edges(real, self.gaps_of(k, g)[0]), held_values(real)
+        return self._edges(k, g), held_values(self.real[k, g])
+
+    def _edges(self, k: int, g: int) -> np.ndarray:
+        """Feature ``k``'s `level_edges` in class ``g``."""
+        return level_edges(self.real[k, g], self.gaps_of(k, g)[0])
 
     def _switches(self, rows: SeriesRows, classes, floors) -> np.ndarray:
         row_class = self._row_classes(rows, classes)
@@ -440,7 +443,7 @@ class ValueMarginals(PerClassTable):
         """``values`` of class ``g``'s series ``part`` with feature ``k``'s kept profile
         after each switch up across each of its gaps (`with_switch_ons`)."""
         real = self.real[k, g]
-        for n, edge in enumerate(self._levels(k, g)[0]):
+        for n, edge in enumerate(self._edges(k, g)):
             profile = self.switch_ons[k, g, n]
             if np.isfinite(profile).all() and (profile != 0).any():
                 values = with_switch_ons(part, values, floor, edge, profile, (real[0], real[-1]))
