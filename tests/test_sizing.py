@@ -159,6 +159,32 @@ def test_long_series_get_a_critic_that_reads_the_class_unless_you_say_otherwise(
     assert model.critic.projection is None
 
 
+def test_long_series_start_the_lstm_from_their_attributes_unless_you_say_otherwise(rng):
+    """From 100 steps on the rule makes the feature LSTM's first state from each series'
+    attributes; the plan says so where there are attributes (or example scaling's), and a
+    model trained so has the map; shorter series, gretel's settings and a value you set
+    start from zeros."""
+    _picked_for_long_series_only("attribute_state")
+    features = rng.random((64, 100, 1))
+    classes = {"attributes": rng.integers(0, 2, (64, 1)).astype(float),
+               "attribute_types": [OutputType.DISCRETE]}  # fmt: skip
+    said, mapped = {}, {}
+    for name, scaled, how in [("classes", True, classes), ("none", False, {})]:
+        config = _untouched_config(max_sequence_len=100, sample_len=4, epochs=1,
+                                   apply_example_scaling=scaled)  # fmt: skip
+        model = DGAN(config)
+        reason = model.plan(features, warm_up_steps=0, **how).settings_reason
+        said[name] = "each series' LSTM started from its attributes" in reason
+        model.train_numpy(features, progress_bar=False, **how)
+        assert model.config.attribute_state
+        mapped[name] = model.generator.initial_state is not None
+    assert said == mapped == {"classes": True, "none": False}
+    mine = DGAN(_untouched_config(max_sequence_len=100, sample_len=4, epochs=1,
+                                  attribute_state=False))  # fmt: skip
+    mine.train_numpy(features, progress_bar=False, **classes)
+    assert mine.generator.initial_state is None
+
+
 def test_long_series_of_varied_lengths_generate_their_length_unless_you_say_otherwise(rng):
     """From 100 steps on the rule also asks for the length as a generated attribute; the
     encoder uses it where lengths vary, and the plan says so there; a value you set is

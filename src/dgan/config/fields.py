@@ -250,7 +250,7 @@ class DGANConfig:
     """Feed each LSTM step the values generated at the step before (DoppelGANger's code): groups
     of ``sample_len`` steps join smoothly; the LSTM runs a step at a time (see large_data)."""
     attribute_state: bool = setting(False, Flag())
-    """The LSTM starts from a state made of the (additional) attributes, not from zeros."""
+    """The LSTM starts from a state made of the attributes, not zeros (the rule: 100+ steps)."""
     large_data: bool | str = setting("auto", OneOf((True, False, "auto")))
     """How the training settings follow the data's size. "auto" (the default): each
     setting of `dgan.config.sizing` you did not set (a value given equal to the default

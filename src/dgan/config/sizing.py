@@ -9,8 +9,9 @@ feature feedback, for a budget of optimizer steps chosen from the data's size:
   128 from 1,024 on);
 * learning rates 1e-4, ``generator_ema_decay=0.999``, ``feature_feedback=True``, and for
   series of `LONG_SERIES` steps or more ``spectral_critic``, ``length_attribute``,
-  ``projection_critic``, ``bridge_seams`` over a ``bridge_width`` of an eighth of
-  ``sample_len`` and a ``feature_noise_dim`` of ``sample_len`` (`long_series_settings`);
+  ``projection_critic``, ``attribute_state``, ``bridge_seams`` over a ``bridge_width`` of
+  an eighth of ``sample_len`` and a ``feature_noise_dim`` of ``sample_len``
+  (`long_series_settings`);
 * ``training_steps``: what `DEFAULT_EPOCHS` epochs take at that batch size, but at least
   `MIN_STEPS` and at most `MAX_STEPS` optimizer steps: small data gets more passes, large
   data fewer than 400 (a million series would otherwise train for days); long series get
@@ -73,6 +74,7 @@ LONG_SERIES_SETTINGS: dict[str, Any] = {
     "spectral_critic": True,
     "length_attribute": True,
     "projection_critic": True,
+    "attribute_state": True,
     "bridge_seams": True,
 }
 """What the rule adds for series of `LONG_SERIES` steps or more, beside the feature noise
@@ -84,7 +86,10 @@ docs/quality.md, "Where generated long series end"), and a critic whose score re
 discrete attributes through a projection (without it a real series scored with another
 class's label lost little score, and generated series took other classes' shapes;
 docs/quality.md, "A critic that reads the class"; nothing changes without a discrete
-attribute), and each LSTM step's values joined to the step before's (without it generated
+attribute), the feature LSTM started from a state made of the attributes (without it a
+class's slow shape over the whole series, a laptop's drift, was not drawn once ten classes
+shared the generator; docs/quality.md, "The LSTM's first state from the class"), and each
+LSTM step's values joined to the step before's (without it generated
 series jumped at every ``sample_len`` boundary; docs/quality.md, "Seams bridged")."""
 FEATURE_NOISE_DIM = 10
 """gretel's (and `DGANConfig`'s) ``feature_noise_dim``: the least the rule gives."""

@@ -264,7 +264,7 @@ def make_plan(
         device=torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
         threads=torch.get_num_threads(),
         large_data=bool(config.large_data),
-        settings_reason=_settings_reason(asked, config, arrays.features.lengths, classed(arrays)),
+        settings_reason=_settings_reason(asked, config, arrays, classed(arrays)),
         yours=your_settings(asked, said=rule),
         small_data=_small_data(n),
         minutes=config.training_minutes,
@@ -365,13 +365,16 @@ def _budget_reason(asked: DGANConfig, config: DGANConfig, n: int) -> str:
 
 
 def _settings_reason(
-    asked: DGANConfig, config: DGANConfig, lengths: np.ndarray, by_class: bool
+    asked: DGANConfig, config: DGANConfig, arrays: TrainingArrays, by_class: bool
 ) -> str:
     """Which settings follow the data's size (large_data), or "" when none do; ``by_class``:
     the data has a discrete attribute (the projection critic reads nothing else)."""
     if not config.large_data:
         return ""
+    lengths = arrays.features.lengths
     n, varied = len(lengths), varies_in_length(lengths, config.max_sequence_len)
+    # attributes, or the additional ones of example scaling, make the LSTM's first state
+    attributed = bool(arrays.attribute_types) or config.apply_example_scaling
     how = "picked for" if asked.large_data == "auto" else "large_data=True for"
     rule = length_settings(config.max_sequence_len, config.sample_len)
     picked = [name for name in rule if name not in asked.fields_set]
@@ -384,6 +387,7 @@ def _settings_reason(
         "spectral_critic": f"a critic of spectra too (series of {LONG_SERIES}+ steps)",
         "length_attribute": "each series' length generated as an attribute" if varied else "",
         "projection_critic": "a critic that reads the discrete attributes" if by_class else "",
+        "attribute_state": "each series' LSTM started from its attributes" if attributed else "",
         "bridge_seams": (
             f"no jumps where LSTM steps meet (every {config.sample_len} steps)"
             if config.sample_len >= 3
