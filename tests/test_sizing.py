@@ -168,17 +168,20 @@ def test_long_series_start_the_lstm_from_their_attributes_unless_you_say_otherwi
     features = rng.random((64, 100, 1))
     classes = {"attributes": rng.integers(0, 2, (64, 1)).astype(float),
                "attribute_types": [OutputType.DISCRETE]}  # fmt: skip
+    varied = [rng.random((length, 1)) for length in rng.integers(20, 101, 64)]
     said, mapped = {}, {}
-    for name, scaled, how in [("classes", True, classes), ("none", False, {})]:
+    cases = [("classes", True, features, classes), ("none", False, features, {}),
+             ("lengths", False, varied, {})]  # fmt: skip
+    for name, scaled, data, how in cases:
         config = _untouched_config(max_sequence_len=100, sample_len=4, epochs=1,
                                    apply_example_scaling=scaled)  # fmt: skip
         model = DGAN(config)
-        reason = model.plan(features, warm_up_steps=0, **how).settings_reason
+        reason = model.plan(data, warm_up_steps=0, **how).settings_reason
         said[name] = "each series' LSTM started from its attributes" in reason
-        model.train_numpy(features, progress_bar=False, **how)
+        model.train_numpy(data, progress_bar=False, **how)
         assert model.config.attribute_state
         mapped[name] = model.generator.initial_state is not None
-    assert said == mapped == {"classes": True, "none": False}
+    assert said == mapped == {"classes": True, "none": False, "lengths": True}
     mine = DGAN(_untouched_config(max_sequence_len=100, sample_len=4, epochs=1,
                                   attribute_state=False))  # fmt: skip
     mine.train_numpy(features, progress_bar=False, **classes)

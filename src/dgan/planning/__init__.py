@@ -373,8 +373,10 @@ def _settings_reason(
         return ""
     lengths = arrays.features.lengths
     n, varied = len(lengths), varies_in_length(lengths, config.max_sequence_len)
-    # attributes, or the additional ones of example scaling, make the LSTM's first state
-    attributed = bool(arrays.attribute_types) or config.apply_example_scaling
+    # attributes, or the additional ones (example scaling's ranges, a varied length), make
+    # the LSTM's first state
+    extra = config.apply_example_scaling or (config.length_attribute and varied)
+    attributed = bool(arrays.attribute_types) or extra
     how = "picked for" if asked.large_data == "auto" else "large_data=True for"
     rule = length_settings(config.max_sequence_len, config.sample_len)
     picked = [name for name in rule if name not in asked.fields_set]
