@@ -264,7 +264,7 @@ def make_plan(
         device=torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
         threads=torch.get_num_threads(),
         large_data=bool(config.large_data),
-        settings_reason=_settings_reason(asked, config, arrays, classed(arrays)),
+        settings_reason=_settings_reason(asked, config, arrays),
         yours=your_settings(asked, said=rule),
         small_data=_small_data(n),
         minutes=config.training_minutes,
@@ -364,13 +364,11 @@ def _budget_reason(asked: DGANConfig, config: DGANConfig, n: int) -> str:
     return why
 
 
-def _settings_reason(
-    asked: DGANConfig, config: DGANConfig, arrays: TrainingArrays, by_class: bool
-) -> str:
-    """Which settings follow the data's size (large_data), or "" when none do; ``by_class``:
-    the data has a discrete attribute (the projection critic reads nothing else)."""
+def _settings_reason(asked: DGANConfig, config: DGANConfig, arrays: TrainingArrays) -> str:
+    """Which settings follow the data's size (large_data), or "" when none do."""
     if not config.large_data:
         return ""
+    by_class = classed(arrays)  # a discrete attribute: the projection critic reads nothing else
     lengths = arrays.features.lengths
     n, varied = len(lengths), varies_in_length(lengths, config.max_sequence_len)
     # attributes, or the additional ones (example scaling's ranges, a varied length), make
