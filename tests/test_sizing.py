@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 
+import numpy as np
 import pytest
 
 from dgan import DGAN, DGANConfig, OutputType
@@ -161,27 +162,34 @@ def test_long_series_get_a_critic_that_reads_the_class_unless_you_say_otherwise(
 
 def test_long_series_start_the_lstm_from_their_attributes_unless_you_say_otherwise(rng):
     """From 100 steps on the rule makes the feature LSTM's first state from each series'
-    attributes; the plan says so where there are attributes (or example scaling's), and a
-    model trained so has the map; shorter series, gretel's settings and a value you set
-    start from zeros."""
+    attributes; the plan says so where there are attributes or additional ones (example
+    scaling's ranges, a varied length, an onset), and a model trained so has the map;
+    shorter series, gretel's settings and a value you set start from zeros."""
     _picked_for_long_series_only("attribute_state")
     features = rng.random((64, 100, 1))
     classes = {"attributes": rng.integers(0, 2, (64, 1)).astype(float),
                "attribute_types": [OutputType.DISCRETE]}  # fmt: skip
     varied = [rng.random((length, 1)) for length in rng.integers(20, 101, 64)]
+    # switched on after 2..9 zero steps: the onset is the only additional attribute
+    off = [np.r_[np.zeros(2 + i % 8), 1 + s[:, 0]][:100, None] for i, s in enumerate(varied)]
+    steps = {"feature_types": [OutputType.DISCRETE]}  # example scaling has no range to fit
+    levels = rng.integers(0, 3, (64, 100, 1)).astype(float)
+    cases = {"classes": ({"apply_example_scaling": True}, features, classes),
+             "none": ({"apply_example_scaling": False}, features, {}),
+             "lengths": ({"apply_example_scaling": False}, varied, {}),
+             "onsets": ({"apply_example_scaling": False, "length_attribute": False}, off, {}),
+             "discrete scaled": ({"apply_example_scaling": True}, levels, steps)}  # fmt: skip
     said, mapped = {}, {}
-    cases = [("classes", True, features, classes), ("none", False, features, {}),
-             ("lengths", False, varied, {})]  # fmt: skip
-    for name, scaled, data, how in cases:
-        config = _untouched_config(max_sequence_len=100, sample_len=4, epochs=1,
-                                   apply_example_scaling=scaled)  # fmt: skip
+    for name, (settings, data, how) in cases.items():
+        config = _untouched_config(max_sequence_len=100, sample_len=4, epochs=1, **settings)
         model = DGAN(config)
         reason = model.plan(data, warm_up_steps=0, **how).settings_reason
         said[name] = "each series' LSTM started from its attributes" in reason
         model.train_numpy(data, progress_bar=False, **how)
         assert model.config.attribute_state
         mapped[name] = model.generator.initial_state is not None
-    assert said == mapped == {"classes": True, "none": False, "lengths": True}
+    assert said == mapped == {"classes": True, "none": False, "lengths": True, "onsets": True,
+                              "discrete scaled": False}  # fmt: skip
     mine = DGAN(_untouched_config(max_sequence_len=100, sample_len=4, epochs=1,
                                   attribute_state=False))  # fmt: skip
     mine.train_numpy(features, progress_bar=False, **classes)

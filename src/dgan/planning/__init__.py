@@ -264,7 +264,7 @@ def make_plan(
         device=torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
         threads=torch.get_num_threads(),
         large_data=bool(config.large_data),
-        settings_reason=_settings_reason(asked, config, arrays),
+        settings_reason=_settings_reason(asked, config, arrays, bool(onsets) or bool(carried)),
         yours=your_settings(asked, said=rule),
         small_data=_small_data(n),
         minutes=config.training_minutes,
@@ -364,16 +364,22 @@ def _budget_reason(asked: DGANConfig, config: DGANConfig, n: int) -> str:
     return why
 
 
-def _settings_reason(asked: DGANConfig, config: DGANConfig, arrays: TrainingArrays) -> str:
-    """Which settings follow the data's size (large_data), or "" when none do."""
+def _settings_reason(
+    asked: DGANConfig, config: DGANConfig, arrays: TrainingArrays, drawn: bool
+) -> str:
+    """Which settings follow the data's size (large_data), or "" when none do; ``drawn``:
+    whether the encoder makes onsets or carried periods additional attributes."""
     if not config.large_data:
         return ""
     by_class = classed(arrays)  # a discrete attribute: the projection critic reads nothing else
     lengths = arrays.features.lengths
     n, varied = len(lengths), varies_in_length(lengths, config.max_sequence_len)
-    # attributes, or the additional ones (example scaling's ranges, a varied length), make
-    # the LSTM's first state
-    extra = config.apply_example_scaling or (config.length_attribute and varied)
+    # attributes, or the additional ones the encoder makes (example scaling's ranges of
+    # continuous features, a varied length, onsets, carried periods), make the LSTM's
+    # first state
+    continuous = OutputType.CONTINUOUS in arrays.feature_types
+    ranges = config.apply_example_scaling and continuous
+    extra = ranges or (config.length_attribute and varied) or drawn
     attributed = bool(arrays.attribute_types) or extra
     how = "picked for" if asked.large_data == "auto" else "large_data=True for"
     rule = length_settings(config.max_sequence_len, config.sample_len)
