@@ -264,7 +264,7 @@ def make_plan(
         device=torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
         threads=torch.get_num_threads(),
         large_data=bool(config.large_data),
-        settings_reason=_settings_reason(asked, config, arrays, bool(onsets) or bool(carried)),
+        settings_reason=_settings_reason(asked, config, arrays, bool(onsets or carried)),
         yours=your_settings(asked, said=rule),
         small_data=_small_data(n),
         minutes=config.training_minutes,
@@ -365,10 +365,11 @@ def _budget_reason(asked: DGANConfig, config: DGANConfig, n: int) -> str:
 
 
 def _settings_reason(
-    asked: DGANConfig, config: DGANConfig, arrays: TrainingArrays, drawn: bool
+    asked: DGANConfig, config: DGANConfig, arrays: TrainingArrays, onsets_or_periods: bool
 ) -> str:
-    """Which settings follow the data's size (large_data), or "" when none do; ``drawn``:
-    whether the encoder makes onsets or carried periods additional attributes."""
+    """Which settings follow the data's size (large_data), or "" when none do;
+    ``onsets_or_periods``: whether the encoder makes each series' onset or its carried
+    periods additional attributes."""
     if not config.large_data:
         return ""
     by_class = classed(arrays)  # a discrete attribute: the projection critic reads nothing else
@@ -379,7 +380,7 @@ def _settings_reason(
     # first state
     continuous = OutputType.CONTINUOUS in arrays.feature_types
     ranges = config.apply_example_scaling and continuous
-    extra = ranges or (config.length_attribute and varied) or drawn
+    extra = ranges or (config.length_attribute and varied) or onsets_or_periods
     attributed = bool(arrays.attribute_types) or extra
     how = "picked for" if asked.large_data == "auto" else "large_data=True for"
     rule = length_settings(config.max_sequence_len, config.sample_len)
