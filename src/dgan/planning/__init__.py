@@ -376,10 +376,8 @@ def _settings_reason(
     lengths = arrays.features.lengths
     n, varied = len(lengths), varies_in_length(lengths, config.max_sequence_len)
     # attributes, or the additional ones the encoder makes (example scaling's ranges of
-    # continuous features, a varied length, onsets, carried periods), make the LSTM's
-    # first state
-    continuous = OutputType.CONTINUOUS in arrays.feature_types
-    ranges = config.apply_example_scaling and continuous
+    # continuous features, a varied length, onsets, carried periods), make the first state
+    ranges = config.apply_example_scaling and OutputType.CONTINUOUS in arrays.feature_types
     extra = ranges or (config.length_attribute and varied) or onsets_or_periods
     attributed = bool(arrays.attribute_types) or extra
     how = "picked for" if asked.large_data == "auto" else "large_data=True for"
